@@ -1,0 +1,1 @@
+"""Pulumi ComponentResources of gpuplane: one concern per module (network, cluster, node groups, ...)."""
