@@ -1,0 +1,546 @@
+"""The typed args of every component, which are also the schema of the stack config.
+
+Why one set of types for both: a bad value must get the same clear error whether it comes from
+`stacks/Pulumi.<stack>.yaml` (through `infra.config`) or from another team's program that builds a
+`NodeGroupArgs` by hand. Field names are snake_case in Python and camelCase in the stack file (the
+Pulumi convention); unknown keys are errors. Every field documents its default where it is declared;
+where the `prod` profile changes a default, the description says so and `PlatformArgs` applies it to
+every field the user did not set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from components import catalog
+from manifests import versions
+
+Profile = Literal["dev", "prod"]
+TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
+CapacityType = Literal["ON_DEMAND", "SPOT"]
+NatMode = Literal["single", "perAz"]
+LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+AmiType = Literal[
+    "AL2023_x86_64_STANDARD",
+    "AL2023_ARM_64_STANDARD",
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64",
+    "BOTTLEROCKET_ARM_64",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+]
+
+# CloudWatch Logs accepts only these retention periods (PutRetentionPolicy API reference).
+LOG_RETENTION_DAYS: Final = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+)  # fmt: skip
+
+# Kubernetes label/taint key: optional DNS-subdomain prefix, then a name of <= 63 chars.
+_K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_K8S_KEY_RE: Final = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_K8S_NAME}$")
+_K8S_VALUE_RE: Final = re.compile(rf"^({_K8S_NAME})?$")
+_NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
+_IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
+_RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+
+
+class FieldError(ValueError):
+    """A validation error about one named field of the model being validated.
+
+    `infra.config` appends `field` to the model's key path, so the user sees
+    `gpuplane:nodeGroups[1].minSize` rather than just the group.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class _Args(BaseModel):
+    """Base: camelCase keys, unknown keys rejected, defaults validated too."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+
+def _check_cidr(value: str) -> str:
+    try:
+        ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"'{value}' is not an IPv4 network in CIDR notation with host bits zero ({exc})") from exc
+    return value
+
+
+class NetworkArgs(_Args):
+    """The VPC: one public and one private subnet per availability zone."""
+
+    cidr: str = Field(default="10.0.0.0/16", description="VPC IPv4 CIDR block, /16 to /24. Default `10.0.0.0/16`.")
+    availability_zones: list[str] | None = Field(
+        default=None,
+        description="Explicit AZ names (e.g. `us-west-2a`). Default: none, use `azCount` AZs of the region.",
+    )
+    az_count: int = Field(
+        default=2, ge=2, le=6, description="How many AZs to use when `availabilityZones` is unset. Default 2 (prod: 3)."
+    )
+    nat_gateways: NatMode = Field(
+        default="single",
+        description="`single` NAT gateway (cheap, one AZ is a single point of failure) or `perAz`. "
+        "Default `single` (prod: `perAz`).",
+    )
+    private_subnet_prefix: int = Field(
+        default=19, ge=16, le=28, description="Prefix length of each private (node and pod) subnet. Default 19."
+    )
+    public_subnet_prefix: int = Field(
+        default=24, ge=16, le=28, description="Prefix length of each public (NAT, load balancer) subnet. Default 24."
+    )
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        _check_cidr(value)
+        prefix = ipaddress.IPv4Network(value).prefixlen
+        if not 16 <= prefix <= 24:
+            raise ValueError(f"'{value}' has prefix /{prefix}; AWS VPCs allow /16 to /24")
+        return value
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _azs(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        if len(value) < 2:
+            raise ValueError(f"{value} names {len(value)} AZ; EKS needs subnets in at least 2 AZs")
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} names an AZ twice; each AZ once")
+        for az in value:
+            if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d[a-z]", az):
+                raise ValueError(f"'{az}' is not an AZ name like 'us-west-2a'")
+        if len({az[:-1] for az in value}) != 1:
+            raise ValueError(f"{value} spans several regions; all AZs must be in the stack's region")
+        return value
+
+    @model_validator(mode="after")
+    def _plan_fits(self) -> NetworkArgs:
+        # Imported here: network_plan imports this module's types for nothing, but keeping the
+        # import local avoids a cycle if it ever does.
+        from components.network_plan import plan_subnets
+
+        if self.private_subnet_prefix <= ipaddress.IPv4Network(self.cidr).prefixlen:
+            raise FieldError(
+                "privateSubnetPrefix",
+                f"/{self.private_subnet_prefix} is not smaller than the VPC {self.cidr}; use a longer prefix",
+            )
+        count = len(self.availability_zones) if self.availability_zones else self.az_count
+        plan_subnets(self.cidr, [f"az{i}" for i in range(count)], self.private_subnet_prefix, self.public_subnet_prefix)
+        return self
+
+    @property
+    def zone_count(self) -> int:
+        """Number of AZs the network spans."""
+        return len(self.availability_zones) if self.availability_zones else self.az_count
+
+
+class ClusterArgs(_Args):
+    """The EKS control plane and what it needs: IAM role, KMS key, logs, OIDC, core add-ons."""
+
+    kubernetes_version: str = Field(
+        default=versions.DEFAULT_KUBERNETES_VERSION,
+        description=f"Kubernetes minor version. Default `{versions.DEFAULT_KUBERNETES_VERSION}`; "
+        f"allowed: {', '.join(versions.KUBERNETES_VERSIONS)}.",
+    )
+    endpoint_public_access: bool = Field(
+        default=True,
+        description="Expose the API endpoint publicly (limited to `publicAccessCidrs`); the private endpoint is "
+        "always on. Default true (prod: false).",
+    )
+    public_access_cidrs: list[str] = Field(
+        default_factory=list,
+        description="CIDRs allowed to reach the public endpoint; required when it is on. Default none.",
+    )
+    admin_principals: list[str] = Field(
+        default_factory=list,
+        description="IAM role/user ARNs given cluster-admin through EKS access entries. Default none.",
+    )
+    bootstrap_creator_admin: bool = Field(
+        default=True,
+        description="Give the identity that runs `pulumi up` cluster-admin (EKS access entry made at creation), so "
+        "the program can apply Kubernetes objects. Default true.",
+    )
+    log_types: list[LogType] = Field(
+        default_factory=lambda: ["api", "audit", "authenticator"],
+        description="Control-plane log types sent to CloudWatch. Default `api, audit, authenticator` "
+        "(prod: all five).",
+    )
+    log_retention_days: int = Field(
+        default=7, description="CloudWatch retention of the control-plane log group. Default 7 (prod: 90)."
+    )
+    service_ipv4_cidr: str = Field(
+        default="172.20.0.0/16",
+        description="Kubernetes Service CIDR; must not overlap the VPC. Default `172.20.0.0/16`.",
+    )
+    kms_deletion_window_days: int = Field(
+        default=30, ge=7, le=30, description="Waiting period before the secrets KMS key is deleted. Default 30."
+    )
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if isinstance(value, float):
+            raise ValueError(
+                f"{value!r} is a number; write the version as a quoted string like \"1.35\" "
+                "(YAML reads 1.30 as the number 1.3)"
+            )
+        text = str(value)
+        if text not in versions.KUBERNETES_VERSIONS:
+            raise ValueError(
+                f"'{text}' is not a Kubernetes version EKS supports; allowed: {', '.join(versions.KUBERNETES_VERSIONS)}"
+            )
+        return text
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            _check_cidr(cidr)
+        return value
+
+    @field_validator("admin_principals")
+    @classmethod
+    def _principals(cls, value: list[str]) -> list[str]:
+        for arn in value:
+            if not _IAM_PRINCIPAL_RE.match(arn):
+                raise ValueError(f"'{arn}' is not an IAM role or user ARN (arn:aws:iam::<12 digits>:role/<name>)")
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"{value} is not a CloudWatch retention period; allowed: {list(LOG_RETENTION_DAYS)}")
+        return value
+
+    @field_validator("log_types")
+    @classmethod
+    def _log_types(cls, value: list[LogType]) -> list[LogType]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} lists a log type twice")
+        return value
+
+    @field_validator("service_ipv4_cidr")
+    @classmethod
+    def _service_cidr(cls, value: str) -> str:
+        net = ipaddress.IPv4Network(_check_cidr(value))
+        private = [ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
+        if not any(net.subnet_of(p) for p in private) or not 12 <= net.prefixlen <= 24:
+            raise ValueError(
+                f"'{value}' must be a /12 to /24 inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (EKS rule)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _public_needs_cidrs(self) -> ClusterArgs:
+        if self.endpoint_public_access and not self.public_access_cidrs:
+            raise FieldError(
+                "publicAccessCidrs",
+                "is empty but endpointPublicAccess is true; list the CIDRs allowed to reach the API "
+                "(e.g. your address as x.x.x.x/32), or set endpointPublicAccess: false",
+            )
+        return self
+
+
+class Taint(_Args):
+    """A Kubernetes node taint."""
+
+    key: str = Field(description="Taint key, e.g. `nvidia.com/gpu`.")
+    value: str = Field(default="", description="Taint value. Default empty.")
+    effect: TaintEffect = Field(default="NoSchedule", description="Kubernetes taint effect. Default `NoSchedule`.")
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        if not _K8S_KEY_RE.match(value):
+            raise ValueError(f"'{value}' is not a valid Kubernetes taint key ([prefix/]name, name <= 63 chars)")
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: str) -> str:
+        if not _K8S_VALUE_RE.match(value):
+            raise ValueError(f"'{value}' is not a valid taint value (<= 63 chars, alphanumeric, '-', '_', '.')")
+        return value
+
+
+class NodeGroupArgs(_Args):
+    """One EKS managed node group (CPU or GPU)."""
+
+    name: str = Field(description="Group name, lowercase letters, digits and '-', 2-32 chars. Required.")
+    kind: Literal["cpu", "gpu"] = Field(
+        default="cpu", description="`gpu` groups must use GPU instance types and get GPU labels/taints. Default `cpu`."
+    )
+    instance_types: Annotated[list[str], Field(min_length=1)] = Field(
+        description="EC2 instance types (same architecture; for GPU groups the same GPU model and count). Required."
+    )
+    ami_type: AmiType | None = Field(
+        default=None,
+        description="EKS AMI type. Default: derived from the instance types (AL2023 standard or NVIDIA, x86_64 or ARM).",
+    )
+    capacity_type: CapacityType = Field(default="ON_DEMAND", description="`ON_DEMAND` or `SPOT`. Default `ON_DEMAND`.")
+    min_size: int = Field(default=1, ge=0, le=1000, description="Minimum nodes. Default 1.")
+    max_size: int = Field(default=3, ge=1, le=1000, description="Maximum nodes. Default 3.")
+    desired_size: int | None = Field(
+        default=None, description="Initial nodes (then owned by the cluster-autoscaler). Default: `minSize`."
+    )
+    disk_size_gib: int | None = Field(
+        default=None, ge=20, le=16384, description="Root volume size (gp3, encrypted). Default 50 (GPU groups: 100)."
+    )
+    labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes node labels. Default none.")
+    taints: list[Taint] = Field(default_factory=list, description="Extra node taints. Default none.")
+    gpu_taint: bool = Field(
+        default=True,
+        description="GPU groups only: add the `nvidia.com/gpu=true:NoSchedule` taint so only GPU pods land there. "
+        "Default true.",
+    )
+    max_unavailable_percentage: int = Field(
+        default=33, ge=1, le=100, description="Share of nodes replaced at once during updates. Default 33."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME_RE.match(value):
+            raise ValueError(f"'{value}' must be 2-32 chars of lowercase letters, digits and '-', starting with a letter")
+        return value
+
+    @field_validator("instance_types")
+    @classmethod
+    def _types(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} lists an instance type twice")
+        for name in value:
+            catalog.lookup(name)  # raises ValueError naming the type and what is allowed
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, label in value.items():
+            if not _K8S_KEY_RE.match(key):
+                raise ValueError(f"label key '{key}' is not a valid Kubernetes label key")
+            if any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
+                raise ValueError(f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})")
+            if not _K8S_VALUE_RE.match(label):
+                raise ValueError(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NodeGroupArgs:
+        if self.min_size > self.max_size:
+            raise FieldError("minSize", f"{self.min_size} is greater than maxSize {self.max_size}")
+        if self.desired_size is not None and not self.min_size <= self.desired_size <= self.max_size:
+            raise FieldError(
+                "desiredSize", f"{self.desired_size} is outside [minSize, maxSize] = [{self.min_size}, {self.max_size}]"
+            )
+        facts = [catalog.lookup(t) for t in self.instance_types]
+        arches = sorted({f.architecture for f in facts})
+        if len(arches) > 1:
+            raise FieldError("instanceTypes", f"{self.instance_types} mix architectures {arches}; use one")
+        if self.kind == "gpu":
+            no_gpu = [f.name for f in facts if not f.has_gpu]
+            if no_gpu:
+                raise FieldError("instanceTypes", f"{no_gpu} have no GPU but kind is 'gpu'; use GPU types (g5, g6, p5...)")
+            gpus = sorted({f"{f.gpu_count}x {f.gpu_model}" for f in facts})
+            if len(gpus) > 1:
+                raise FieldError(
+                    "instanceTypes",
+                    f"{self.instance_types} mix GPU models or counts {gpus}; one group needs one GPU shape "
+                    "(the scheduler and autoscaler see one)",
+                )
+        else:
+            with_gpu = [f.name for f in facts if f.has_gpu]
+            if with_gpu:
+                raise FieldError("instanceTypes", f"{with_gpu} have GPUs but kind is 'cpu'; set kind: gpu")
+        if self.ami_type is not None:
+            arch, nvidia, _ = versions.AMI_TYPES[self.ami_type]
+            if arch != arches[0]:
+                raise FieldError("amiType", f"'{self.ami_type}' is for {arch} but the instance types are {arches[0]}")
+            if nvidia != (self.kind == "gpu"):
+                want = "an NVIDIA" if self.kind == "gpu" else "a non-NVIDIA"
+                raise FieldError("amiType", f"'{self.ami_type}' does not fit a {self.kind} group; use {want} AMI type")
+        return self
+
+    # --- derived facts (pure; used by the NodeGroup component and the renderer) ---------------------
+
+    @property
+    def architecture(self) -> catalog.Architecture:
+        """CPU architecture shared by the group's instance types."""
+        return catalog.lookup(self.instance_types[0]).architecture
+
+    @property
+    def instance(self) -> catalog.InstanceType:
+        """Catalog facts of the first instance type (the group's GPU shape is uniform)."""
+        return catalog.lookup(self.instance_types[0])
+
+    @property
+    def resolved_ami_type(self) -> str:
+        """The explicit AMI type, or the AL2023 one that fits the architecture and GPU."""
+        if self.ami_type is not None:
+            return self.ami_type
+        arm = self.architecture == "arm64"
+        if self.kind == "gpu":
+            return versions.AMI_AL2023_ARM_NVIDIA if arm else versions.AMI_AL2023_X86_NVIDIA
+        return versions.AMI_AL2023_ARM_STANDARD if arm else versions.AMI_AL2023_X86_STANDARD
+
+    @property
+    def resolved_desired_size(self) -> int:
+        """Desired size, defaulting to the minimum."""
+        return self.min_size if self.desired_size is None else self.desired_size
+
+    @property
+    def resolved_disk_size_gib(self) -> int:
+        """Root volume size; GPU AMIs and CUDA images need more room."""
+        if self.disk_size_gib is not None:
+            return self.disk_size_gib
+        return 100 if self.kind == "gpu" else 50
+
+    @property
+    def all_labels(self) -> dict[str, str]:
+        """User labels plus the ones gpuplane adds (GPU presence, group name)."""
+        labels = {"gpuplane.io/node-group": self.name}
+        if self.kind == "gpu":
+            labels[versions.GPU_PRESENT_LABEL] = "true"
+        labels.update(self.labels)
+        return labels
+
+    @property
+    def all_taints(self) -> list[Taint]:
+        """User taints plus the GPU taint of a GPU group (unless switched off), without duplicates."""
+        taints = list(self.taints)
+        if self.kind == "gpu" and self.gpu_taint and all(t.key != versions.GPU_RESOURCE for t in taints):
+            taints.insert(0, Taint(key=versions.GPU_RESOURCE, value="true", effect="NoSchedule"))
+        return taints
+
+
+def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
+    """The node groups a stack gets when its config lists none."""
+    if profile == "prod":
+        return [
+            NodeGroupArgs(name="system", instance_types=["m6i.xlarge"], min_size=2, max_size=4),
+            NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"], min_size=1, max_size=4),
+        ]
+    return [
+        NodeGroupArgs(name="system", instance_types=["m6i.large"], min_size=1, max_size=3),
+        NodeGroupArgs(
+            name="gpu", kind="gpu", instance_types=["g5.xlarge", "g5.2xlarge"], capacity_type="SPOT", min_size=0, max_size=2
+        ),
+    ]
+
+
+# Defaults that the prod profile changes, applied to fields the user did not set.
+_PROD_NETWORK: Final[dict[str, Any]] = {"az_count": 3, "nat_gateways": "perAz"}
+_PROD_CLUSTER: Final[dict[str, Any]] = {
+    "endpoint_public_access": False,
+    "log_types": list(versions.CONTROL_PLANE_LOG_TYPES),
+    "log_retention_days": 90,
+}
+
+
+class PlatformArgs(_Args):
+    """Everything one gpuplane platform is made of: the stack config, as one typed object."""
+
+    profile: Profile = Field(
+        default="dev",
+        description="`dev` (cheap, deletable) or `prod` (HA, private, logged, protected); picks the defaults "
+        "marked 'prod:' below. Default `dev`.",
+    )
+    cluster_name: str | None = Field(
+        default=None, description="EKS cluster name and prefix of physical names. Default `<project>-<stack>`."
+    )
+    network: NetworkArgs = Field(default_factory=NetworkArgs, description="The VPC. See NetworkArgs.")
+    cluster: ClusterArgs = Field(
+        default_factory=ClusterArgs, description="The EKS control plane. See ClusterArgs (defaults per profile)."
+    )
+    node_groups: list[NodeGroupArgs] | None = Field(
+        default=None,
+        description="Managed node groups. Default dev: `system` (m6i.large, 1-3) and `gpu` (g5.xlarge/2xlarge spot, "
+        "0-2); prod: `system` (m6i.xlarge, 2-4) and `gpu` (g5.xlarge on-demand, 1-4).",
+    )
+    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every AWS resource. Default none.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_defaults(cls, data: Any) -> Any:
+        # Runs before field validation so that a prod stack with no `cluster` key does not trip over the
+        # dev default "public endpoint needs CIDRs" (prod's default endpoint is private), and so that errors
+        # in a defaulted section still carry its key (`gpuplane:cluster...`).
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        prod = data.get("profile") == "prod"
+        for key, overrides in (("network", _PROD_NETWORK), ("cluster", _PROD_CLUSTER)):
+            raw = data.get(key, {})
+            if isinstance(raw, _Args):
+                raw = raw.model_dump(exclude_unset=True, by_alias=True)
+            if isinstance(raw, dict):
+                merged = {to_camel(k): v for k, v in overrides.items()} if prod else {}
+                merged.update(raw)
+                data[key] = merged
+        return data
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if key.startswith(("aws:", "gpuplane:", "kubernetes.io/")):
+                raise ValueError(f"tag key '{key}' is reserved (aws:, gpuplane:, kubernetes.io/ are set by AWS/gpuplane)")
+        return value
+
+    @model_validator(mode="after")
+    def _whole(self) -> PlatformArgs:
+        if self.node_groups is None:
+            self.node_groups = default_node_groups(self.profile)
+        names = [g.name for g in self.node_groups]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise FieldError("nodeGroups", f"group name(s) {dupes} used more than once; names must be unique")
+        if not any(not _blocks_scheduling(g) for g in self.node_groups):
+            raise FieldError(
+                "nodeGroups",
+                "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
+            )
+        if self.profile == "prod" and self.cluster.endpoint_public_access:
+            open_cidrs = [c for c in self.cluster.public_access_cidrs if ipaddress.IPv4Network(c).prefixlen == 0]
+            if open_cidrs:
+                raise FieldError(
+                    "cluster.publicAccessCidrs",
+                    f"{open_cidrs} opens the prod API endpoint to the whole internet; list specific CIDRs or set "
+                    "cluster.endpointPublicAccess: false",
+                )
+        vpc = ipaddress.IPv4Network(self.network.cidr)
+        services = ipaddress.IPv4Network(self.cluster.service_ipv4_cidr)
+        if vpc.overlaps(services):
+            raise FieldError(
+                "cluster.serviceIpv4Cidr",
+                f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
+            )
+        return self
+
+    @property
+    def resolved_node_groups(self) -> list[NodeGroupArgs]:
+        """Node groups after defaults (never None once validated)."""
+        assert self.node_groups is not None  # set by _whole
+        return self.node_groups
+
+
+def _blocks_scheduling(group: NodeGroupArgs) -> bool:
+    return any(t.effect in ("NoSchedule", "NoExecute") for t in group.all_taints)

@@ -1,0 +1,78 @@
+"""IAM policy documents as pure functions (JSON strings), so their content is tested without Pulumi."""
+
+from __future__ import annotations
+
+import json
+
+
+def service_trust(service: str) -> str:
+    """Trust policy letting an AWS service (e.g. `eks.amazonaws.com`) assume the role."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+        },
+        sort_keys=True,
+    )
+
+
+def eks_cluster_trust() -> str:
+    """Trust policy of the EKS cluster role; `sts:TagSession` is required by EKS auto mode and harmless here."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "eks.amazonaws.com"},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def pod_identity_trust() -> str:
+    """Trust policy for EKS Pod Identity (the agent assumes the role on the pod's behalf)."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "pods.eks.amazonaws.com"},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_account: str) -> str:
+    """Trust policy for IAM Roles for Service Accounts: only this service account of this cluster.
+
+    Both `sub` and `aud` are pinned, as the EKS user guide recommends; a trust on the provider alone would
+    let every service account in the cluster assume the role.
+    """
+    host = issuer_url.removeprefix("https://")
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": oidc_provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{host}:aud": "sts.amazonaws.com",
+                        }
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )

@@ -1,0 +1,156 @@
+"""Network component: the VPC, its subnets per AZ, internet and NAT gateways, routes and EKS tags."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.config import NetworkArgs
+from components.network_plan import plan_subnets
+
+
+class Network(pulumi.ComponentResource):
+    """A VPC with one private and one public subnet in each chosen availability zone.
+
+    Private subnets carry the nodes and pods and reach the internet through NAT (one gateway, or one per
+    AZ so losing an AZ does not cut the others off). Subnets carry the discovery tags the EKS control
+    plane and the AWS load balancer controller look for.
+    """
+
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+    public_subnet_ids: pulumi.Output[list[str]]
+    availability_zones: pulumi.Output[list[str]]
+
+    def __init__(
+        self,
+        name: str,
+        args: NetworkArgs,
+        cluster_name: str,
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:Network", name, None, opts)
+        tags = dict(tags or {})
+        child = pulumi.ResourceOptions(parent=self)
+        cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+
+        if args.availability_zones:
+            azs: pulumi.Output[list[str]] = pulumi.Output.from_input(list(args.availability_zones))
+        else:
+            available = aws.get_availability_zones_output(
+                state="available",
+                filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            count = args.az_count
+
+            def _pick(names: list[str]) -> list[str]:
+                if len(names) < count:
+                    raise ValueError(f"network.azCount is {count} but the region offers only {len(names)} AZs: {names}")
+                return sorted(names)[:count]
+
+            azs = available.names.apply(_pick)
+
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=args.cidr,
+            enable_dns_hostnames=True,  # EKS nodes register by private DNS name
+            enable_dns_support=True,
+            tags={**tags, "Name": f"{cluster_name}-vpc"},
+            opts=child,
+        )
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-igw"}, opts=child
+        )
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public-rt", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-public"}, opts=child
+        )
+        aws.ec2.Route(
+            f"{name}-public-default",
+            route_table_id=public_rt.id,
+            destination_cidr_block="0.0.0.0/0",
+            gateway_id=igw.id,
+            opts=child,
+        )
+
+        # The plan is pure and keyed by AZ position, so it is known before the AZ names are.
+        positions = [f"az{i}" for i in range(args.zone_count)]
+        plan = plan_subnets(args.cidr, positions, args.private_subnet_prefix, args.public_subnet_prefix)
+        private_ids: list[pulumi.Output[str]] = []
+        public_ids: list[pulumi.Output[str]] = []
+        nats: list[aws.ec2.NatGateway] = []
+        for index, position in enumerate(positions):
+            az = azs.apply(lambda names, i=index: names[i])
+            public_cidr = next(p.cidr for p in plan if p.az == position and p.tier == "public")
+            private_cidr = next(p.cidr for p in plan if p.az == position and p.tier == "private")
+            public = aws.ec2.Subnet(
+                f"{name}-public-{index}",
+                vpc_id=vpc.id,
+                cidr_block=public_cidr,
+                availability_zone=az,
+                map_public_ip_on_launch=False,  # only NAT gateways and load balancers live here
+                tags={**tags, **cluster_tag, "kubernetes.io/role/elb": "1", "Name": f"{cluster_name}-public-{index}"},
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{index}-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child
+            )
+            public_ids.append(public.id)
+            if args.nat_gateways == "perAz" or index == 0:
+                eip = aws.ec2.Eip(
+                    f"{name}-nat-eip-{index}", domain="vpc", tags={**tags, "Name": f"{cluster_name}-nat-{index}"},
+                    opts=child,
+                )
+                nats.append(
+                    aws.ec2.NatGateway(
+                        f"{name}-nat-{index}",
+                        allocation_id=eip.id,
+                        subnet_id=public.id,
+                        tags={**tags, "Name": f"{cluster_name}-nat-{index}"},
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
+                    )
+                )
+            private = aws.ec2.Subnet(
+                f"{name}-private-{index}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidr,
+                availability_zone=az,
+                tags={
+                    **tags,
+                    **cluster_tag,
+                    "kubernetes.io/role/internal-elb": "1",
+                    "Name": f"{cluster_name}-private-{index}",
+                },
+                opts=child,
+            )
+            private_rt = aws.ec2.RouteTable(
+                f"{name}-private-rt-{index}",
+                vpc_id=vpc.id,
+                tags={**tags, "Name": f"{cluster_name}-private-{index}"},
+                opts=child,
+            )
+            aws.ec2.Route(
+                f"{name}-private-{index}-default",
+                route_table_id=private_rt.id,
+                destination_cidr_block="0.0.0.0/0",
+                nat_gateway_id=nats[-1].id,
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{index}-rta", subnet_id=private.id, route_table_id=private_rt.id, opts=child
+            )
+            private_ids.append(private.id)
+
+        self.vpc_id = vpc.id
+        self.private_subnet_ids = pulumi.Output.all(*private_ids).apply(list)
+        self.public_subnet_ids = pulumi.Output.all(*public_ids).apply(list)
+        self.availability_zones = azs
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+                "availabilityZones": self.availability_zones,
+            }
+        )

@@ -1,0 +1,137 @@
+"""NodeGroup component: one EKS managed node group (CPU or GPU) with its launch template and node role."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import iam_policies
+from components.cluster import Cluster
+from components.config import NodeGroupArgs
+from components.node_template import autoscaler_tags, eks_taints
+from manifests import versions
+
+
+class NodeGroup(pulumi.ComponentResource):
+    """A managed node group whose nodes are locked down and whose scaling the autoscaler understands.
+
+    The launch template requires IMDSv2 with a hop limit of 1 (pods cannot reach the node's instance
+    credentials; they use Pod Identity or IRSA) and gives an encrypted gp3 root volume. The AMI type
+    follows the instance types (NVIDIA AMI for GPU groups, ARM for Graviton). The node role has only the
+    two policies a node needs itself: joining the cluster and pulling images.
+    """
+
+    node_group_name: pulumi.Output[str]
+    node_group_resources: list[pulumi.Resource]
+    """The managed node group itself, for `depends_on` of things that need nodes (not the whole component)."""
+    role_arn: pulumi.Output[str]
+    autoscaling_group_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: NodeGroupArgs,
+        cluster: Cluster,
+        subnet_ids: pulumi.Input[Sequence[str]],
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:NodeGroup", name, None, opts)
+        tags = dict(tags or {})
+        child = pulumi.ResourceOptions(parent=self)
+        ami_type = args.resolved_ami_type
+
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=iam_policies.service_trust("ec2.amazonaws.com"),
+            description=f"Nodes of node group {args.name}",
+            tags=tags,
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(f"{name}-role-{suffix}", role=role.name, policy_arn=arn, opts=child)
+            for suffix, arn in (("worker", versions.POLICY_EKS_WORKER_NODE), ("ecr", versions.POLICY_ECR_PULL_ONLY))
+        ]
+
+        # Bottlerocket boots from a small OS volume (/dev/xvda); images and containers live on /dev/xvdb.
+        device = "/dev/xvdb" if ami_type.startswith("BOTTLEROCKET") else "/dev/xvda"
+        instance_tags = {**tags, "Name": f"{args.name}"}
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-lt",
+            description=f"Nodes of node group {args.name}",
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",
+                "http_put_response_hop_limit": 1,
+            },
+            block_device_mappings=[
+                {
+                    "device_name": device,
+                    "ebs": {
+                        "volume_size": args.resolved_disk_size_gib,
+                        "volume_type": "gp3",
+                        "encrypted": "true",
+                        "delete_on_termination": "true",
+                    },
+                }
+            ],
+            tag_specifications=[
+                {"resource_type": "instance", "tags": instance_tags},
+                {"resource_type": "volume", "tags": instance_tags},
+            ],
+            update_default_version=True,
+            tags=tags,
+            opts=child,
+        )
+
+        group = aws.eks.NodeGroup(
+            f"{name}-ng",
+            cluster_name=cluster.cluster_name,
+            node_group_name=args.name,
+            node_role_arn=role.arn,
+            subnet_ids=subnet_ids,
+            instance_types=list(args.instance_types),
+            ami_type=ami_type,
+            capacity_type=args.capacity_type,
+            scaling_config={
+                "min_size": args.min_size,
+                "max_size": args.max_size,
+                "desired_size": args.resolved_desired_size,
+            },
+            update_config={"max_unavailable_percentage": args.max_unavailable_percentage},
+            launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+            labels=args.all_labels,
+            taints=eks_taints(args),
+            tags=tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # vpc-cni and the pod identity agent must be on the cluster before a node joins.
+                depends_on=[*attachments, *cluster.before_compute],
+                # The cluster-autoscaler owns the size once the group exists.
+                ignore_changes=["scalingConfig.desiredSize"],
+            ),
+        )
+        asg_name = group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)  # type: ignore[index]
+        for key, value in autoscaler_tags(args, cluster.eks_name).items():
+            aws.autoscaling.Tag(
+                f"{name}-asg-tag-{_slug(key)}",
+                autoscaling_group_name=asg_name,
+                tag={"key": key, "value": value, "propagate_at_launch": False},
+                opts=child,
+            )
+
+        self.node_group_name = group.node_group_name
+        self.node_group_resources = [group]
+        self.role_arn = role.arn
+        self.autoscaling_group_name = asg_name
+        self.register_outputs(
+            {"nodeGroupName": self.node_group_name, "roleArn": self.role_arn, "autoscalingGroupName": asg_name}
+        )
+
+
+def _slug(key: str) -> str:
+    """A resource-name-safe, readable form of a tag key."""
+    tail = key.removeprefix(f"{versions.CA_TAG_PREFIX}/")
+    return "".join(c if c.isalnum() else "-" for c in tail).strip("-")

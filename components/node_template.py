@@ -1,0 +1,44 @@
+"""What a node group tells EKS and the cluster-autoscaler about its nodes: pure, tested logic.
+
+Why the autoscaler tags: a group at size 0 has no node for the autoscaler to inspect, so it reads the
+labels, taints and extended resources a new node would have from tags on the Auto Scaling group. EKS
+managed node groups do not copy their labels/taints there (autoscaler #5278, #903; eksctl adds them
+with `propagateASGTags`); without them a pending GPU pod never scales a GPU group up from zero.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from components.config import NodeGroupArgs, TaintEffect
+from manifests import versions
+
+# Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
+EKS_TAINT_EFFECTS: Final[dict[TaintEffect, str]] = {
+    "NoSchedule": "NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+}
+
+
+def eks_taints(group: NodeGroupArgs) -> list[dict[str, str]]:
+    """The group's taints in the shape `aws.eks.NodeGroup(taints=...)` takes."""
+    return [{"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECTS[t.effect]} for t in group.all_taints]
+
+
+def autoscaler_tags(group: NodeGroupArgs, cluster_name: str) -> dict[str, str]:
+    """Tags for the group's Auto Scaling group: discovery plus the node template for scale from zero."""
+    prefix = versions.CA_TAG_PREFIX
+    tags = {
+        f"{prefix}/enabled": "true",
+        f"{prefix}/{cluster_name}": "owned",
+    }
+    for key, value in sorted(group.all_labels.items()):
+        tags[f"{prefix}/node-template/label/{key}"] = value
+    for taint in group.all_taints:
+        tags[f"{prefix}/node-template/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
+    facts = group.instance
+    if facts.has_gpu:
+        tags[f"{prefix}/node-template/resources/{versions.GPU_RESOURCE}"] = str(facts.gpu_count)
+    tags[f"{prefix}/node-template/label/kubernetes.io/arch"] = "arm64" if group.architecture == "arm64" else "amd64"
+    return tags

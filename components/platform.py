@@ -1,0 +1,68 @@
+"""Platform component: the whole gpuplane stack (network, cluster, node groups) from one typed args object."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.cluster import Cluster
+from components.config import PlatformArgs
+from components.network import Network
+from components.node_group import NodeGroup
+
+
+class Platform(pulumi.ComponentResource):
+    """A GPU-ready EKS platform: what one `pulumi up` of a gpuplane stack creates.
+
+    Children are created in the order AWS needs: the network, the control plane and its pre-node
+    add-ons, the node groups, then the add-ons that need nodes. Every AWS resource carries the
+    `gpuplane:project` and `gpuplane:stack` tags that the teardown tools key on.
+    """
+
+    network: Network
+    cluster: Cluster
+    node_groups: dict[str, NodeGroup]
+
+    def __init__(
+        self,
+        name: str,
+        args: PlatformArgs,
+        region: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:Platform", name, None, opts)
+        project, stack = pulumi.get_project(), pulumi.get_stack()
+        cluster_name = args.cluster_name or f"{project}-{stack}"
+        tags = {"gpuplane:project": project, "gpuplane:stack": stack, **args.tags}
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.network = Network(f"{name}-network", args.network, cluster_name=cluster_name, tags=tags, opts=child)
+        self.cluster = Cluster(
+            f"{name}-cluster",
+            args.cluster,
+            cluster_name=cluster_name,
+            subnet_ids=self.network.private_subnet_ids,
+            region=region,
+            tags=tags,
+            opts=child,
+        )
+        self.node_groups = {
+            group.name: NodeGroup(
+                f"{name}-{group.name}",
+                group,
+                cluster=self.cluster,
+                subnet_ids=self.network.private_subnet_ids,
+                tags=tags,
+                opts=child,
+            )
+            for group in args.resolved_node_groups
+        }
+        self.cluster.add_compute_addons(
+            [resource for group in self.node_groups.values() for resource in group.node_group_resources]
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.cluster_name,
+                "vpcId": self.network.vpc_id,
+                "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
+            }
+        )

@@ -1,0 +1,255 @@
+"""Run a Pulumi program in-process under mocks and record everything it registers.
+
+Why a monitor of our own: Pulumi's `MockResourceArgs` carries only type, name, inputs, provider and id.
+Parents, dependencies, `protect` and `retainOnDelete` reach the monitor's `RegisterResource` request but
+not the mocks (FACTS.md, "Pulumi in Python"). `RecordingMonitor` keeps the whole request, so the
+renderer and the tests can assert on the dependency graph and the data-safety options, not only inputs.
+
+Values only the cloud knows (ids, ARNs, endpoints) are deterministic placeholders derived from the
+resource's URN, so two runs give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+ACCOUNT_ID = "123456789012"
+SECRET_PLACEHOLDER = "[secret]"
+
+
+@dataclass
+class RecordedResource:
+    """One `RegisterResource` request, with what `MockResourceArgs` hides."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: str | None
+    dependencies: list[str]
+    provider: str | None
+    protect: bool
+    retain_on_delete: bool
+    ignore_changes: list[str]
+    hooks: dict[str, list[str]]
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+
+
+@dataclass
+class Recording:
+    """Everything a program registered, in registration order, plus its stack outputs."""
+
+    resources: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def by_type(self, type_: str) -> list[RecordedResource]:
+        """All resources of one Pulumi type token."""
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str, name: str | None = None) -> RecordedResource:
+        """The single resource of `type_` (and `name` if given); fails loudly otherwise."""
+        found = [r for r in self.by_type(type_) if name is None or r.name == name]
+        if len(found) != 1:
+            raise LookupError(f"expected one {type_} named {name!r}, found {[r.name for r in found]}")
+        return found[0]
+
+    def get(self, urn: str) -> RecordedResource:
+        """The resource with this URN."""
+        for resource in self.resources:
+            if resource.urn == urn:
+                return resource
+        raise LookupError(urn)
+
+    def children(self, parent_urn: str) -> list[RecordedResource]:
+        """Direct children of a resource."""
+        return [r for r in self.resources if r.parent == parent_urn]
+
+
+def _digest(text: str, length: int, alphabet: str = string.hexdigits[:16]) -> str:
+    raw = hashlib.sha256(text.encode()).digest()
+    return "".join(alphabet[b % len(alphabet)] for b in raw[:length])
+
+
+class PlaceholderMocks(pulumi_mocks.Mocks):
+    """Answers resource registrations and invokes with deterministic, plausible cloud values."""
+
+    def __init__(self, region: str) -> None:
+        self.region = region
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        key = f"{args.typ}::{args.name}"
+        inputs = dict(args.inputs)
+        state: dict[str, Any] = dict(inputs)
+        kind = args.typ.rsplit(":", 1)[-1]
+        service = args.typ.split(":")[1].split("/")[0] if ":" in args.typ else "x"
+        prefixes = {
+            "Vpc": "vpc",
+            "Subnet": "subnet",
+            "InternetGateway": "igw",
+            "NatGateway": "nat",
+            "Eip": "eipalloc",
+            "RouteTable": "rtb",
+            "SecurityGroup": "sg",
+            "LaunchTemplate": "lt",
+            "FileSystem": "fs",
+            "MountTarget": "fsmt",
+            "AccessPoint": "fsap",
+        }
+        if kind in prefixes:
+            resource_id = f"{prefixes[kind]}-{_digest(key, 17)}"
+        else:
+            resource_id = inputs.get("name") if isinstance(inputs.get("name"), str) else f"{args.name}-id"
+        state.setdefault("arn", f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{kind.lower()}/{resource_id}")
+        if kind == "Role":
+            state["name"] = inputs.get("name", f"{args.name}-{_digest(key, 7)}")
+            state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{state['name']}"
+        elif kind == "Key" and service == "kms":
+            state["keyId"] = f"{_digest(key, 8)}-0000-4000-8000-{_digest(key + 'k', 12)}"
+            state["arn"] = f"arn:aws:kms:{self.region}:{ACCOUNT_ID}:key/{state['keyId']}"
+        elif kind == "LaunchTemplate":
+            state["latestVersion"] = 1
+        elif args.typ == "aws:eks/cluster:Cluster":
+            host = _digest(key, 32, "0123456789ABCDEF")
+            state["endpoint"] = f"https://{host}.gr7.{self.region}.eks.amazonaws.com"
+            state["certificateAuthority"] = {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="}
+            state["identities"] = [{"oidcs": [{"issuer": f"https://oidc.eks.{self.region}.amazonaws.com/id/{host}"}]}]
+            vpc_config = dict(inputs.get("vpcConfig", {}))
+            vpc_config["clusterSecurityGroupId"] = f"sg-{_digest(key + 'sg', 17)}"
+            state["vpcConfig"] = vpc_config
+            state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{inputs.get('name')}"
+        elif args.typ == "aws:eks/nodeGroup:NodeGroup":
+            group = inputs.get("nodeGroupName", args.name)
+            state["resources"] = [{"autoscalingGroups": [{"name": f"eks-{group}-{_digest(key, 8)}"}]}]
+        elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+            url = str(inputs.get("url", "")).removeprefix("https://")
+            state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"
+        return resource_id, state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            names = [f"{self.region}{suffix}" for suffix in "abcd"]
+            return {"names": names, "zoneIds": [f"z{i}" for i in range(len(names))], "id": self.region}, []
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/render", "id": ACCOUNT_ID}, []
+        if args.token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}, []
+        if args.token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}, []
+        raise NotImplementedError(f"the offline renderer has no mock for invoke {args.token}")
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that records every registration request in full."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.recording = Recording()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """URNs as the real engine makes them: the parent's qualified type chain, `$`-joined."""
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != "pulumi:pulumi:Stack":
+                type_ = f"{qualified}${type_}"
+        return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_}::{name}"
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        deps = set(request.dependencies)
+        for prop in request.propertyDependencies.values():
+            deps.update(prop.urns)
+        hooks: dict[str, list[str]] = {}
+        if request.HasField("hooks"):
+            for kind in ("before_create", "after_create", "before_update", "after_update", "before_delete", "after_delete"):
+                names = list(getattr(request.hooks, kind))
+                if names:
+                    hooks[kind] = names
+        registration = self.resources[response.urn]
+        self.recording.resources.append(
+            RecordedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                custom=bool(request.custom),
+                parent=request.parent or None,
+                dependencies=sorted(deps - {""}),
+                provider=request.provider or None,
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                ignore_changes=list(request.ignoreChanges),
+                hooks=hooks,
+                inputs=_inputs_for_plan(request.object),
+                outputs=dict(registration.state or {}),
+            )
+        )
+        return response
+
+
+def _inputs_for_plan(struct: Any) -> dict[str, Any]:
+    """Inputs as plain JSON values: secrets become a placeholder, resource references their URN."""
+    return dict(_plain(rpc.deserialize_properties(struct, keep_internal=False, keep_unknowns=True)))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET_PLACEHOLDER
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, pulumi.Resource):
+        return f"[resource {type(value).__name__}]"
+    if value is rpc.UNKNOWN:
+        return "[unknown]"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf carries every number as a double; 3.0 was an int in the program
+    return value
+
+
+def _reset_runtime() -> None:
+    """Forget the previous run's root stack, so each run starts from a clean runtime."""
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
+    settings.ROOT.set(None)
+
+
+def run(
+    program: Callable[[], Mapping[str, Any]],
+    project: str,
+    stack: str,
+    region: str,
+) -> Recording:
+    """Run `program` under mocks as project/stack and return what it registered and exported.
+
+    `program` returns its stack outputs (name -> value or Output); they are resolved here, secrets
+    replaced by a placeholder.
+    """
+    monitor = RecordingMonitor(PlaceholderMocks(region))
+    _reset_runtime()
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    exported: dict[str, Any] = {}
+
+    def body() -> None:
+        outputs = program()
+        for key, value in outputs.items():
+            out = pulumi.Output.from_input(value)
+            secret = _sync_await(out.is_secret())
+            resolved = _sync_await(out.future())
+            exported[key] = SECRET_PLACEHOLDER if secret else _plain(resolved)
+
+    _sync_await(run_pulumi_func(body))
+    monitor.recording.outputs = exported
+    return monitor.recording

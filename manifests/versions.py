@@ -1,0 +1,72 @@
+"""Every pinned version and upstream constant of gpuplane, in one place.
+
+Why one module: versions drift, and a pin that is spread over several files gets bumped in one and
+forgotten in another. Each value names where it was checked. `components` and `infra` import from here;
+`manifests` itself does too, which is why it lives in the lowest layer.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- Kubernetes on EKS -----------------------------------------------------------------------------
+# EKS version lifecycle (EKS user guide "kubernetes-versions"; endoflife.date/amazon-eks), checked
+# 2026-11: standard support is 14 months, extended support 12 more at extra cost per cluster hour.
+# Values: (end of standard support, end of extended support), ISO dates.
+KUBERNETES_VERSIONS: Final[dict[str, tuple[str, str]]] = {
+    "1.32": ("2026-03-23", "2027-03-23"),
+    "1.33": ("2026-07-29", "2027-07-29"),
+    "1.34": ("2026-12-02", "2027-12-02"),
+    "1.35": ("2027-03-27", "2028-03-27"),
+}
+# The newest version in standard support when this pin was set.
+DEFAULT_KUBERNETES_VERSION: Final = "1.35"
+
+# --- EKS managed node group AMI types (botocore `eks` model, shape AMITypes) -------------------------
+AMI_AL2023_X86_STANDARD: Final = "AL2023_x86_64_STANDARD"
+AMI_AL2023_ARM_STANDARD: Final = "AL2023_ARM_64_STANDARD"
+AMI_AL2023_X86_NVIDIA: Final = "AL2023_x86_64_NVIDIA"
+AMI_AL2023_ARM_NVIDIA: Final = "AL2023_ARM_64_NVIDIA"
+AMI_BOTTLEROCKET_X86: Final = "BOTTLEROCKET_x86_64"
+AMI_BOTTLEROCKET_ARM: Final = "BOTTLEROCKET_ARM_64"
+AMI_BOTTLEROCKET_X86_NVIDIA: Final = "BOTTLEROCKET_x86_64_NVIDIA"
+AMI_BOTTLEROCKET_ARM_NVIDIA: Final = "BOTTLEROCKET_ARM_64_NVIDIA"
+
+# The AMI types gpuplane supports, with (architecture, has NVIDIA driver, OS family).
+# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions (FACTS.md).
+AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
+    AMI_AL2023_X86_STANDARD: ("x86_64", False, "al2023"),
+    AMI_AL2023_ARM_STANDARD: ("arm64", False, "al2023"),
+    AMI_AL2023_X86_NVIDIA: ("x86_64", True, "al2023"),
+    AMI_AL2023_ARM_NVIDIA: ("arm64", True, "al2023"),
+    AMI_BOTTLEROCKET_X86: ("x86_64", False, "bottlerocket"),
+    AMI_BOTTLEROCKET_ARM: ("arm64", False, "bottlerocket"),
+    AMI_BOTTLEROCKET_X86_NVIDIA: ("x86_64", True, "bottlerocket"),
+    AMI_BOTTLEROCKET_ARM_NVIDIA: ("arm64", True, "bottlerocket"),
+}
+
+# --- EKS add-ons -------------------------------------------------------------------------------------
+# Add-on versions are left to EKS (it picks the default version for the cluster's Kubernetes version),
+# because a fixed add-on version is valid for only a few Kubernetes minors. Names from the EKS user guide
+# "eks-add-ons"; `before_compute` mirrors terraform-aws-eks: vpc-cni and the pod identity agent must be
+# on the cluster before nodes join, coredns needs nodes to become healthy.
+ADDON_VPC_CNI: Final = "vpc-cni"
+ADDON_KUBE_PROXY: Final = "kube-proxy"
+ADDON_COREDNS: Final = "coredns"
+ADDON_POD_IDENTITY_AGENT: Final = "eks-pod-identity-agent"
+
+# --- Control plane logging (botocore `eks` model, shape LogType) ------------------------------------
+CONTROL_PLANE_LOG_TYPES: Final = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+
+# --- AWS managed IAM policies ------------------------------------------------------------------------
+POLICY_EKS_CLUSTER: Final = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+POLICY_EKS_WORKER_NODE: Final = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
+# Pull-only is the narrower successor of ContainerRegistryReadOnly for nodes (EKS user guide, node IAM role).
+POLICY_ECR_PULL_ONLY: Final = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"
+POLICY_EKS_CNI: Final = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
+ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+# --- Labels, taints and autoscaler tags (FACTS.md, "EKS node groups and GPU AMIs") -------------------
+GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
