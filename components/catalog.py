@@ -58,7 +58,9 @@ class InstanceType:
         return self.gpu_model in MIG_CAPABLE_GPUS
 
 
-def _gpu(name: str, arch: Architecture, vcpus: int, mem: int, count: int, model: str, gmem: int) -> InstanceType:
+def _gpu(  # noqa: PLR0917 - one positional row per catalog entry keeps the table readable
+    name: str, arch: Architecture, vcpus: int, mem: int, count: int, model: str, gmem: int
+) -> InstanceType:
     return InstanceType(name, arch, vcpus, mem, count, model, gmem, _SRC_ACCEL)
 
 

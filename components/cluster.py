@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -40,6 +39,7 @@ class Cluster(pulumi.ComponentResource):
         self,
         name: str,
         args: ClusterArgs,
+        *,
         cluster_name: str,
         subnet_ids: pulumi.Input[Sequence[str]],
         region: str,
@@ -71,7 +71,12 @@ class Cluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        aws.kms.Alias(f"{name}-secrets-key-alias", name=f"alias/{cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child)
+        aws.kms.Alias(
+            f"{name}-secrets-key-alias",
+            name=f"alias/{cluster_name}-eks-secrets",
+            target_key_id=key.key_id,
+            opts=child,
+        )
         # EKS would create this group itself, with no retention; creating it first lets us own retention
         # and delete it with the stack.
         log_group = aws.cloudwatch.LogGroup(
@@ -82,26 +87,29 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
 
-        vpc_config: dict[str, Any] = {
-            "subnet_ids": subnet_ids,
-            "endpoint_private_access": True,
-            "endpoint_public_access": args.endpoint_public_access,
-        }
-        if args.endpoint_public_access:
-            vpc_config["public_access_cidrs"] = list(args.public_access_cidrs)
+        vpc_config = aws.eks.ClusterVpcConfigArgs(
+            subnet_ids=subnet_ids,
+            endpoint_private_access=True,
+            endpoint_public_access=args.endpoint_public_access,
+            public_access_cidrs=list(args.public_access_cidrs) if args.endpoint_public_access else None,
+        )
         cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
             version=args.kubernetes_version,
             role_arn=role.arn,
             vpc_config=vpc_config,
-            access_config={
-                "authentication_mode": "API",
-                "bootstrap_cluster_creator_admin_permissions": args.bootstrap_creator_admin,
-            },
-            encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=args.bootstrap_creator_admin,
+            ),
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn), resources=["secrets"]
+            ),
             enabled_cluster_log_types=list(args.log_types),
-            kubernetes_network_config={"service_ipv4_cidr": args.service_ipv4_cidr, "ip_family": "ipv4"},
+            kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
+                service_ipv4_cidr=args.service_ipv4_cidr, ip_family="ipv4"
+            ),
             # The core add-ons are installed below as EKS-managed add-ons instead of the self-managed copies.
             bootstrap_self_managed_addons=False,
             tags=tags,
@@ -130,7 +138,7 @@ class Cluster(pulumi.ComponentResource):
                 )
             )
 
-        issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)  # type: ignore[index]
+        issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer or "")  # type: ignore[index]
         oidc = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], tags=tags, opts=child
         )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.alias_generators import to_camel
 
 from components import catalog
+from components.network_plan import plan_subnets
 from manifests import versions
 
 Profile = Literal["dev", "prod"]
@@ -91,7 +92,10 @@ class NetworkArgs(_Args):
         description="Explicit AZ names (e.g. `us-west-2a`). Default: none, use `azCount` AZs of the region.",
     )
     az_count: int = Field(
-        default=2, ge=2, le=6, description="How many AZs to use when `availabilityZones` is unset. Default 2 (prod: 3)."
+        default=2,
+        ge=2,
+        le=6,
+        description="How many AZs to use when `availabilityZones` is unset. Default 2 (prod: 3).",
     )
     nat_gateways: NatMode = Field(
         default="single",
@@ -99,10 +103,16 @@ class NetworkArgs(_Args):
         "Default `single` (prod: `perAz`).",
     )
     private_subnet_prefix: int = Field(
-        default=19, ge=16, le=28, description="Prefix length of each private (node and pod) subnet. Default 19."
+        default=19,
+        ge=16,
+        le=28,
+        description="Prefix length of each private (node and pod) subnet. Default 19.",
     )
     public_subnet_prefix: int = Field(
-        default=24, ge=16, le=28, description="Prefix length of each public (NAT, load balancer) subnet. Default 24."
+        default=24,
+        ge=16,
+        le=28,
+        description="Prefix length of each public (NAT, load balancer) subnet. Default 24.",
     )
 
     @field_validator("cidr")
@@ -132,10 +142,6 @@ class NetworkArgs(_Args):
 
     @model_validator(mode="after")
     def _plan_fits(self) -> NetworkArgs:
-        # Imported here: network_plan imports this module's types for nothing, but keeping the
-        # import local avoids a cycle if it ever does.
-        from components.network_plan import plan_subnets
-
         if self.private_subnet_prefix <= ipaddress.IPv4Network(self.cidr).prefixlen:
             raise FieldError(
                 "privateSubnetPrefix",
@@ -178,9 +184,8 @@ class ClusterArgs(_Args):
         "the program can apply Kubernetes objects. Default true.",
     )
     log_types: list[LogType] = Field(
-        default_factory=lambda: ["api", "audit", "authenticator"],
-        description="Control-plane log types sent to CloudWatch. Default `api, audit, authenticator` "
-        "(prod: all five).",
+        default_factory=lambda: list[LogType](["api", "audit", "authenticator"]),
+        description="Control-plane log types sent to CloudWatch. Default `api, audit, authenticator` (prod: all five).",
     )
     log_retention_days: int = Field(
         default=7, description="CloudWatch retention of the control-plane log group. Default 7 (prod: 90)."
@@ -190,7 +195,10 @@ class ClusterArgs(_Args):
         description="Kubernetes Service CIDR; must not overlap the VPC. Default `172.20.0.0/16`.",
     )
     kms_deletion_window_days: int = Field(
-        default=30, ge=7, le=30, description="Waiting period before the secrets KMS key is deleted. Default 30."
+        default=30,
+        ge=7,
+        le=30,
+        description="Waiting period before the secrets KMS key is deleted. Default 30.",
     )
 
     @field_validator("kubernetes_version", mode="before")
@@ -198,7 +206,7 @@ class ClusterArgs(_Args):
     def _version(cls, value: Any) -> Any:
         if isinstance(value, float):
             raise ValueError(
-                f"{value!r} is a number; write the version as a quoted string like \"1.35\" "
+                f'{value!r} is a number; write the version as a quoted string like "1.35" '
                 "(YAML reads 1.30 as the number 1.3)"
             )
         text = str(value)
@@ -286,14 +294,15 @@ class NodeGroupArgs(_Args):
 
     name: str = Field(description="Group name, lowercase letters, digits and '-', 2-32 chars. Required.")
     kind: Literal["cpu", "gpu"] = Field(
-        default="cpu", description="`gpu` groups must use GPU instance types and get GPU labels/taints. Default `cpu`."
+        default="cpu",
+        description="`gpu` groups must use GPU instance types and get GPU labels/taints. Default `cpu`.",
     )
     instance_types: Annotated[list[str], Field(min_length=1)] = Field(
         description="EC2 instance types (same architecture; for GPU groups the same GPU model and count). Required."
     )
     ami_type: AmiType | None = Field(
         default=None,
-        description="EKS AMI type. Default: derived from the instance types (AL2023 standard or NVIDIA, x86_64 or ARM).",
+        description="EKS AMI type. Default: derived from the instance types (AL2023 standard or NVIDIA, x86_64/ARM).",
     )
     capacity_type: CapacityType = Field(default="ON_DEMAND", description="`ON_DEMAND` or `SPOT`. Default `ON_DEMAND`.")
     min_size: int = Field(default=1, ge=0, le=1000, description="Minimum nodes. Default 1.")
@@ -302,7 +311,10 @@ class NodeGroupArgs(_Args):
         default=None, description="Initial nodes (then owned by the cluster-autoscaler). Default: `minSize`."
     )
     disk_size_gib: int | None = Field(
-        default=None, ge=20, le=16384, description="Root volume size (gp3, encrypted). Default 50 (GPU groups: 100)."
+        default=None,
+        ge=20,
+        le=16384,
+        description="Root volume size (gp3, encrypted). Default 50 (GPU groups: 100).",
     )
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes node labels. Default none.")
     taints: list[Taint] = Field(default_factory=list, description="Extra node taints. Default none.")
@@ -319,7 +331,9 @@ class NodeGroupArgs(_Args):
     @classmethod
     def _name(cls, value: str) -> str:
         if not _NAME_RE.match(value):
-            raise ValueError(f"'{value}' must be 2-32 chars of lowercase letters, digits and '-', starting with a letter")
+            raise ValueError(
+                f"'{value}' must be 2-32 chars of lowercase letters, digits and '-', starting with a letter"
+            )
         return value
 
     @field_validator("instance_types")
@@ -338,9 +352,13 @@ class NodeGroupArgs(_Args):
             if not _K8S_KEY_RE.match(key):
                 raise ValueError(f"label key '{key}' is not a valid Kubernetes label key")
             if any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
-                raise ValueError(f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})")
+                raise ValueError(
+                    f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})"
+                )
             if not _K8S_VALUE_RE.match(label):
-                raise ValueError(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
+                raise ValueError(
+                    f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')"
+                )
         return value
 
     @model_validator(mode="after")
@@ -349,7 +367,8 @@ class NodeGroupArgs(_Args):
             raise FieldError("minSize", f"{self.min_size} is greater than maxSize {self.max_size}")
         if self.desired_size is not None and not self.min_size <= self.desired_size <= self.max_size:
             raise FieldError(
-                "desiredSize", f"{self.desired_size} is outside [minSize, maxSize] = [{self.min_size}, {self.max_size}]"
+                "desiredSize",
+                f"{self.desired_size} is outside [minSize, maxSize] = [{self.min_size}, {self.max_size}]",
             )
         facts = [catalog.lookup(t) for t in self.instance_types]
         arches = sorted({f.architecture for f in facts})
@@ -358,7 +377,9 @@ class NodeGroupArgs(_Args):
         if self.kind == "gpu":
             no_gpu = [f.name for f in facts if not f.has_gpu]
             if no_gpu:
-                raise FieldError("instanceTypes", f"{no_gpu} have no GPU but kind is 'gpu'; use GPU types (g5, g6, p5...)")
+                raise FieldError(
+                    "instanceTypes", f"{no_gpu} have no GPU but kind is 'gpu'; use GPU types (g5, g6, p5...)"
+                )
             gpus = sorted({f"{f.gpu_count}x {f.gpu_model}" for f in facts})
             if len(gpus) > 1:
                 raise FieldError(
@@ -441,7 +462,12 @@ def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
     return [
         NodeGroupArgs(name="system", instance_types=["m6i.large"], min_size=1, max_size=3),
         NodeGroupArgs(
-            name="gpu", kind="gpu", instance_types=["g5.xlarge", "g5.2xlarge"], capacity_type="SPOT", min_size=0, max_size=2
+            name="gpu",
+            kind="gpu",
+            instance_types=["g5.xlarge", "g5.2xlarge"],
+            capacity_type="SPOT",
+            min_size=0,
+            max_size=2,
         ),
     ]
 
@@ -464,11 +490,13 @@ class PlatformArgs(_Args):
         "marked 'prod:' below. Default `dev`.",
     )
     cluster_name: str | None = Field(
-        default=None, description="EKS cluster name and prefix of physical names. Default `<project>-<stack>`."
+        default=None,
+        description="EKS cluster name and prefix of physical names. Default `<project>-<stack>`.",
     )
     network: NetworkArgs = Field(default_factory=NetworkArgs, description="The VPC. See NetworkArgs.")
     cluster: ClusterArgs = Field(
-        default_factory=ClusterArgs, description="The EKS control plane. See ClusterArgs (defaults per profile)."
+        default_factory=ClusterArgs,
+        description="The EKS control plane. See ClusterArgs (defaults per profile).",
     )
     node_groups: list[NodeGroupArgs] | None = Field(
         default=None,
@@ -502,7 +530,9 @@ class PlatformArgs(_Args):
     def _tags(cls, value: dict[str, str]) -> dict[str, str]:
         for key in value:
             if key.startswith(("aws:", "gpuplane:", "kubernetes.io/")):
-                raise ValueError(f"tag key '{key}' is reserved (aws:, gpuplane:, kubernetes.io/ are set by AWS/gpuplane)")
+                raise ValueError(
+                    f"tag key '{key}' is reserved (aws:, gpuplane:, kubernetes.io/ are set by AWS/gpuplane)"
+                )
         return value
 
     @model_validator(mode="after")

@@ -16,7 +16,16 @@ def build_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str
         "exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region, "--output", "json"],
+            "args": [
+                "eks",
+                "get-token",
+                "--cluster-name",
+                cluster_name,
+                "--region",
+                region,
+                "--output",
+                "json",
+            ],
             "interactiveMode": "Never",
         }
     }
@@ -24,7 +33,9 @@ def build_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": cluster_name, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
+            "clusters": [
+                {"name": cluster_name, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}
+            ],
             "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
             "current-context": cluster_name,
             "users": [{"name": cluster_name, "user": user}],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pulumi
 import pulumi_aws as aws
 
@@ -26,6 +28,7 @@ class Network(pulumi.ComponentResource):
         self,
         name: str,
         args: NetworkArgs,
+        *,
         cluster_name: str,
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
@@ -81,7 +84,7 @@ class Network(pulumi.ComponentResource):
         public_ids: list[pulumi.Output[str]] = []
         nats: list[aws.ec2.NatGateway] = []
         for index, position in enumerate(positions):
-            az = azs.apply(lambda names, i=index: names[i])
+            az = azs.apply(functools.partial(_nth, index))
             public_cidr = next(p.cidr for p in plan if p.az == position and p.tier == "public")
             private_cidr = next(p.cidr for p in plan if p.az == position and p.tier == "private")
             public = aws.ec2.Subnet(
@@ -90,7 +93,12 @@ class Network(pulumi.ComponentResource):
                 cidr_block=public_cidr,
                 availability_zone=az,
                 map_public_ip_on_launch=False,  # only NAT gateways and load balancers live here
-                tags={**tags, **cluster_tag, "kubernetes.io/role/elb": "1", "Name": f"{cluster_name}-public-{index}"},
+                tags={
+                    **tags,
+                    **cluster_tag,
+                    "kubernetes.io/role/elb": "1",
+                    "Name": f"{cluster_name}-public-{index}",
+                },
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(
@@ -99,7 +107,9 @@ class Network(pulumi.ComponentResource):
             public_ids.append(public.id)
             if args.nat_gateways == "perAz" or index == 0:
                 eip = aws.ec2.Eip(
-                    f"{name}-nat-eip-{index}", domain="vpc", tags={**tags, "Name": f"{cluster_name}-nat-{index}"},
+                    f"{name}-nat-eip-{index}",
+                    domain="vpc",
+                    tags={**tags, "Name": f"{cluster_name}-nat-{index}"},
                     opts=child,
                 )
                 nats.append(
@@ -154,3 +164,7 @@ class Network(pulumi.ComponentResource):
                 "availabilityZones": self.availability_zones,
             }
         )
+
+
+def _nth(index: int, names: list[str]) -> str:
+    return names[index]

@@ -33,6 +33,7 @@ class NodeGroup(pulumi.ComponentResource):
         self,
         name: str,
         args: NodeGroupArgs,
+        *,
         cluster: Cluster,
         subnet_ids: pulumi.Input[Sequence[str]],
         tags: dict[str, str] | None = None,
@@ -52,7 +53,10 @@ class NodeGroup(pulumi.ComponentResource):
         )
         attachments = [
             aws.iam.RolePolicyAttachment(f"{name}-role-{suffix}", role=role.name, policy_arn=arn, opts=child)
-            for suffix, arn in (("worker", versions.POLICY_EKS_WORKER_NODE), ("ecr", versions.POLICY_ECR_PULL_ONLY))
+            for suffix, arn in (
+                ("worker", versions.POLICY_EKS_WORKER_NODE),
+                ("ecr", versions.POLICY_ECR_PULL_ONLY),
+            )
         ]
 
         # Bottlerocket boots from a small OS volume (/dev/xvda); images and containers live on /dev/xvdb.
@@ -95,15 +99,15 @@ class NodeGroup(pulumi.ComponentResource):
             instance_types=list(args.instance_types),
             ami_type=ami_type,
             capacity_type=args.capacity_type,
-            scaling_config={
-                "min_size": args.min_size,
-                "max_size": args.max_size,
-                "desired_size": args.resolved_desired_size,
-            },
-            update_config={"max_unavailable_percentage": args.max_unavailable_percentage},
-            launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=args.min_size, max_size=args.max_size, desired_size=args.resolved_desired_size
+            ),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable_percentage=args.max_unavailable_percentage),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
             labels=args.all_labels,
-            taints=eks_taints(args),
+            taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args)],
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -127,7 +131,11 @@ class NodeGroup(pulumi.ComponentResource):
         self.role_arn = role.arn
         self.autoscaling_group_name = asg_name
         self.register_outputs(
-            {"nodeGroupName": self.node_group_name, "roleArn": self.role_arn, "autoscalingGroupName": asg_name}
+            {
+                "nodeGroupName": self.node_group_name,
+                "roleArn": self.role_arn,
+                "autoscalingGroupName": asg_name,
+            }
         )
 
 

@@ -26,6 +26,7 @@ class Platform(pulumi.ComponentResource):
         self,
         name: str,
         args: PlatformArgs,
+        *,
         region: str,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:

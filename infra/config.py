@@ -7,6 +7,7 @@ from the engine, and turns pydantic's errors into messages that name the key as 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,12 +73,10 @@ def from_engine_strings(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Config as the Pulumi engine hands it over (structured values as JSON strings), decoded."""
     decoded: dict[str, Any] = {}
     for key, value in raw.items():
-        if isinstance(value, str) and value[:1] in ("{", "["):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                pass
         decoded[key] = value
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            with contextlib.suppress(json.JSONDecodeError):
+                decoded[key] = json.loads(value)
     return decoded
 
 
@@ -94,7 +93,9 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
     if not isinstance(region, str) or not region:
         problems.append("aws:region: is not set; set it to the AWS region of the stack, e.g. us-west-2")
     elif region not in regions:
-        problems.append(f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}")
+        problems.append(
+            f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
+        )
     platform: PlatformArgs | None = None
     try:
         platform = PlatformArgs.model_validate(ours)
@@ -137,7 +138,12 @@ def format_errors(exc: ValidationError) -> list[str]:
             message = error["msg"]
         value = error.get("input")
         suffix = ""
-        if shown_value and not isinstance(value, dict | list) and repr(value) not in message and str(value) not in message:
+        if (
+            shown_value
+            and not isinstance(value, dict | list)
+            and repr(value) not in message
+            and str(value) not in message
+        ):
             suffix = f" (got {value!r})"
         lines.append(f"{NAMESPACE}:{_key_path(loc)}: {message}{suffix}")
     return lines

@@ -88,6 +88,7 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         self.region = region
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        """Echo the inputs, plus ids/ARNs/endpoints derived from the URN."""
         key = f"{args.typ}::{args.name}"
         inputs = dict(args.inputs)
         state: dict[str, Any] = dict(inputs)
@@ -109,7 +110,8 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         if kind in prefixes:
             resource_id = f"{prefixes[kind]}-{_digest(key, 17)}"
         else:
-            resource_id = inputs.get("name") if isinstance(inputs.get("name"), str) else f"{args.name}-id"
+            given = inputs.get("name")
+            resource_id = given if isinstance(given, str) else f"{args.name}-id"
         state.setdefault("arn", f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{kind.lower()}/{resource_id}")
         if kind == "Role":
             state["name"] = inputs.get("name", f"{args.name}-{_digest(key, 7)}")
@@ -137,11 +139,16 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         return resource_id, state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        """Answer the few invokes the program makes (AZs, caller identity, region, partition)."""
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             names = [f"{self.region}{suffix}" for suffix in "abcd"]
             return {"names": names, "zoneIds": [f"z{i}" for i in range(len(names))], "id": self.region}, []
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/render", "id": ACCOUNT_ID}, []
+            return {
+                "accountId": ACCOUNT_ID,
+                "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/render",
+                "id": ACCOUNT_ID,
+            }, []
         if args.token == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}, []
         if args.token == "aws:index/getPartition:getPartition":
@@ -164,8 +171,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 type_ = f"{qualified}${type_}"
         return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_}::{name}"
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        response = super().RegisterResource(request)
+    def RegisterResource(self, request: Any) -> Any:
+        """Register as the base monitor does, and keep the whole request."""
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type == "pulumi:pulumi:Stack":
             return response
         deps = set(request.dependencies)
@@ -173,7 +181,14 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             deps.update(prop.urns)
         hooks: dict[str, list[str]] = {}
         if request.HasField("hooks"):
-            for kind in ("before_create", "after_create", "before_update", "after_update", "before_delete", "after_delete"):
+            for kind in (
+                "before_create",
+                "after_create",
+                "before_update",
+                "after_update",
+                "before_delete",
+                "after_delete",
+            ):
                 names = list(getattr(request.hooks, kind))
                 if names:
                     hooks[kind] = names

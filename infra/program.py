@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pulumi
-
 from components.platform import Platform
 from infra.config import StackConfig
 

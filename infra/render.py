@@ -187,7 +187,15 @@ def summary_table(config: StackConfig, recording: mockrun.Recording) -> Table:
         f"{sum(1 for r in recording.resources if r.custom)} resources"
     )
     table = Table(title=title)
-    for column in ("node group", "kind", "instance types", "AMI type", "capacity", "min/desired/max", "taints"):
+    for column in (
+        "node group",
+        "kind",
+        "instance types",
+        "AMI type",
+        "capacity",
+        "min/desired/max",
+        "taints",
+    ):
         table.add_column(column)
     kinds = {g.name: g.kind for g in config.platform.resolved_node_groups}
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
@@ -215,7 +223,10 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
     try:
         plan = plan_document(config, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n")
-        for folder, items in (("manifests", kubernetes_objects(recording)), ("helm", helm_releases(recording))):
+        for folder, items in (
+            ("manifests", kubernetes_objects(recording)),
+            ("helm", helm_releases(recording)),
+        ):
             (staging / folder).mkdir()
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
@@ -230,4 +241,3 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
         console.print(summary_table(config, recording))
         console.print(f"wrote {out_dir}: plan.json, manifests/, helm/, stack.md")
     return recording
-
