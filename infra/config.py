@@ -8,6 +8,7 @@ from the engine, and turns pydantic's errors into messages that name the key as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -89,7 +90,7 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         if namespace == NAMESPACE:
             ours[name] = value
     region = raw.get("aws:region")
-    regions = set(boto3.session.Session().get_available_regions("eks"))
+    regions = eks_regions()
     if not isinstance(region, str) or not region:
         problems.append("aws:region: is not set; set it to the AWS region of the stack, e.g. us-west-2")
     elif region not in regions:
@@ -109,6 +110,12 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
     if problems or platform is None or not isinstance(region, str):
         raise ConfigError(problems)
     return StackConfig(project=project, stack=stack, region=region, platform=platform)
+
+
+@functools.cache
+def eks_regions() -> frozenset[str]:
+    """Regions where EKS is offered, from the endpoint data botocore ships (offline)."""
+    return frozenset(boto3.session.Session().get_available_regions("eks"))
 
 
 def load(stack: str, stacks_dir: Path = STACKS_DIR) -> StackConfig:

@@ -34,6 +34,7 @@ class RecordedResource:
     urn: str
     type: str
     name: str
+    id: str | None
     custom: bool
     parent: str | None
     dependencies: list[str]
@@ -198,6 +199,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 urn=response.urn,
                 type=request.type,
                 name=request.name,
+                id=registration.id,
                 custom=bool(request.custom),
                 parent=request.parent or None,
                 dependencies=sorted(deps - {""}),

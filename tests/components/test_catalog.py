@@ -1,0 +1,47 @@
+"""The instance-type catalog against real sources: botocore's EC2 model and moto's DescribeInstanceTypes data."""
+
+import gzip
+import json
+from pathlib import Path
+
+import moto
+import pytest
+
+from components import catalog
+
+MOTO_TYPES = json.loads(gzip.open(Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz").read())
+
+
+@pytest.mark.parametrize("entry", catalog.CATALOG.values(), ids=lambda e: e.name)
+def test_entry_matches_describe_instance_types(entry):
+    api = MOTO_TYPES[entry.name]
+    assert entry.name in catalog.aws_instance_types()
+    assert entry.vcpus == api["VCpuInfo"]["DefaultVCpus"]
+    assert entry.memory_mib == api["MemoryInfo"]["SizeInMiB"]
+    assert entry.architecture in api["ProcessorInfo"]["SupportedArchitectures"]
+    gpus = (api.get("GpuInfo") or {}).get("Gpus", [])
+    if gpus:
+        assert gpus[0]["Manufacturer"] == "NVIDIA"
+        assert (entry.gpu_count, entry.gpu_model, entry.gpu_memory_mib) == (
+            gpus[0]["Count"],
+            gpus[0]["Name"],
+            gpus[0]["MemoryInfo"]["SizeInMiB"],
+        )
+    else:
+        assert entry.gpu_count == 0 and entry.gpu_model is None
+    assert entry.source.startswith("https://docs.aws.amazon.com/ec2/latest/instancetypes/")
+
+
+def test_facts_that_node_groups_rely_on():
+    g5 = catalog.lookup("g5.xlarge")
+    assert (g5.gpu_count, g5.gpu_model, g5.gpu_memory_mib, g5.architecture) == (1, "A10G", 22888, "x86_64")
+    assert catalog.lookup("g5g.xlarge").architecture == "arm64"
+    assert catalog.lookup("p4d.24xlarge").mig_capable
+    assert not catalog.lookup("g5.xlarge").mig_capable
+
+
+def test_unknown_and_uncatalogued_types_get_different_errors():
+    with pytest.raises(ValueError, match="'g9.huge' is not an EC2 instance type"):
+        catalog.lookup("g9.huge")
+    with pytest.raises(ValueError, match="valid EC2 instance type but gpuplane's catalog has no facts.*g5"):
+        catalog.lookup("x2iedn.xlarge")

@@ -1,0 +1,274 @@
+"""Bad input: every mistake gets one line naming the key, the bad value and what is allowed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config import NodeGroupArgs, PlatformArgs
+from infra import config
+from tests.conftest import DEV_CLUSTER
+
+SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}
+
+
+def problems(overrides: dict[str, Any], region: Any = "us-west-2") -> list[str]:
+    raw: dict[str, Any] = {f"gpuplane:{k}": v for k, v in overrides.items()}
+    if region is not None:
+        raw["aws:region"] = region
+    with pytest.raises(config.ConfigError) as info:
+        config.parse(raw, "test")
+    return info.value.problems
+
+
+def groups(*extra: dict[str, Any]) -> dict[str, Any]:
+    return {"cluster": DEV_CLUSTER, "nodeGroups": [SYSTEM, *extra]}
+
+
+BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    ("unknown top-level key", {"cluser": {}}, "gpuplane:cluser:", ["unknown key", "cluster", "nodeGroups"]),
+    (
+        "unknown nested key",
+        groups({"name": "gpu", "kind": "gpu", "instanceType": "g5.xlarge"}),
+        "gpuplane:nodeGroups[1].instanceType:",
+        ["unknown key", "instanceTypes"],
+    ),
+    (
+        "min greater than max",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "minSize": 4, "maxSize": 2}),
+        "gpuplane:nodeGroups[1].minSize:",
+        ["4 is greater than maxSize 2"],
+    ),
+    (
+        "desired outside range",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "minSize": 0, "desiredSize": 5}),
+        "gpuplane:nodeGroups[1].desiredSize:",
+        ["5 is outside [minSize, maxSize] = [0, 3]"],
+    ),
+    (
+        "gpu group without gpu",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["m6i.large"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["['m6i.large'] have no GPU", "kind is 'gpu'"],
+    ),
+    (
+        "cpu group with gpu types",
+        groups({"name": "more", "instanceTypes": ["g5.xlarge"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["have GPUs but kind is 'cpu'"],
+    ),
+    (
+        "mixed architectures",
+        groups({"name": "mixed", "instanceTypes": ["m6i.large", "m7g.large"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["mix architectures ['arm64', 'x86_64']"],
+    ),
+    (
+        "mixed gpu models",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge", "g6.xlarge"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["mix GPU models or counts", "1x A10G", "1x L4"],
+    ),
+    (
+        "mixed gpu counts",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge", "g5.12xlarge"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["1x A10G", "4x A10G"],
+    ),
+    (
+        "instance type aws does not know",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g9.huge"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["'g9.huge' is not an EC2 instance type"],
+    ),
+    ("one az by count", {"cluster": DEV_CLUSTER, "network": {"azCount": 1}}, "gpuplane:network.azCount:", ["greater than or equal to 2", "(got 1)"]),
+    (
+        "one explicit az",
+        {"cluster": DEV_CLUSTER, "network": {"availabilityZones": ["us-west-2a"]}},
+        "gpuplane:network.availabilityZones:",
+        ["at least 2 AZs"],
+    ),
+    (
+        "vpc too small",
+        {"cluster": DEV_CLUSTER, "network": {"cidr": "10.0.0.0/18", "azCount": 3}},
+        "gpuplane:network:",
+        ["VPC 10.0.0.0/18", "too small for 3 private /19"],
+    ),
+    (
+        "vpc smaller than a subnet",
+        {"cluster": DEV_CLUSTER, "network": {"cidr": "10.0.0.0/22"}},
+        "gpuplane:network.privateSubnetPrefix:",
+        ["/19 is not smaller than the VPC 10.0.0.0/22"],
+    ),
+    (
+        "cidr with host bits",
+        {"cluster": DEV_CLUSTER, "network": {"cidr": "10.0.0.1/16"}},
+        "gpuplane:network.cidr:",
+        ["'10.0.0.1/16' is not an IPv4 network"],
+    ),
+    (
+        "service cidr overlaps vpc",
+        {"cluster": {**DEV_CLUSTER, "serviceIpv4Cidr": "10.0.128.0/20"}},
+        "gpuplane:cluster.serviceIpv4Cidr:",
+        ["10.0.128.0/20 overlaps the VPC 10.0.0.0/16"],
+    ),
+    (
+        "unsupported kubernetes version",
+        {"cluster": {**DEV_CLUSTER, "kubernetesVersion": "1.20"}},
+        "gpuplane:cluster.kubernetesVersion:",
+        ["'1.20' is not a Kubernetes version EKS supports", "1.35"],
+    ),
+    (
+        "kubernetes version as a yaml number",
+        {"cluster": {**DEV_CLUSTER, "kubernetesVersion": 1.3}},
+        "gpuplane:cluster.kubernetesVersion:",
+        ["quoted string"],
+    ),
+    (
+        "prod public endpoint open to the world",
+        {"profile": "prod", "cluster": {"endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/0"]}},
+        "gpuplane:cluster.publicAccessCidrs:",
+        ["['0.0.0.0/0'] opens the prod API endpoint to the whole internet"],
+    ),
+    ("dev public endpoint without cidrs", {}, "gpuplane:cluster.publicAccessCidrs:", ["is empty"]),
+    (
+        "azs of another region",
+        {"cluster": DEV_CLUSTER, "network": {"availabilityZones": ["eu-west-1a", "eu-west-1b"]}},
+        "gpuplane:network.availabilityZones:",
+        ["not in the stack's region us-west-2"],
+    ),
+    (
+        "duplicate group names",
+        groups({"name": "system", "instanceTypes": ["m6i.xlarge"]}),
+        "gpuplane:nodeGroups:",
+        ["['system'] used more than once"],
+    ),
+    (
+        "no untainted group",
+        {"cluster": DEV_CLUSTER, "nodeGroups": [{"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"]}]},
+        "gpuplane:nodeGroups:",
+        ["add an untainted CPU group"],
+    ),
+    (
+        "ami type for the wrong architecture",
+        groups({"name": "arm", "instanceTypes": ["m6i.large"], "amiType": "AL2023_ARM_64_STANDARD"}),
+        "gpuplane:nodeGroups[1].amiType:",
+        ["is for arm64 but the instance types are x86_64"],
+    ),
+    (
+        "non-nvidia ami on a gpu group",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "amiType": "AL2023_x86_64_STANDARD"}),
+        "gpuplane:nodeGroups[1].amiType:",
+        ["use an NVIDIA AMI type"],
+    ),
+    (
+        "capacity type spelling",
+        groups({"name": "cheap", "instanceTypes": ["m6i.large"], "capacityType": "spot"}),
+        "gpuplane:nodeGroups[1].capacityType:",
+        ["'ON_DEMAND' or 'SPOT'", "'spot'"],
+    ),
+    (
+        "taint effect spelling",
+        groups({"name": "t", "instanceTypes": ["m6i.large"], "taints": [{"key": "a", "effect": "NoScheduel"}]}),
+        "gpuplane:nodeGroups[1].taints[0].effect:",
+        ["'NoSchedule'", "'NoScheduel'"],
+    ),
+    (
+        "log retention not offered by cloudwatch",
+        {"cluster": {**DEV_CLUSTER, "logRetentionDays": 10}},
+        "gpuplane:cluster.logRetentionDays:",
+        ["10 is not a CloudWatch retention period", "14"],
+    ),
+    (
+        "log type spelling",
+        {"cluster": {**DEV_CLUSTER, "logTypes": ["audit", "controllermanager"]}},
+        "gpuplane:cluster.logTypes[1]:",
+        ["'controllerManager'"],
+    ),
+    (
+        "admin principal not an arn",
+        {"cluster": {**DEV_CLUSTER, "adminPrincipals": ["platform-admin"]}},
+        "gpuplane:cluster.adminPrincipals:",
+        ["'platform-admin' is not an IAM role or user ARN"],
+    ),
+    ("reserved tag", {"cluster": DEV_CLUSTER, "tags": {"gpuplane:stack": "x"}}, "gpuplane:tags:", ["is reserved"]),
+    (
+        "label in a reserved domain",
+        groups({"name": "l", "instanceTypes": ["m6i.large"], "labels": {"node-role.kubernetes.io/gpu": "x"}}),
+        "gpuplane:nodeGroups[1].labels:",
+        ["reserved for Kubernetes/EKS"],
+    ),
+    (
+        "group name with capitals",
+        groups({"name": "GPU", "kind": "gpu", "instanceTypes": ["g5.xlarge"]}),
+        "gpuplane:nodeGroups[1].name:",
+        ["'GPU' must be 2-32 chars"],
+    ),
+    ("missing instance types", groups({"name": "x"}), "gpuplane:nodeGroups[1].instanceTypes:", ["is required"]),
+    ("profile spelling", {"profile": "production"}, "gpuplane:profile:", ["'dev' or 'prod'"]),
+]
+
+
+@pytest.mark.parametrize(("case", "overrides", "key", "fragments"), BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_bad_input_names_the_key_and_value(case, overrides, key, fragments):
+    found = problems(overrides)
+    matching = [p for p in found if p.startswith(key)]
+    assert matching, f"no problem starts with {key!r}: {found}"
+    for fragment in fragments:
+        assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+@pytest.mark.parametrize(
+    ("region", "message"),
+    [
+        (None, "aws:region: is not set"),
+        ("us-west-9", "aws:region: 'us-west-9' is not a region where EKS is offered"),
+    ],
+)
+def test_region_is_required_and_real(region, message):
+    assert any(p.startswith(message) for p in problems({"cluster": DEV_CLUSTER}, region=region))
+
+
+def test_several_problems_are_reported_together():
+    found = problems(
+        {"cluster": {**DEV_CLUSTER, "kubernetesVersion": "1.2"}, "network": {"azCount": 9}}, region="mars-1"
+    )
+    assert len(found) == 3
+
+
+def test_shipped_stacks_are_valid_and_profiles_apply():
+    dev, prod = config.load("dev"), config.load("prod")
+    assert (dev.platform.profile, prod.platform.profile) == ("dev", "prod")
+    assert (dev.platform.network.zone_count, prod.platform.network.zone_count) == (2, 3)
+    assert (dev.platform.network.nat_gateways, prod.platform.network.nat_gateways) == ("single", "perAz")
+    assert dev.platform.cluster.endpoint_public_access and not prod.platform.cluster.endpoint_public_access
+    assert prod.platform.cluster.log_types == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+    assert prod.platform.cluster.log_retention_days == 90
+    assert dev.cluster_name == "gpuplane-dev"
+
+
+def test_profile_default_does_not_override_what_the_user_set():
+    cfg = config.parse({"aws:region": "us-east-1", "gpuplane:profile": "prod", "gpuplane:network": {"azCount": 2}}, "p")
+    assert cfg.platform.network.az_count == 2
+    assert cfg.platform.network.nat_gateways == "perAz"
+
+
+def test_engine_strings_are_decoded():
+    raw = config.from_engine_strings(
+        {"aws:region": "us-west-2", "gpuplane:cluster": '{"publicAccessCidrs": ["1.2.3.4/32"]}', "gpuplane:profile": "dev"}
+    )
+    assert config.parse(raw, "dev").platform.cluster.public_access_cidrs == ["1.2.3.4/32"]
+
+
+def test_direct_callers_get_the_same_validation():
+    with pytest.raises(ValueError, match="minSize: 5 is greater than maxSize 1"):
+        NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"], min_size=5, max_size=1)
+    args = PlatformArgs(cluster={"public_access_cidrs": ["1.2.3.4/32"]})  # type: ignore[arg-type]
+    assert [g.name for g in args.resolved_node_groups] == ["system", "gpu"]
+
+
+def test_missing_stack_file_lists_known_stacks(tmp_path):
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    with pytest.raises(config.ConfigError, match="known stacks: dev"):
+        config.load("staging", tmp_path)
