@@ -27,9 +27,10 @@ def _load_or_exit(stack: str, stacks_dir: Path) -> stack_config.StackConfig:
     try:
         return stack_config.load(stack, stacks_dir)
     except stack_config.ConfigError as exc:
-        _err.print(f"[bold red]Invalid config for stack '{stack}'[/] ({stack_config.stack_file(stack, stacks_dir)}):")
+        path = stack_config.stack_file(stack, stacks_dir)
+        _err.print(f"[bold red]Invalid config for stack '{stack}'[/] ({path}):", soft_wrap=True)
         for problem in exc.problems:
-            _err.print(f"  - {problem}", markup=False, highlight=False)
+            _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
         _err.print("Nothing was rendered or created.")
         raise typer.Exit(EXIT_INVALID_CONFIG) from None
 

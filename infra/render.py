@@ -111,14 +111,16 @@ def _file_name(parts: list[str]) -> str:
 
 def picture(config: StackConfig, recording: mockrun.Recording) -> str:
     """A Mermaid flowchart: components as boxes, main resources inside, main dependencies as arrows."""
-    by_urn = {r.urn: r for r in recording.resources}
+    # Registration order varies between runs (registrations are async): sort for a stable picture.
+    resources = sorted(recording.resources, key=lambda r: r.urn)
+    by_urn = {r.urn: r for r in resources}
     ids: dict[tuple[str | None, str], str] = {}
     counts: Counter[tuple[str | None, str]] = Counter()
-    for r in recording.resources:
+    for r in resources:
         if r.type in _PICTURE_TYPES:
             counts[(r.parent, r.type)] += 1
             ids.setdefault((r.parent, r.type), f"n{len(ids)}")
-    components = [r for r in recording.resources if not r.custom]
+    components = [r for r in resources if not r.custom]
     comp_ids = {c.urn: f"c{i}" for i, c in enumerate(components)}
     lines = ["flowchart TB"]
 
@@ -132,7 +134,7 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
                 n = counts[(parent, type_)]
                 extra = ""
                 if type_ == "aws:eks/nodeGroup:NodeGroup":
-                    child = next(x for x in recording.resources if x.parent == parent and x.type == type_)
+                    child = next(x for x in resources if x.parent == parent and x.type == type_)
                     inputs = child.inputs
                     sc = inputs.get("scalingConfig", {})
                     extra = (
@@ -140,7 +142,7 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
                         f"{inputs.get('capacityType')}, {sc.get('minSize')}-{sc.get('maxSize')} nodes"
                     )
                 elif type_ == "aws:eks/cluster:Cluster":
-                    child = next(x for x in recording.resources if x.parent == parent and x.type == type_)
+                    child = next(x for x in resources if x.parent == parent and x.type == type_)
                     vpc = child.inputs.get("vpcConfig", {})
                     access = "public+private" if vpc.get("endpointPublicAccess") else "private"
                     extra = f"<br/>Kubernetes {child.inputs.get('version')}, endpoint {access}"
@@ -154,7 +156,7 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
         if root.parent not in comp_ids:
             emit(root, "  ")
     edges: set[tuple[str, str]] = set()
-    for r in recording.resources:
+    for r in resources:
         src = ids.get((r.parent, r.type))
         if src is None:
             continue

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.mockrun import Recording, RecordedResource
+from infra.mockrun import RecordedResource, Recording
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -52,17 +52,28 @@ def test_desired_size_is_left_to_the_autoscaler(dev_run):
 def test_launch_template_requires_imdsv2_and_encrypts_gp3_root(dev_run, name, disk):
     ng = group(dev_run, name)
     (lt,) = sibling(dev_run, ng, LAUNCH_TEMPLATE)
-    assert lt.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1}
+    assert lt.inputs["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpTokens": "required",
+        "httpPutResponseHopLimit": 1,
+    }
     (device,) = lt.inputs["blockDeviceMappings"]
     assert device["deviceName"] == "/dev/xvda"
-    assert device["ebs"] == {"volumeSize": disk, "volumeType": "gp3", "encrypted": "true", "deleteOnTermination": "true"}
+    assert device["ebs"] == {
+        "volumeSize": disk,
+        "volumeType": "gp3",
+        "encrypted": "true",
+        "deleteOnTermination": "true",
+    }
     assert ng.inputs["launchTemplate"] == {"id": lt.id, "version": "1"}
     assert lt.urn in ng.dependencies
 
 
 def test_node_role_has_only_what_nodes_need(dev_run):
     ng = group(dev_run, "gpu")
-    policies = {r.inputs["policyArn"] for r in sibling(dev_run, ng, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
+    policies = {
+        r.inputs["policyArn"] for r in sibling(dev_run, ng, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    }
     assert policies == {
         "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
         "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
@@ -92,7 +103,12 @@ def test_multi_gpu_and_arm_groups(run_platform):
                 {"name": "system", "instanceTypes": ["m7g.large"]},
                 {"name": "big", "kind": "gpu", "instanceTypes": ["p4d.24xlarge"], "minSize": 0},
                 {"name": "armgpu", "kind": "gpu", "instanceTypes": ["g5g.xlarge"], "gpuTaint": False},
-                {"name": "rocket", "kind": "gpu", "instanceTypes": ["g6.xlarge"], "amiType": "BOTTLEROCKET_x86_64_NVIDIA"},
+                {
+                    "name": "rocket",
+                    "kind": "gpu",
+                    "instanceTypes": ["g6.xlarge"],
+                    "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+                },
             ]
         }
     )

@@ -82,7 +82,12 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         "gpuplane:nodeGroups[1].instanceTypes:",
         ["'g9.huge' is not an EC2 instance type"],
     ),
-    ("one az by count", {"cluster": DEV_CLUSTER, "network": {"azCount": 1}}, "gpuplane:network.azCount:", ["greater than or equal to 2", "(got 1)"]),
+    (
+        "one az by count",
+        {"cluster": DEV_CLUSTER, "network": {"azCount": 1}},
+        "gpuplane:network.azCount:",
+        ["greater than or equal to 2", "(got 1)"],
+    ),
     (
         "one explicit az",
         {"cluster": DEV_CLUSTER, "network": {"availabilityZones": ["us-west-2a"]}},
@@ -256,7 +261,11 @@ def test_profile_default_does_not_override_what_the_user_set():
 
 def test_engine_strings_are_decoded():
     raw = config.from_engine_strings(
-        {"aws:region": "us-west-2", "gpuplane:cluster": '{"publicAccessCidrs": ["1.2.3.4/32"]}', "gpuplane:profile": "dev"}
+        {
+            "aws:region": "us-west-2",
+            "gpuplane:cluster": '{"publicAccessCidrs": ["1.2.3.4/32"]}',
+            "gpuplane:profile": "dev",
+        }
     )
     assert config.parse(raw, "dev").platform.cluster.public_access_cidrs == ["1.2.3.4/32"]
 
@@ -264,7 +273,7 @@ def test_engine_strings_are_decoded():
 def test_direct_callers_get_the_same_validation():
     with pytest.raises(ValueError, match="minSize: 5 is greater than maxSize 1"):
         NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"], min_size=5, max_size=1)
-    args = PlatformArgs(cluster={"public_access_cidrs": ["1.2.3.4/32"]})  # type: ignore[arg-type]
+    args = PlatformArgs.model_validate({"cluster": {"publicAccessCidrs": ["1.2.3.4/32"]}})
     assert [g.name for g in args.resolved_node_groups] == ["system", "gpu"]
 
 
