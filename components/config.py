@@ -46,6 +46,7 @@ LOG_RETENTION_DAYS: Final = (
 _K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _K8S_KEY_RE: Final = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_K8S_NAME}$")
 _K8S_VALUE_RE: Final = re.compile(rf"^({_K8S_NAME})?$")
+_DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
@@ -504,6 +505,11 @@ class PlatformArgs(_Args):
         "0-2); prod: `system` (m6i.xlarge, 2-4) and `gpu` (g5.xlarge on-demand, 1-4).",
     )
     tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every AWS resource. Default none.")
+    workload_namespace: str = Field(
+        default="ml",
+        description="Namespace (Pod Security `restricted`) for TensorFlow workloads and the runtime helper. "
+        "Default `ml`.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -524,6 +530,13 @@ class PlatformArgs(_Args):
                 merged.update(raw)
                 data[key] = merged
         return data
+
+    @field_validator("workload_namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not _DNS_LABEL_RE.match(value) or value.startswith("kube-"):
+            raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
+        return value
 
     @field_validator("tags")
     @classmethod

@@ -8,6 +8,7 @@ from components.cluster import Cluster
 from components.config import PlatformArgs
 from components.network import Network
 from components.node_group import NodeGroup
+from components.workspace import Workspace
 
 
 class Platform(pulumi.ComponentResource):
@@ -21,6 +22,7 @@ class Platform(pulumi.ComponentResource):
     network: Network
     cluster: Cluster
     node_groups: dict[str, NodeGroup]
+    workspace: Workspace
 
     def __init__(
         self,
@@ -59,6 +61,13 @@ class Platform(pulumi.ComponentResource):
         }
         self.cluster.add_compute_addons(
             [resource for group in self.node_groups.values() for resource in group.node_group_resources]
+        )
+        self.workspace = Workspace(
+            f"{name}-workspace",
+            namespace_name=args.workload_namespace,
+            cluster=self.cluster,
+            kubernetes_version=args.cluster.kubernetes_version,
+            opts=child,
         )
         self.register_outputs(
             {

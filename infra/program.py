@@ -26,4 +26,5 @@ def build(config: StackConfig) -> dict[str, Any]:
         "publicSubnetIds": platform.network.public_subnet_ids,
         "availabilityZones": platform.network.availability_zones,
         "region": config.region,
+        "workloadNamespace": platform.workspace.namespace,
     }

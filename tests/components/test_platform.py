@@ -224,7 +224,12 @@ def test_component_tree(dev_run):
     platform = dev_run.one("gpuplane:index:Platform")
     assert platform.parent is None or platform.parent.endswith("pulumi:pulumi:Stack::gpuplane-dev")
     children = {r.type for r in dev_run.children(platform.urn)}
-    assert children == {"gpuplane:index:Network", "gpuplane:index:Cluster", "gpuplane:index:NodeGroup"}
+    assert children == {
+        "gpuplane:index:Network",
+        "gpuplane:index:Cluster",
+        "gpuplane:index:NodeGroup",
+        "gpuplane:index:Workspace",
+    }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")
         assert parent.type == "gpuplane:index:NodeGroup" and parent.parent == platform.urn

@@ -152,7 +152,15 @@ def test_schema_lists_every_top_level_key_with_defaults():
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 0
     schema = json.loads(result.output)
-    assert set(schema["properties"]) == {"profile", "clusterName", "network", "cluster", "nodeGroups", "tags"}
+    assert set(schema["properties"]) == {
+        "profile",
+        "clusterName",
+        "network",
+        "cluster",
+        "nodeGroups",
+        "tags",
+        "workloadNamespace",
+    }
     assert schema["additionalProperties"] is False
     group = schema["$defs"]["NodeGroupArgs"]["properties"]
     assert group["capacityType"]["default"] == "ON_DEMAND"

@@ -1,0 +1,43 @@
+"""Workspace component: the namespace TensorFlow workloads run in, with the runtime helper beside them."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster import Cluster
+from manifests.namespaces import namespace
+from manifests.tf_runtime import runtime_configmap
+
+
+class Workspace(pulumi.ComponentResource):
+    """A `restricted` Pod Security namespace holding the `gpuplane-runtime` ConfigMap.
+
+    Every TensorFlow container gpuplane wraps mounts the cgroup-aware runtime helper from this
+    ConfigMap, and a ConfigMap volume can only be read from its own namespace.
+    """
+
+    namespace: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        namespace_name: str,
+        cluster: Cluster,
+        kubernetes_version: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:Workspace", name, None, opts)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
+        ns_doc = namespace(namespace_name, "restricted", kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
+        cm_doc = runtime_configmap(namespace_name)
+        k8s.core.v1.ConfigMap(
+            f"{name}-runtime",
+            metadata=cm_doc["metadata"],
+            data=cm_doc["data"],
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[ns]),
+        )
+        self.namespace = ns.metadata.apply(lambda m: m.name or namespace_name)
+        self.register_outputs({"namespace": self.namespace})

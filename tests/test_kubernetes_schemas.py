@@ -1,0 +1,48 @@
+"""Every Kubernetes object a stack applies is valid against the real OpenAPI schema (strict)."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+
+from infra import render
+from manifests.namespaces import namespace
+
+
+@pytest.mark.parametrize("fixture", ["dev_run", "prod_run"])
+def test_rendered_objects_validate_strictly(request, fixture):
+    rec = request.getfixturevalue(fixture)
+    version = rec.one("aws:eks/cluster:Cluster").inputs["version"]
+    objects = render.kubernetes_objects(rec)
+    assert {"namespace-ml.yaml", "configmap-ml-gpuplane-runtime.yaml"} <= set(objects)
+    for name, obj in objects.items():
+        assert kubernetes_validate.validate(obj, version, strict=True), name
+
+
+def test_objects_go_through_the_cluster_provider(dev_run):
+    provider = dev_run.one("pulumi:providers:kubernetes")
+    for r in dev_run.resources:
+        if r.type.startswith("kubernetes:"):
+            assert r.provider and r.provider.startswith(provider.urn), r.urn
+    configmap = dev_run.one("kubernetes:core/v1:ConfigMap")
+    assert dev_run.one("kubernetes:core/v1:Namespace").urn in configmap.dependencies
+    assert configmap.inputs["data"]["gpuplane-entrypoint.sh"].startswith("#!/bin/sh")
+
+
+def test_workload_namespace_is_restricted_and_pinned(dev_run):
+    labels = dev_run.one("kubernetes:core/v1:Namespace").inputs["metadata"]["labels"]
+    for mode in ("enforce", "audit", "warn"):
+        assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
+        assert labels[f"pod-security.kubernetes.io/{mode}-version"] == "v1.35"
+
+
+def test_strict_validation_catches_a_typo():
+    bad = namespace("ml", "restricted", "1.35")
+    bad["metadata"]["lables"] = bad["metadata"].pop("labels")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, "1.35", strict=True)
+
+
+def test_namespace_name_is_checked():
+    with pytest.raises(ValueError, match="namespace name 'ML' must be a DNS label"):
+        namespace("ML", "restricted", "1.35")
