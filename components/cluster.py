@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import iam_policies
+from components import iam_policies, teardown
 from components.config import ClusterArgs
 from components.kubeconfig import build_kubeconfig
 from manifests import versions
@@ -113,7 +113,9 @@ class Cluster(pulumi.ComponentResource):
             # The core add-ons are installed below as EKS-managed add-ons instead of the self-managed copies.
             bootstrap_self_managed_addons=False,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[role_policy, log_group]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[role_policy, log_group], hooks=teardown.cluster_hooks(cluster_name)
+            ),
         )
         self._cluster = cluster
 

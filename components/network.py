@@ -7,6 +7,7 @@ import functools
 import pulumi
 import pulumi_aws as aws
 
+from components import teardown
 from components.config import NetworkArgs
 from components.network_plan import plan_subnets
 
@@ -36,6 +37,8 @@ class Network(pulumi.ComponentResource):
         super().__init__("gpuplane:index:Network", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
+        # Deletes that Kubernetes' leftovers would block first wait for the cluster, then clean (teardown.py).
+        guarded = pulumi.ResourceOptions(parent=self, hooks=teardown.network_hooks(cluster_name))
         cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
 
         if args.availability_zones:
@@ -61,10 +64,10 @@ class Network(pulumi.ComponentResource):
             enable_dns_hostnames=True,  # EKS nodes register by private DNS name
             enable_dns_support=True,
             tags={**tags, "Name": f"{cluster_name}-vpc"},
-            opts=child,
+            opts=guarded,
         )
         igw = aws.ec2.InternetGateway(
-            f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-igw"}, opts=child
+            f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-igw"}, opts=guarded
         )
         public_rt = aws.ec2.RouteTable(
             f"{name}-public-rt", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-public"}, opts=child
@@ -99,7 +102,7 @@ class Network(pulumi.ComponentResource):
                     "kubernetes.io/role/elb": "1",
                     "Name": f"{cluster_name}-public-{index}",
                 },
-                opts=child,
+                opts=guarded,
             )
             aws.ec2.RouteTableAssociation(
                 f"{name}-public-{index}-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child
@@ -132,7 +135,7 @@ class Network(pulumi.ComponentResource):
                     "kubernetes.io/role/internal-elb": "1",
                     "Name": f"{cluster_name}-private-{index}",
                 },
-                opts=child,
+                opts=guarded,
             )
             private_rt = aws.ec2.RouteTable(
                 f"{name}-private-rt-{index}",
