@@ -1,0 +1,318 @@
+"""Preflight: what would make `pulumi up` fail fifteen minutes in, checked before anything is created.
+
+Each check answers pass, warn or fail, with the detail and, for a failure, the fix. The AZ choice mirrors
+`components/network.py` (explicit `network.availabilityZones`, else the first `azCount` available AZs
+that need no opt-in, sorted) so the AZs checked are the AZs `pulumi up` would use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Final, Literal
+
+import boto3
+import botocore.exceptions
+
+from components.catalog import lookup
+from components.config import NodeGroupArgs
+from infra.aws.session import AwsError, caller_identity, client, explain
+from infra.config import StackConfig
+from manifests import versions
+
+Status = Literal["pass", "warn", "fail"]
+
+# EC2 vCPU quotas (Service Quotas, service code ec2) by (instance class, capacity type). FACTS.md lists the
+# G/VT and P codes; the standard ones are "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
+# instances" and "All Standard ... Spot Instance Requests".
+QUOTAS: Final[dict[tuple[str, str], tuple[str, str]]] = {
+    ("standard", "ON_DEMAND"): ("L-1216C47A", "Running On-Demand Standard instances"),
+    ("standard", "SPOT"): ("L-34B43A08", "All Standard Spot Instance Requests"),
+    ("g", "ON_DEMAND"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    ("g", "SPOT"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
+    ("p", "ON_DEMAND"): ("L-417A185B", "Running On-Demand P instances"),
+    ("p", "SPOT"): ("L-7212CCBC", "All P Spot Instance Requests"),
+}
+
+QuotaReader = Callable[[str], float | None]
+"""Quota code -> applied vCPU quota, or None when it cannot be read."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One preflight answer."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        """Plain dict for `--json`."""
+        return asdict(self)
+
+
+# --- pure helpers ---------------------------------------------------------------------------------------
+
+
+def quota_class(instance_type: str) -> str | None:
+    """`g` (G and VT), `p`, `standard`, or None for classes with quotas of their own (x, inf, trn...)."""
+    family = instance_type.split(".", 1)[0]
+    if family.startswith(("g", "vt")):
+        return "g"
+    if family.startswith("p"):
+        return "p"
+    if family[0] in "acdhimrtz" and not family.startswith(("inf", "dl", "trn")):
+        return "standard"
+    return None
+
+
+def vcpus_needed(groups: Iterable[NodeGroupArgs]) -> dict[tuple[str, str], tuple[int, list[str]]]:
+    """The vCPUs each quota must cover when every group runs at its max size on its largest type."""
+    needed: dict[tuple[str, str], tuple[int, list[str]]] = {}
+    for group in groups:
+        qclass = quota_class(group.instance_types[0])
+        if qclass is None:
+            continue
+        key = (qclass, group.capacity_type)
+        vcpus = group.max_size * max(lookup(t).vcpus for t in group.instance_types)
+        total, names = needed.get(key, (0, []))
+        needed[key] = (total + vcpus, [*names, group.name])
+    return needed
+
+
+def ami_parameter(ami_type: str, kubernetes_version: str) -> str:
+    """The public SSM parameter that holds the recommended AMI of an EKS AMI type (EKS user guide)."""
+    arch, nvidia, family = versions.AMI_TYPES[ami_type]
+    ssm_arch = "arm64" if arch == "arm64" else "x86_64"
+    if family == "bottlerocket":
+        variant = f"aws-k8s-{kubernetes_version}" + ("-nvidia" if nvidia else "")
+        return f"/aws/service/bottlerocket/{variant}/{ssm_arch}/latest/image_id"
+    flavour = "nvidia" if nvidia else "standard"
+    base = f"/aws/service/eks/optimized-ami/{kubernetes_version}/amazon-linux-2023"
+    return f"{base}/{ssm_arch}/{flavour}/recommended/image_id"
+
+
+def choose_azs(config: StackConfig, available: list[str]) -> tuple[list[str], str | None]:
+    """The AZs `pulumi up` would use, and a problem if the region cannot give them."""
+    explicit = config.platform.network.availability_zones
+    if explicit:
+        unknown = [az for az in explicit if az not in available]
+        return list(explicit), (f"{unknown} are not available AZs of {config.region}" if unknown else None)
+    count = config.platform.network.az_count
+    chosen = sorted(available)[:count]
+    if len(chosen) < count:
+        return chosen, f"network.azCount is {count} but {config.region} offers only {len(available)}: {available}"
+    return chosen, None
+
+
+# --- the checks -----------------------------------------------------------------------------------------
+
+
+def run(
+    config: StackConfig,
+    session: boto3.session.Session,
+    *,
+    quota_reader: QuotaReader | None = None,
+    progress: Callable[[str], None] = lambda _name: None,
+) -> list[Check]:
+    """Run every check against the account; a failed credentials check stops the rest."""
+    progress("credentials")
+    try:
+        identity = caller_identity(session)
+    except AwsError as exc:
+        return [Check("credentials", "fail", exc.message, exc.fix)]
+    checks = [Check("credentials", "pass", f"account {identity.account} as {identity.arn}")]
+    steps: list[tuple[str, Callable[[], list[Check]]]] = [
+        ("region", lambda: [_region(config, session)]),
+        ("availability zones and instance types", lambda: _offerings(config, session)),
+        ("vCPU quotas", lambda: _quotas(config, quota_reader or _service_quota_reader(session))),
+        ("AMIs", lambda: _amis(config, session)),
+        ("Kubernetes version", lambda: [_kubernetes_version(config, session)]),
+        ("EFS", lambda: [_efs(config, session)]),
+    ]
+    for name, step in steps:
+        progress(name)
+        try:
+            checks.extend(step())
+        except AwsError as exc:
+            checks.append(Check(name, "fail", exc.message, exc.fix))
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            error = explain(exc, f"checking {name}")
+            checks.append(Check(name, "fail", error.message, error.fix))
+        if name == "region" and checks[-1].status == "fail":
+            break  # nothing else can be answered in a region we cannot use
+    return checks
+
+
+def _region(config: StackConfig, session: boto3.session.Session) -> Check:
+    try:
+        regions = client(session, "ec2").describe_regions(RegionNames=[config.region], AllRegions=True)["Regions"]
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "InvalidParameterValue":
+            return Check(
+                "region", "fail", f"'{config.region}' is not an EC2 region", "Fix aws:region in the stack file"
+            )
+        raise
+    status = regions[0].get("OptInStatus", "opt-in-not-required") if regions else "unknown"
+    if status == "not-opted-in":
+        return Check(
+            "region",
+            "fail",
+            f"{config.region} is not enabled for this account",
+            "Enable the region (Account settings > AWS Regions) or pick another aws:region",
+        )
+    return Check("region", "pass", f"{config.region} ({status})")
+
+
+def _offerings(config: StackConfig, session: boto3.session.Session) -> list[Check]:
+    ec2 = client(session, "ec2")
+    zones = ec2.describe_availability_zones(
+        Filters=[
+            {"Name": "state", "Values": ["available"]},
+            {"Name": "opt-in-status", "Values": ["opt-in-not-required"]},
+        ]
+    )["AvailabilityZones"]
+    available = sorted(z["ZoneName"] for z in zones)
+    chosen, problem = choose_azs(config, available)
+    if problem:
+        return [Check("availability zones", "fail", problem, "Fix network.availabilityZones / network.azCount")]
+    checks = [Check("availability zones", "pass", ", ".join(chosen))]
+    groups = config.platform.resolved_node_groups
+    types = sorted({t for g in groups for t in g.instance_types})
+    offered: dict[str, set[str]] = {t: set() for t in types}
+    pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": types}]
+    )
+    for page in pages:
+        for offering in page.get("InstanceTypeOfferings", []):
+            offered.setdefault(offering["InstanceType"], set()).add(offering["Location"])
+    everywhere = sorted(az for az in available if all(az in offered[t] for t in types))
+    for group in groups:
+        gaps = {t: sorted(set(chosen) - offered[t]) for t in group.instance_types if set(chosen) - offered[t]}
+        name = f"instance types: {group.name}"
+        if not gaps:
+            checks.append(Check(name, "pass", f"{', '.join(group.instance_types)} offered in {', '.join(chosen)}"))
+            continue
+        detail = "; ".join(f"{t} is not offered in {', '.join(azs)}" for t, azs in gaps.items())
+        if len(everywhere) >= len(chosen):
+            fix = (
+                f"Set network.availabilityZones to {len(chosen)} of {everywhere} (they offer every instance type "
+                f"of every group)"
+            )
+        else:
+            working = {t: sorted(offered[t]) for t in gaps}
+            fix = f"Drop or replace the type(s); AZs that offer them: {working}"
+        checks.append(Check(name, "fail", detail, fix))
+    return checks
+
+
+def _service_quota_reader(session: boto3.session.Session) -> QuotaReader:
+    quotas = client(session, "service-quotas")
+
+    def read(code: str) -> float | None:
+        try:
+            return float(quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"])
+        except botocore.exceptions.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "NoSuchResourceException":
+                raise
+        try:  # never raised from its default: the applied value is the default
+            return float(quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"])
+        except botocore.exceptions.ClientError:
+            return None
+
+    return read
+
+
+def _quotas(config: StackConfig, read: QuotaReader) -> list[Check]:
+    checks = []
+    for (qclass, capacity), (vcpus, names) in sorted(vcpus_needed(config.platform.resolved_node_groups).items()):
+        code, title = QUOTAS[(qclass, capacity)]
+        name = f"quota: {title}"
+        try:
+            value = read(code)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            error = explain(exc, f"reading quota {code}")
+            checks.append(Check(name, "warn", error.message, "Grant servicequotas:GetServiceQuota to check it"))
+            continue
+        groups = ", ".join(names)
+        if value is None:
+            checks.append(
+                Check(name, "warn", f"could not read {code}; {groups} need {vcpus} vCPUs", "Check it in the console")
+            )
+        elif value < vcpus:
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"{code} is {value:g} vCPUs but {groups} need {vcpus} at max size",
+                    f"Request at least {math.ceil(vcpus)} vCPUs for {code} (Service Quotas console, or lower maxSize)",
+                )
+            )
+        else:
+            checks.append(Check(name, "pass", f"{code} is {value:g} vCPUs; {groups} need {vcpus} at max size"))
+    return checks
+
+
+def _amis(config: StackConfig, session: boto3.session.Session) -> list[Check]:
+    ssm = client(session, "ssm")
+    version = config.platform.cluster.kubernetes_version
+    checks = []
+    for group in config.platform.resolved_node_groups:
+        parameter = ami_parameter(group.resolved_ami_type, version)
+        name = f"AMI: {group.name}"
+        try:
+            image = ssm.get_parameter(Name=parameter)["Parameter"]["Value"]
+        except botocore.exceptions.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ParameterNotFound":
+                raise
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"no {group.resolved_ami_type} AMI for Kubernetes {version} in {config.region} ({parameter})",
+                    "Pick another cluster.kubernetesVersion or the group's amiType",
+                )
+            )
+            continue
+        checks.append(Check(name, "pass", f"{group.resolved_ami_type} {version}: {image}"))
+    return checks
+
+
+def _kubernetes_version(config: StackConfig, session: boto3.session.Session) -> Check:
+    version = config.platform.cluster.kubernetes_version
+    name = "Kubernetes version"
+    try:
+        answer = client(session, "eks").describe_cluster_versions(clusterVersions=[version])
+    except (botocore.exceptions.ClientError, NotImplementedError) as exc:
+        code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, botocore.exceptions.ClientError) else ""
+        if code in {"AccessDeniedException", "UnrecognizedClientException"}:
+            raise
+        # Older endpoints (and moto) lack DescribeClusterVersions: the AMI parameters answer it instead.
+        ami = ami_parameter(versions.AMI_AL2023_X86_STANDARD, version)
+        try:
+            client(session, "ssm").get_parameter(Name=ami)
+        except botocore.exceptions.ClientError:
+            return Check(name, "fail", f"EKS publishes no AMIs for {version} here", "Pick another kubernetesVersion")
+        return Check(name, "pass", f"{version} (EKS AMIs are published; DescribeClusterVersions unavailable)")
+    entries: list[dict[str, Any]] = answer.get("clusterVersions", [])
+    entry = next((e for e in entries if e.get("clusterVersion") == version), None)
+    if entry is None:
+        return Check(
+            name,
+            "fail",
+            f"EKS does not offer {version} in {config.region}",
+            f"Pick one of {', '.join(versions.KUBERNETES_VERSIONS)}",
+        )
+    status = str(entry.get("versionStatus") or entry.get("status") or "")
+    if "EXTENDED" in status.upper():
+        return Check(name, "warn", f"{version} is in extended support (extra cost per cluster hour)", "Upgrade")
+    return Check(name, "pass", f"{version} ({status or 'offered'})")
+
+
+def _efs(config: StackConfig, session: boto3.session.Session) -> Check:
+    if config.region not in boto3.session.Session().get_available_regions("efs"):
+        return Check("EFS", "fail", f"EFS is not offered in {config.region}", "Pick a region with EFS")
+    client(session, "efs").describe_file_systems(MaxItems=1)
+    return Check("EFS", "pass", f"EFS answers in {config.region}")
