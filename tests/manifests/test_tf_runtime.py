@@ -318,4 +318,4 @@ def test_wrapped_command_runs_the_helper_with_the_injected_limits(tmp_path: Path
     assert env["GPUPLANE_CPU_LIMIT_MILLICORES"] == "1500"
     assert seen["GPUPLANE_DETECTED_CPU_MILLICORES"] == "1500"
     assert seen["GPUPLANE_DETECTED_MEMORY_BYTES"] == str(4 * 2**30)
-    assert (seen["TF_NUM_INTRAOP_THREADS"], seen["TF_NUM_INTEROP_THREADS"]) == ("1", "1")
+    assert (seen["TF_NUM_INTRAOP_THREADS"], seen["TF_NUM_INTEROP_THREADS"]) == ("2", "1")

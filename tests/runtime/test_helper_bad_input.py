@@ -129,7 +129,7 @@ def test_bad_affinity_list_is_ignored(host: FakeHost, cpus: str) -> None:
     assert "Cpus_allowed_list" in stderr
     # Usable CPUs unknown: the quota is taken as a real limit.
     assert "GPUPLANE_DETECTED_CPUS" not in seen
-    assert seen["TF_NUM_INTRAOP_THREADS"] == "1"
+    assert seen["TF_NUM_INTRAOP_THREADS"] == "2"
 
 
 def test_bad_cpuset_is_ignored(host: FakeHost) -> None:

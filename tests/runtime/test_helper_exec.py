@@ -57,13 +57,13 @@ def test_flags_appended_under_a_quota(host: FakeHost, server: Path, shell: Seque
     argv, out = serve(host, server, USER_ARGS, shell, GPUPLANE_GPU_MEMORY_FRACTION="0.5")
     assert argv == [
         *USER_ARGS,
-        "--tensorflow_intra_op_parallelism=2",
+        "--tensorflow_intra_op_parallelism=3",
         "--tensorflow_inter_op_parallelism=1",
         "--rest_api_num_threads=12",  # 4 x ceil(2.5): TF Serving's own formula, on the container's CPUs
         "--grpc_max_threads=12",
         "--per_process_gpu_memory_fraction=0.5",
     ]
-    assert "ENV TF_NUM_INTRAOP_THREADS=2" in out
+    assert "ENV TF_NUM_INTRAOP_THREADS=3" in out
 
 
 def test_absolute_path_to_the_server_is_recognized(host: FakeHost, server: Path) -> None:
@@ -163,7 +163,7 @@ def test_user_variables_win(host: FakeHost, name: str, value: str) -> None:
     done = run_helper(["env"], base_env(**host.env, **{name: value}))
     seen = parse_lines(done.stdout)
     assert seen[name] == value
-    others = {"TF_NUM_INTRAOP_THREADS": "2", "TF_NUM_INTEROP_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
+    others = {"TF_NUM_INTRAOP_THREADS": "3", "TF_NUM_INTEROP_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
     for other, expected in others.items():
         if other != name:
             assert seen[other] == expected

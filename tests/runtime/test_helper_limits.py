@@ -38,11 +38,11 @@ def threads(settings: dict[str, str]) -> tuple[int, int] | None:
     [
         ("50000 100000", "0-3", 500, (1, 1)),  # half a CPU: never 0 threads
         ("100000 100000", "0-3", 1000, (1, 1)),
-        ("150000 100000", "0-3", 1500, (1, 1)),
-        ("250000 100000", "0-7", 2500, (2, 1)),
-        ("350000 100000", "0-7", 3500, (3, 1)),
+        ("150000 100000", "0-3", 1500, (2, 1)),  # rounded up: measured best
+        ("250000 100000", "0-7", 2500, (3, 1)),
+        ("350000 100000", "0-7", 3500, (4, 1)),
         ("800000 100000", "0-15", 8000, (8, 1)),  # the seed's case: 8 CPUs of a bigger node
-        ("75000 50000", "0-3", 1500, (1, 1)),  # another period
+        ("75000 50000", "0-3", 1500, (2, 1)),  # another period
         ("400000 100000", "0-3", 4000, None),  # quota == usable CPUs: no effective limit
         ("600000 100000", "0-3", 6000, None),  # quota above them
         ("max 100000", "0-3", None, None),
@@ -87,7 +87,7 @@ def test_v2_nested_takes_tightest_level(host: FakeHost) -> None:
     host.affinity("0-15")
     settings, stderr = printed(host)
     assert settings["GPUPLANE_DETECTED_CPU_MILLICORES"] == "2500"
-    assert threads(settings) == (2, 1)
+    assert threads(settings) == (3, 1)
     assert "pod1.slice/cpu.max" in stderr  # the summary names where the limit came from
 
 
@@ -136,7 +136,7 @@ def test_v1_nested_quota_and_period(host: FakeHost, shell: Sequence[str]) -> Non
     host.affinity("0-7")
     settings, _ = printed(host, shell)
     assert settings["GPUPLANE_DETECTED_CPU_MILLICORES"] == "2500"
-    assert threads(settings) == (2, 1)
+    assert threads(settings) == (3, 1)
 
 
 def test_v1_controller_names_are_matched_exactly(host: FakeHost) -> None:
@@ -255,7 +255,7 @@ def test_downward_cpu_combines_with_cgroup(
     host.affinity("0-7")
     settings, _ = printed(host, GPUPLANE_CPU_LIMIT_MILLICORES=downward)
     assert settings["GPUPLANE_DETECTED_CPU_MILLICORES"] == str(expected_m)
-    assert threads(settings) == (expected_m // 1000, 1)
+    assert threads(settings) == (-(-expected_m // 1000), 1)  # rounded up
 
 
 def test_downward_memory_combines_with_cgroup(host: FakeHost) -> None:

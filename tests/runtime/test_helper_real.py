@@ -185,7 +185,7 @@ def real() -> Iterator[RealCgroups]:
 
 
 @pytest.mark.realcgroup
-@pytest.mark.parametrize(("cpus", "expected"), [(0.5, ("500", "1", "1")), (1.5, ("1500", "1", "1"))])
+@pytest.mark.parametrize(("cpus", "expected"), [(0.5, ("500", "1", "1")), (1.5, ("1500", "2", "1"))])
 def test_real_quota(real: RealCgroups, cpus: float, expected: tuple[str, str, str]) -> None:
     assert real.cpu_mount is not None
     if cpus >= len(os.sched_getaffinity(0)):

@@ -82,7 +82,7 @@ def test_tensorflow_uses_the_exported_thread_counts(tf_python: Path, tmp_path: P
     env = base_env(**host.env)
     exported = parse_lines(run_helper(["--print"], env).stdout)
     intra, inter = int(exported["TF_NUM_INTRAOP_THREADS"]), int(exported["TF_NUM_INTEROP_THREADS"])
-    assert (intra, inter) == (3, 1)
+    assert (intra, inter) == (4, 1)
 
     one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False)
     helped = probe(tf_python, env, True)
