@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -230,3 +231,11 @@ def test_script_is_posix_sh_only() -> None:
     for bashism in ("[[", "local ", "function ", "$'", "<<<", "declare ", "${!", "source "):
         assert bashism not in text, bashism
     assert os.access(HELPER, os.R_OK)
+
+
+def test_shellcheck_clean() -> None:
+    """shellcheck in POSIX sh mode finds nothing (CI installs it: apt-get install -y shellcheck)."""
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
+    done = subprocess.run(["shellcheck", "-s", "sh", str(HELPER)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout
