@@ -1,17 +1,25 @@
-"""The `gpuplane` command line: offline render and the config schema (more verbs join as they land)."""
+"""The `gpuplane` command line: offline render, the config schema, and the AWS operations around a stack."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from components.config import PlatformArgs
 from infra import config as stack_config
 from infra import render as renderer
+from infra.aws import janitor as janitor_ops
+from infra.aws import kubeconfig as kubeconfig_ops
+from infra.aws import preflight as preflight_ops
+from infra.aws import token as token_ops
+from infra.aws.session import AwsError, make_session
 
 app = typer.Typer(
     help="gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components.",
@@ -21,6 +29,7 @@ app = typer.Typer(
 _err = Console(stderr=True)
 
 EXIT_INVALID_CONFIG = 2
+EXIT_FAILED = 1
 
 
 def _load_or_exit(stack: str, stacks_dir: Path) -> stack_config.StackConfig:
@@ -52,6 +61,191 @@ def schema() -> None:
     document = PlatformArgs.model_json_schema(by_alias=True)
     document["title"] = "gpuplane stack config (keys under the gpuplane: namespace)"
     typer.echo(json.dumps(document, indent=2, sort_keys=True))
+
+
+# --- AWS operations -----------------------------------------------------------------------------------
+
+_ProfileOption = Annotated[str | None, typer.Option(help="AWS profile. Default: the environment's credentials.")]
+_StacksDirOption = Annotated[Path, typer.Option(help="Where the stack files are.")]
+
+
+def _fail(error: AwsError) -> typer.Exit:
+    """Print an AWS failure as one message and its fix (never a traceback); the caller raises the result."""
+    _err.print(f"[bold red]Error:[/] {error.message}", soft_wrap=True, highlight=False)
+    if error.fix:
+        _err.print(f"[bold]Fix:[/] {error.fix}", soft_wrap=True, highlight=False)
+    return typer.Exit(EXIT_FAILED)
+
+
+_STATUS_STYLE = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[bold red]FAIL[/]"}
+
+
+@app.command()
+def preflight(
+    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    profile: _ProfileOption = None,
+    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+) -> None:
+    """Check the account before `pulumi up`: credentials, region, AZ offerings, vCPU quotas, AMIs, EFS.
+
+    Exits 1 if any check fails (warnings do not fail), 2 on invalid stack config.
+    """
+    config = _load_or_exit(stack, stacks_dir)
+    try:
+        session = make_session(config.region, profile)
+    except AwsError as exc:
+        raise _fail(exc) from None
+    if json_output:
+        checks = preflight_ops.run(config, session)
+    else:
+        with _err.status("preflight") as status:
+            checks = preflight_ops.run(config, session, progress=lambda name: status.update(f"checking {name}"))
+    failed = [c for c in checks if c.status == "fail"]
+    if json_output:
+        document = {
+            "stack": stack,
+            "region": config.region,
+            "clusterName": config.cluster_name,
+            "ok": not failed,
+            "checks": [c.as_dict() for c in checks],
+        }
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        table = Table(title=f"preflight: stack {stack} ({config.cluster_name}, {config.region})")
+        for column in ("check", "result", "detail", "fix"):
+            table.add_column(column, overflow="fold")
+        for check in checks:
+            table.add_row(check.name, _STATUS_STYLE[check.status], check.detail, check.fix)
+        Console(width=max(Console().width, 140)).print(table)
+        summary = f"{len(checks) - len(failed)} of {len(checks)} checks passed"
+        _err.print(
+            f"[bold red]{summary}; fix the failures before `pulumi up`.[/]" if failed else f"[green]{summary}.[/]"
+        )
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def token(
+    cluster: Annotated[str, typer.Option("--cluster", help="EKS cluster name.")],
+    region: Annotated[str | None, typer.Option(help="Region. Default: AWS_REGION / the profile's.")] = None,
+    profile: _ProfileOption = None,
+) -> None:
+    """Print an ExecCredential with an EKS bearer token (a kubeconfig `exec` plugin; no AWS CLI needed)."""
+    try:
+        resolved = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        session = make_session(resolved, profile)
+        resolved = resolved or session.region_name
+        if not resolved:
+            raise AwsError("no AWS region for the token", "Pass --region or set AWS_REGION")
+        if session.get_credentials() is None:
+            raise AwsError(
+                "no AWS credentials found",
+                "Set AWS_PROFILE (after `aws sso login`) or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
+            )
+        credential = token_ops.exec_credential(session, cluster, resolved)
+    except AwsError as exc:
+        raise _fail(exc) from None
+    typer.echo(json.dumps(credential))
+
+
+@app.command()
+def kubeconfig(
+    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+    out: Annotated[Path | None, typer.Option(help="Where to write it. Default: build/<stack>/kubeconfig")] = None,
+    profile: _ProfileOption = None,
+    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+) -> None:
+    """Write a kubeconfig for STACK's live cluster whose credentials come from `gpuplane token`."""
+    config = _load_or_exit(stack, stacks_dir)
+    try:
+        document = kubeconfig_ops.for_cluster(
+            make_session(config.region, profile), config.cluster_name, config.region, profile
+        )
+    except AwsError as exc:
+        raise _fail(exc) from None
+    path = out or Path("build") / stack / "kubeconfig"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(kubeconfig_ops.dump(document))
+    path.chmod(0o600)
+    _err.print(f"Wrote {path}. Use it with: export KUBECONFIG={path.resolve()}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def janitor(
+    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+    *,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run/--delete", help="List only (default), or delete after a confirmation.")
+    ] = True,
+    yes: Annotated[bool, typer.Option("--yes", help="Delete without asking (CI has no stdin).")] = False,
+    volumes: Annotated[
+        bool | None,
+        typer.Option(
+            "--volumes/--no-volumes", help="Include detached claim volumes. Default: yes for dev, never prod."
+        ),
+    ] = None,
+    timeout: Annotated[int, typer.Option(help="Seconds to wait for deletions to finish.")] = 900,
+    profile: _ProfileOption = None,
+    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+) -> None:
+    """Find what Kubernetes left in STACK's VPC (by the cluster's tags only) and, with --delete, remove it."""
+    config = _load_or_exit(stack, stacks_dir)
+    include_volumes = volumes if volumes is not None else config.platform.profile != "prod"
+    try:
+        session = make_session(config.region, profile)
+        with _err.status(f"scanning stack {stack}"):
+            found = janitor_ops.plan(config, session, include_volumes=include_volumes)
+    except AwsError as exc:
+        raise _fail(exc) from None
+    console = Console(width=max(Console().width, 140))
+    console.print(_janitor_table(found), soft_wrap=True)
+    if found.vpc_id is None:
+        _err.print(f"No VPC tagged gpuplane:stack={stack} in {config.region}; only volumes were looked for.")
+    if found.blocked:
+        _err.print(f"[yellow]{found.blocked}[/]", soft_wrap=True, highlight=False)
+    orphans = found.findings.orphans
+    if dry_run:
+        _err.print(f"Dry run: nothing deleted. {len(orphans)} to delete; run with --delete to remove them.")
+        return
+    if not orphans:
+        _err.print("Nothing to delete.")
+        return
+    if found.blocked:
+        raise typer.Exit(EXIT_FAILED)
+    if not yes:
+        if not sys.stdin.isatty():
+            _err.print("[bold red]Not deleting:[/] no --yes and no terminal to ask on.")
+            raise typer.Exit(EXIT_FAILED)
+        if not typer.confirm(f"Delete these {len(orphans)} resources of {config.cluster_name}?", default=False):
+            _err.print("Nothing deleted.")
+            raise typer.Exit(EXIT_FAILED)
+    try:
+        outcome = janitor_ops.execute(found, session, timeout_s=timeout, log=lambda m: _err.print(m, highlight=False))
+    except AwsError as exc:
+        raise _fail(exc) from None
+    _err.print(
+        f"Deleted {len(outcome.deleted)}, already gone {len(outcome.already_gone)}, left {len(outcome.remaining)}."
+    )
+    for orphan, why in outcome.remaining:
+        _err.print(f"  [red]left[/] {orphan.kind} {orphan.id}: {why}", highlight=False, soft_wrap=True)
+    if outcome.remaining:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _janitor_table(found: janitor_ops.Plan) -> Table:
+    config = found.config
+    table = Table(
+        title=f"janitor: stack {config.stack} ({config.cluster_name}, {found.vpc_id or 'no VPC'}, {config.region})"
+    )
+    for column in ("action", "kind", "id", "name", "identified by"):
+        table.add_column(column, overflow="fold")
+    for orphan in found.findings.orphans:
+        table.add_row("[red]delete[/]", orphan.kind, orphan.id, orphan.name, orphan.reason)
+    for orphan, why in found.findings.kept:
+        table.add_row("[green]keep[/]", orphan.kind, orphan.id, f"{orphan.name} ({why})", orphan.reason)
+    return table
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,10 +38,10 @@ class Identity:
     arn: str
 
 
-def make_session(region: str, profile: str | None = None) -> boto3.session.Session:
-    """A session for `region` (and the named profile); raises AwsError for an unknown profile."""
+def make_session(region: str | None, profile: str | None = None) -> boto3.session.Session:
+    """A session for `region` (else the profile's) and the named profile; AwsError for an unknown profile."""
     try:
-        return boto3.session.Session(region_name=region, profile_name=profile)
+        return boto3.session.Session(region_name=region or None, profile_name=profile)
     except botocore.exceptions.ProfileNotFound as exc:
         raise AwsError(f"AWS profile '{profile}' is not configured", "Check ~/.aws/config or drop --profile") from exc
 
