@@ -76,3 +76,37 @@ def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_
         },
         sort_keys=True,
     )
+
+
+def efs_tls_only_policy(file_system_arn: str) -> str:
+    """File-system policy: clients mount and write only through mount targets, never without TLS.
+
+    With a file-system policy in place EFS no longer grants the implicit "everyone in the VPC" access, so
+    the Allow keeps the CSI driver's (anonymous, access-point) mounts working; root access is not granted
+    (root squash), which access points enforce anyway. The Deny on `aws:SecureTransport=false` is AWS's
+    recommended "enforce in-transit encryption" statement.
+    """
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "MountThroughMountTargets",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": "*"},
+                    "Action": ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
+                    "Resource": file_system_arn,
+                    "Condition": {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}},
+                },
+                {
+                    "Sid": "DenyWithoutTLS",
+                    "Effect": "Deny",
+                    "Principal": {"AWS": "*"},
+                    "Action": "*",
+                    "Resource": file_system_arn,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                },
+            ],
+        },
+        sort_keys=True,
+    )

@@ -9,7 +9,7 @@ import pulumi_aws as aws
 
 from components import iam_policies
 from components.cluster import Cluster
-from components.config import NodeGroupArgs
+from components.config import NodeGroupArgs, Taint
 from components.node_template import autoscaler_tags, eks_taints
 from manifests import versions
 
@@ -37,6 +37,7 @@ class NodeGroup(pulumi.ComponentResource):
         cluster: Cluster,
         subnet_ids: pulumi.Input[Sequence[str]],
         tags: dict[str, str] | None = None,
+        startup_taints: Sequence[Taint] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
@@ -107,7 +108,9 @@ class NodeGroup(pulumi.ComponentResource):
                 id=template.id, version=template.latest_version.apply(str)
             ),
             labels=args.all_labels,
-            taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args)],
+            # Startup taints (removed by an agent once it runs on the node) are not part of the autoscaler's
+            # node template: a template with them would make every pending pod look unschedulable.
+            taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args, startup_taints)],
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -8,9 +8,10 @@ with `propagateASGTags`); without them a pending GPU pod never scales a GPU grou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-from components.config import NodeGroupArgs, TaintEffect
+from components.config import NodeGroupArgs, Taint, TaintEffect
 from manifests import versions
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
@@ -21,9 +22,10 @@ EKS_TAINT_EFFECTS: Final[dict[TaintEffect, str]] = {
 }
 
 
-def eks_taints(group: NodeGroupArgs) -> list[dict[str, str]]:
-    """The group's taints in the shape `aws.eks.NodeGroup(taints=...)` takes."""
-    return [{"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECTS[t.effect]} for t in group.all_taints]
+def eks_taints(group: NodeGroupArgs, startup_taints: Sequence[Taint] = ()) -> list[dict[str, str]]:
+    """The group's taints, plus startup taints, in the shape `aws.eks.NodeGroup(taints=...)` takes."""
+    taints = [*group.all_taints, *(t for t in startup_taints if all(t.key != g.key for g in group.all_taints))]
+    return [{"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECTS[t.effect]} for t in taints]
 
 
 def autoscaler_tags(group: NodeGroupArgs, cluster_name: str) -> dict[str, str]:

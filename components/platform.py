@@ -5,10 +5,12 @@ from __future__ import annotations
 import pulumi
 
 from components.cluster import Cluster
-from components.config import PlatformArgs
+from components.config import PlatformArgs, Taint
 from components.network import Network
 from components.node_group import NodeGroup
+from components.storage import SharedStorage
 from components.workspace import Workspace
+from manifests import versions
 
 
 class Platform(pulumi.ComponentResource):
@@ -48,6 +50,8 @@ class Platform(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        # New nodes carry the EFS driver's startup taint until its node agent runs there.
+        startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
         self.node_groups = {
             group.name: NodeGroup(
                 f"{name}-{group.name}",
@@ -55,13 +59,13 @@ class Platform(pulumi.ComponentResource):
                 cluster=self.cluster,
                 subnet_ids=self.network.private_subnet_ids,
                 tags=tags,
+                startup_taints=startup,
                 opts=child,
             )
             for group in args.resolved_node_groups
         }
-        self.cluster.add_compute_addons(
-            [resource for group in self.node_groups.values() for resource in group.node_group_resources]
-        )
+        nodes = [resource for group in self.node_groups.values() for resource in group.node_group_resources]
+        self.cluster.add_compute_addons(nodes)
         self.workspace = Workspace(
             f"{name}-workspace",
             namespace_name=args.workload_namespace,
@@ -69,6 +73,20 @@ class Platform(pulumi.ComponentResource):
             kubernetes_version=args.cluster.kubernetes_version,
             opts=child,
         )
+        self.storage: SharedStorage | None = None
+        if args.storage.enabled:
+            self.storage = SharedStorage(
+                f"{name}-storage",
+                args.storage,
+                network=self.network,
+                cluster=self.cluster,
+                zone_count=args.network.zone_count,
+                namespace=args.workload_namespace,
+                namespace_resource=self.workspace.namespace_resource,
+                nodes=nodes,
+                tags=tags,
+                opts=child,
+            )
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,

@@ -18,6 +18,8 @@ class Workspace(pulumi.ComponentResource):
     """
 
     namespace: pulumi.Output[str]
+    namespace_resource: k8s.core.v1.Namespace
+    """For `depends_on` of objects that live in the namespace."""
 
     def __init__(
         self,
@@ -39,5 +41,6 @@ class Workspace(pulumi.ComponentResource):
             data=cm_doc["data"],
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[ns]),
         )
+        self.namespace_resource = ns
         self.namespace = ns.metadata.apply(lambda m: m.name or namespace_name)
         self.register_outputs({"namespace": self.namespace})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs, Taint
+from components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs, StorageArgs, Taint, VolumeArgs
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
@@ -21,6 +21,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("`gpuplane:cluster`", ClusterArgs, "cluster."),
     ("`gpuplane:nodeGroups` (a list; each item)", NodeGroupArgs, "nodeGroups[]."),
     ("`taints` of a node group (a list; each item)", Taint, "taints[]."),
+    ("`gpuplane:storage`", StorageArgs, "storage."),
+    ("`volumes` of the storage (a list; each item)", VolumeArgs, "storage.volumes[]."),
 )
 
 

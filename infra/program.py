@@ -15,7 +15,7 @@ from infra.config import StackConfig
 def build(config: StackConfig) -> dict[str, Any]:
     """Create the platform and return the stack outputs (name -> value or Output)."""
     platform = Platform(config.cluster_name, config.platform, region=config.region)
-    return {
+    outputs: dict[str, Any] = {
         "clusterName": platform.cluster.cluster_name,
         "endpoint": platform.cluster.endpoint,
         "kubeconfig": platform.cluster.kubeconfig,
@@ -28,3 +28,7 @@ def build(config: StackConfig) -> dict[str, Any]:
         "region": config.region,
         "workloadNamespace": platform.workspace.namespace,
     }
+    if platform.storage is not None:
+        outputs["fileSystemId"] = platform.storage.file_system_id
+        outputs["volumes"] = platform.storage.volume_names
+    return outputs

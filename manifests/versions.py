@@ -70,3 +70,14 @@ ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/Ama
 GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
+
+# --- EFS and its CSI driver (FACTS.md, "EFS and the EFS CSI driver") --------------------------------
+ADDON_EFS_CSI: Final = "aws-efs-csi-driver"
+EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
+EFS_CSI_CONTROLLER_SA: Final = "efs-csi-controller-sa"
+EFS_CSI_NAMESPACE: Final = "kube-system"
+POLICY_EFS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"
+# The driver removes this taint from a node once its node agent runs there, so pods that mount EFS never
+# land on a node before the agent can mount (aws-efs-csi-driver README, "node startup taint").
+EFS_STARTUP_TAINT_KEY: Final = "efs.csi.aws.com/agent-not-ready"
+NFS_PORT: Final = 2049

@@ -36,11 +36,15 @@ def test_gpu_group_gets_nvidia_ami_label_and_taint(dev_run):
     assert gpu["amiType"] == "AL2023_x86_64_NVIDIA"
     assert gpu["capacityType"] == "SPOT"
     assert gpu["labels"]["nvidia.com/gpu.present"] == "true"
-    assert gpu["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert gpu["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
+        {"key": "efs.csi.aws.com/agent-not-ready", "value": "", "effect": "NO_EXECUTE"},
+    ]
     assert gpu["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
     system = group(dev_run, "system").inputs
     assert system["amiType"] == "AL2023_x86_64_STANDARD"
-    assert system["taints"] == []
+    # only the EFS driver's startup taint, which its node agent removes
+    assert system["taints"] == [{"key": "efs.csi.aws.com/agent-not-ready", "value": "", "effect": "NO_EXECUTE"}]
     assert "nvidia.com/gpu.present" not in system["labels"]
 
 
@@ -114,7 +118,7 @@ def test_multi_gpu_and_arm_groups(run_platform):
     )
     assert group(rec, "system").inputs["amiType"] == "AL2023_ARM_64_STANDARD"
     assert group(rec, "armgpu").inputs["amiType"] == "AL2023_ARM_64_NVIDIA"
-    assert group(rec, "armgpu").inputs["taints"] == []
+    assert [t["key"] for t in group(rec, "armgpu").inputs["taints"]] == ["efs.csi.aws.com/agent-not-ready"]
     assert asg_tags(rec, "big")[f"{CA}/node-template/resources/nvidia.com/gpu"] == "8"
     assert asg_tags(rec, "armgpu")[f"{CA}/node-template/label/kubernetes.io/arch"] == "arm64"
     (lt,) = sibling(rec, group(rec, "rocket"), LAUNCH_TEMPLATE)
@@ -201,7 +205,7 @@ def test_access_entries_and_authentication_mode(prod_run):
 
 def test_core_addons_order_and_cni_identity(dev_run):
     addons = {a.inputs["addonName"]: a for a in dev_run.by_type("aws:eks/addon:Addon")}
-    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
     for ng in dev_run.by_type(NODE_GROUP):
         assert addons["vpc-cni"].urn in ng.dependencies
         assert addons["eks-pod-identity-agent"].urn in ng.dependencies
@@ -229,6 +233,7 @@ def test_component_tree(dev_run):
         "gpuplane:index:Cluster",
         "gpuplane:index:NodeGroup",
         "gpuplane:index:Workspace",
+        "gpuplane:index:SharedStorage",
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")

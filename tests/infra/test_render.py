@@ -160,6 +160,7 @@ def test_schema_lists_every_top_level_key_with_defaults():
         "nodeGroups",
         "tags",
         "workloadNamespace",
+        "storage",
     }
     assert schema["additionalProperties"] is False
     group = schema["$defs"]["NodeGroupArgs"]["properties"]

@@ -1,0 +1,233 @@
+"""SharedStorage component: EFS in every AZ, the CSI driver, and the named ReadWriteMany volumes."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components import iam_policies
+from components.cluster import Cluster
+from components.config import StorageArgs
+from components.network import Network
+from manifests import storage as objects
+from manifests import versions
+
+
+class SharedStorage(pulumi.ComponentResource):
+    """An encrypted EFS file system shared by every workload, right by construction.
+
+    Exactly one mount target per private subnet (one per AZ: the API refuses two), a security group that
+    admits NFS (TCP 2049) from the cluster's node security group only, a file-system policy that refuses
+    non-TLS access, backups when asked, and the EFS CSI driver as an EKS add-on with its own IAM role.
+
+    Teardown order comes from the dependency graph, so `pulumi destroy` succeeds in one pass: Kubernetes
+    volumes go before the CSI driver (they depend on it), the driver before the nodes and cluster, mount
+    targets before their security group and the file system. On prod the file system, its access points
+    and volumes are protected and retained on delete (see README, "Data safety").
+    """
+
+    file_system_id: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+    volume_names: list[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: StorageArgs,
+        *,
+        network: Network,
+        cluster: Cluster,
+        zone_count: int,
+        namespace: str,
+        namespace_resource: pulumi.Resource,
+        nodes: Sequence[pulumi.Resource],
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:SharedStorage", name, None, opts)
+        tags = dict(tags or {})
+        child = pulumi.ResourceOptions(parent=self)
+        keep = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.retain_on_delete)
+
+        fs = aws.efs.FileSystem(
+            f"{name}-efs",
+            creation_token=f"{cluster.eks_name}-shared",
+            encrypted=True,  # only possible at creation
+            performance_mode=args.performance_mode,
+            throughput_mode=args.throughput_mode,
+            provisioned_throughput_in_mibps=args.provisioned_throughput_mibps,
+            tags={**tags, "Name": f"{cluster.eks_name}-shared"},
+            opts=keep,
+        )
+        aws.efs.FileSystemPolicy(
+            f"{name}-efs-policy",
+            file_system_id=fs.id,
+            policy=fs.arn.apply(iam_policies.efs_tls_only_policy),
+            opts=child,
+        )
+        aws.efs.BackupPolicy(
+            f"{name}-efs-backup",
+            file_system_id=fs.id,
+            backup_policy=aws.efs.BackupPolicyBackupPolicyArgs(status="ENABLED" if args.backups else "DISABLED"),
+            opts=child,
+        )
+
+        sg = aws.ec2.SecurityGroup(
+            f"{name}-efs-sg",
+            vpc_id=network.vpc_id,
+            description=f"EFS mount targets of {cluster.eks_name}: NFS from the cluster's nodes only",
+            revoke_rules_on_delete=True,
+            tags={**tags, "Name": f"{cluster.eks_name}-efs"},
+            opts=child,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-efs-nfs-from-nodes",
+            security_group_id=sg.id,
+            referenced_security_group_id=cluster.cluster_security_group_id,
+            ip_protocol="tcp",
+            from_port=versions.NFS_PORT,
+            to_port=versions.NFS_PORT,
+            description="NFS from EKS nodes (cluster security group)",
+            tags=tags,
+            opts=child,
+        )
+        mount_targets = [
+            aws.efs.MountTarget(
+                f"{name}-efs-mt-{index}",
+                file_system_id=fs.id,
+                subnet_id=network.private_subnet_ids.apply(functools.partial(_nth, index)),
+                security_groups=[sg.id],
+                opts=child,
+            )
+            for index in range(zone_count)
+        ]
+
+        driver = self._csi_driver(name, args, cluster, [*cluster.before_compute, *nodes], tags)
+
+        # Kubernetes side. Everything depends on the driver (so it is deleted first) and on the mount
+        # targets (a volume is only usable once the file system is reachable in every AZ).
+        k8s_deps: list[pulumi.Resource] = [driver, *mount_targets]
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=k8s_deps)
+        sc = fs.id.apply(
+            lambda fs_id: objects.storage_class(
+                fs_id, uid=args.uid, gid=args.gid, base_path=args.base_path, directory_perms=args.directory_perms
+            )
+        )
+        k8s.storage.v1.StorageClass(
+            f"{name}-sc",
+            metadata={"name": objects.STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+            provisioner=versions.EFS_CSI_PROVISIONER,
+            reclaim_policy="Retain",
+            volume_binding_mode="Immediate",
+            parameters=sc.apply(lambda d: d["parameters"]),
+            opts=k8s_opts,
+        )
+        keep_k8s = pulumi.ResourceOptions.merge(
+            k8s_opts,
+            pulumi.ResourceOptions(
+                protect=args.protect, retain_on_delete=args.retain_on_delete, depends_on=[namespace_resource]
+            ),
+        )
+        for volume in args.volumes:
+            if volume.provisioning == "static":
+                ap = aws.efs.AccessPoint(
+                    f"{name}-ap-{volume.name}",
+                    file_system_id=fs.id,
+                    posix_user=aws.efs.AccessPointPosixUserArgs(uid=args.uid, gid=args.gid),
+                    root_directory=aws.efs.AccessPointRootDirectoryArgs(
+                        path=volume.resolved_path,
+                        creation_info=aws.efs.AccessPointRootDirectoryCreationInfoArgs(
+                            owner_uid=args.uid, owner_gid=args.gid, permissions=args.directory_perms
+                        ),
+                    ),
+                    tags={**tags, "Name": f"{cluster.eks_name}-{volume.name}"},
+                    opts=keep,
+                )
+                pv = pulumi.Output.all(fs.id, ap.id).apply(
+                    functools.partial(_static_pv, volume.name, namespace, volume.size)
+                )
+                k8s.core.v1.PersistentVolume(
+                    f"{name}-pv-{volume.name}",
+                    metadata={
+                        "name": objects.persistent_volume_name(namespace, volume.name),
+                        "labels": {"app.kubernetes.io/managed-by": "gpuplane", "gpuplane.io/volume": volume.name},
+                    },
+                    spec=pv.apply(lambda d: d["spec"]),
+                    opts=keep_k8s,
+                )
+            pvc = objects.persistent_volume_claim(
+                volume.name, namespace, provisioning=volume.provisioning, size=volume.size
+            )
+            k8s.core.v1.PersistentVolumeClaim(
+                f"{name}-pvc-{volume.name}", metadata=pvc["metadata"], spec=pvc["spec"], opts=keep_k8s
+            )
+
+        self.file_system_id = fs.id
+        self.security_group_id = sg.id
+        self.volume_names = args.volume_names
+        self.register_outputs({"fileSystemId": fs.id, "securityGroupId": sg.id, "volumes": self.volume_names})
+
+    def _csi_driver(
+        self,
+        name: str,
+        args: StorageArgs,
+        cluster: Cluster,
+        after: Sequence[pulumi.Resource],
+        tags: dict[str, str],
+    ) -> aws.eks.Addon:
+        """The `aws-efs-csi-driver` add-on, its controller's IAM role bound by Pod Identity or IRSA."""
+        child = pulumi.ResourceOptions(parent=self)
+        sa, ns = versions.EFS_CSI_CONTROLLER_SA, versions.EFS_CSI_NAMESPACE
+        if args.csi_identity == "podIdentity":
+            trust: pulumi.Input[str] = iam_policies.pod_identity_trust()
+        else:
+            trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
+                lambda a: iam_policies.irsa_trust(a[0], a[1], ns, sa)
+            )
+        role = aws.iam.Role(
+            f"{name}-efs-csi-role",
+            assume_role_policy=trust,
+            description=f"EFS CSI controller of {cluster.eks_name}",
+            tags=tags,
+            opts=child,
+        )
+        attachment = aws.iam.RolePolicyAttachment(
+            f"{name}-efs-csi-policy", role=role.name, policy_arn=versions.POLICY_EFS_CSI, opts=child
+        )
+        identity: dict[str, Any] = (
+            {
+                "pod_identity_associations": [
+                    aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=sa)
+                ]
+            }
+            if args.csi_identity == "podIdentity"
+            else {"service_account_role_arn": role.arn}
+        )
+        return aws.eks.Addon(
+            f"{name}-addon-efs-csi",
+            cluster_name=cluster.cluster_name,
+            addon_name=versions.ADDON_EFS_CSI,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            # The controller is a Deployment: it needs nodes, and the pod identity agent for its credentials.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment, *after]),
+            **identity,
+        )
+
+    def claim(self, volume: str, mount_path: str, *, read_only: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Pod volume and container mount for a named volume; ValueError naming the defined ones if unknown."""
+        return objects.volume_mount(volume, self.volume_names, mount_path, read_only=read_only)
+
+
+def _nth(index: int, values: list[str]) -> str:
+    return values[index]
+
+
+def _static_pv(volume: str, namespace: str, size: str, ids: list[str]) -> dict[str, Any]:
+    return objects.static_persistent_volume(volume, namespace, file_system_id=ids[0], access_point_id=ids[1], size=size)
