@@ -1,0 +1,86 @@
+"""Fixtures for the boto3 operations: fake credentials, moto, and what moto lacks, seeded.
+
+moto implements neither the public SSM parameters under `/aws/service/eks/...` and
+`/aws/service/bottlerocket/...` (and refuses to store names under `/aws`), nor EC2 service quotas
+(its service-quotas backend knows only `vpc`). `seed_amis` writes the AMI parameters straight into moto's
+SSM backend and `set_quotas` answers `GetServiceQuota` for the EC2 codes; both act on the in-process
+backends, which the decorator and `ThreadedMotoServer` share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.servicequotas.models import ServiceQuotasBackend
+from moto.ssm.models import Parameter, ssm_backends
+
+from infra.aws.preflight import ami_parameter
+from manifests import versions
+
+REGION = "us-west-2"
+# Enough for the dev stack: system m6i.large x3 = 6 vCPUs, gpu g5.2xlarge x2 spot = 16 vCPUs.
+GOOD_QUOTAS = {"L-1216C47A": 32.0, "L-34B43A08": 32.0, "L-DB2E81BA": 64.0, "L-3819A6DF": 64.0}
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials in one region; nothing can reach a real account or the instance metadata."""
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "KUBERNETES_EXEC_INFO"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """moto for the test's duration."""
+    with mock_aws():
+        yield
+
+
+def seed_amis(region: str = REGION, kubernetes_version: str = versions.DEFAULT_KUBERNETES_VERSION) -> None:
+    """Put every supported AMI type's public parameter into moto's SSM (moto ships none for EKS)."""
+    backend = ssm_backends[DEFAULT_ACCOUNT_ID][region]
+    for index, ami_type in enumerate(sorted(versions.AMI_TYPES)):
+        name = ami_parameter(ami_type, kubernetes_version)
+        backend._parameters[name].append(
+            Parameter(
+                account_id=DEFAULT_ACCOUNT_ID,
+                name=name,
+                value=f"ami-0{index:016x}",
+                parameter_type="String",
+                description=None,
+                allowed_pattern=None,
+                keyid=None,
+                last_modified_date=datetime.now(UTC).timestamp(),
+                version=1,
+                data_type="aws:ec2:image",
+            )
+        )
+
+
+@pytest.fixture
+def set_quotas(monkeypatch: pytest.MonkeyPatch) -> Callable[[dict[str, float]], None]:
+    """Answer GetServiceQuota for EC2 codes with the given values (moto has no EC2 quotas)."""
+
+    def _set(values: dict[str, float]) -> None:
+        original = ServiceQuotasBackend.get_service_quota
+
+        def get_service_quota(self: Any, service_code: str, quota_code: str) -> dict[str, Any]:
+            if service_code == "ec2" and quota_code in values:
+                return {"ServiceCode": "ec2", "QuotaCode": quota_code, "QuotaName": quota_code, "Value": values[quota_code]}
+            return original(self, service_code, quota_code)
+
+        monkeypatch.setattr(ServiceQuotasBackend, "get_service_quota", get_service_quota)
+
+    return _set

@@ -1,0 +1,135 @@
+"""Preflight against moto: a good account passes; a missing offering and a low quota fail by name."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from typer.testing import CliRunner
+
+from infra import config
+from infra.aws import preflight
+from infra.cli import app
+from tests.conftest import DEV_CLUSTER, stack_config
+from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
+
+pytestmark = pytest.mark.usefixtures("aws")
+
+
+def _run(cfg: config.StackConfig) -> dict[str, preflight.Check]:
+    checks = preflight.run(cfg, boto3.session.Session(region_name=cfg.region))
+    return {c.name: c for c in checks}
+
+
+def test_good_setup_passes(set_quotas):
+    seed_amis()
+    set_quotas(GOOD_QUOTAS)
+    checks = _run(config.load("dev"))
+    assert {name: c.status for name, c in checks.items() if c.status != "pass"} == {}
+    assert checks["credentials"].detail.startswith("account 123456789012")
+    assert checks["availability zones"].detail == "us-west-2a, us-west-2b"
+    assert checks["quota: All G and VT Spot Instance Requests"].detail == (
+        "L-3819A6DF is 64 vCPUs; gpu need 16 at max size"
+    )
+    assert checks["AMI: gpu"].detail.startswith("AL2023_x86_64_NVIDIA 1.35: ami-")
+    assert set(checks) >= {"region", "instance types: system", "instance types: gpu", "Kubernetes version", "EFS"}
+
+
+def test_az_without_the_instance_type_is_named_with_working_azs(set_quotas):
+    seed_amis()
+    set_quotas(GOOD_QUOTAS)
+    cfg = stack_config({"cluster": DEV_CLUSTER, "network": {"availabilityZones": ["us-west-2a", "us-west-2d"]}})
+    checks = _run(cfg)
+    gpu = checks["instance types: gpu"]
+    # moto's offering data has no g5 in us-west-2d, as in the real region.
+    assert gpu.status == "fail"
+    assert gpu.detail == "g5.xlarge is not offered in us-west-2d; g5.2xlarge is not offered in us-west-2d"
+    assert "['us-west-2a', 'us-west-2b', 'us-west-2c']" in gpu.fix
+    assert checks["instance types: system"].status == "pass"
+
+
+def test_low_gpu_quota_fails_with_the_quota_code(set_quotas):
+    seed_amis()
+    set_quotas({**GOOD_QUOTAS, "L-3819A6DF": 4.0})
+    check = _run(config.load("dev"))["quota: All G and VT Spot Instance Requests"]
+    assert check.status == "fail"
+    assert check.detail == "L-3819A6DF is 4 vCPUs but gpu need 16 at max size"
+    assert "Request at least 16 vCPUs for L-3819A6DF" in check.fix
+
+
+def test_unreadable_quota_warns_instead_of_failing():
+    seed_amis()  # no quotas seeded: moto answers NoSuchResource for ec2 codes
+    checks = _run(config.load("dev"))
+    quota = checks["quota: All G and VT Spot Instance Requests"]
+    assert quota.status == "warn"
+    assert "could not read L-3819A6DF" in quota.detail
+
+
+def test_missing_ami_parameter_fails(set_quotas):
+    set_quotas(GOOD_QUOTAS)  # no AMI parameters
+    check = _run(config.load("dev"))["AMI: gpu"]
+    assert check.status == "fail"
+    assert "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/nvidia/recommended/image_id" in check.detail
+
+
+def test_prod_ami_and_quota_buckets():
+    prod = config.load("prod")
+    needed = preflight.vcpus_needed(prod.platform.resolved_node_groups)
+    assert needed == {("standard", "ON_DEMAND"): (16, ["system"]), ("g", "ON_DEMAND"): (16, ["gpu"])}
+    assert preflight.ami_parameter("BOTTLEROCKET_ARM_64_NVIDIA", "1.34") == (
+        "/aws/service/bottlerocket/aws-k8s-1.34-nvidia/arm64/latest/image_id"
+    )
+    assert [preflight.quota_class(t) for t in ("g5.xlarge", "p5.48xlarge", "m6i.large", "inf2.xlarge")] == [
+        "g",
+        "p",
+        "standard",
+        None,
+    ]
+
+
+# --- the CLI ---------------------------------------------------------------------------------------------
+
+
+def test_cli_table_and_exit_codes(set_quotas):
+    seed_amis()
+    set_quotas(GOOD_QUOTAS)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["preflight", "dev"])
+    assert ok.exit_code == 0, ok.output
+    assert "preflight: stack dev (gpuplane-dev, us-west-2)" in ok.stdout
+    assert "FAIL" not in ok.stdout
+    set_quotas({**GOOD_QUOTAS, "L-3819A6DF": 0.0})
+    bad = runner.invoke(app, ["preflight", "dev"])
+    assert bad.exit_code == 1
+    assert "FAIL" in bad.stdout and "L-3819A6DF is 0 vCPUs" in bad.stdout
+
+
+def test_cli_json(set_quotas):
+    seed_amis()
+    set_quotas({**GOOD_QUOTAS, "L-1216C47A": 2.0})
+    result = CliRunner().invoke(app, ["preflight", "dev", "--json"])
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["ok"] is False and document["region"] == REGION
+    failed = [c for c in document["checks"] if c["status"] == "fail"]
+    assert [c["name"] for c in failed] == ["quota: Running On-Demand Standard instances"]
+    assert set(failed[0]) == {"name", "status", "detail", "fix"}
+
+
+def test_cli_without_credentials_prints_no_traceback(monkeypatch):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    for args in (["preflight", "dev"], ["preflight", "dev", "--json"], ["token", "--cluster", "x"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "no AWS credentials" in result.output
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_cli_invalid_config_exits_2(tmp_path):
+    (tmp_path / "Pulumi.bad.yaml").write_text("config:\n  aws:region: us-west-2\n  gpuplane:profile: nope\n")
+    result = CliRunner().invoke(app, ["preflight", "bad", "--stacks-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "gpuplane:profile" in result.output
