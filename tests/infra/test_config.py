@@ -281,3 +281,79 @@ def test_missing_stack_file_lists_known_stacks(tmp_path):
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     with pytest.raises(config.ConfigError, match="known stacks: dev"):
         config.load("staging", tmp_path)
+
+
+STORAGE_BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    (
+        "volume name used twice",
+        {"volumes": [{"name": "models"}, {"name": "models", "path": "/m2"}]},
+        "gpuplane:storage.volumes:",
+        ["['models'] used more than once"],
+    ),
+    (
+        "provisioned throughput without a value",
+        {"throughputMode": "provisioned"},
+        "gpuplane:storage.provisionedThroughputMibps:",
+        ["is required when throughputMode is 'provisioned'"],
+    ),
+    (
+        "throughput value without provisioned mode",
+        {"provisionedThroughputMibps": 100},
+        "gpuplane:storage.provisionedThroughputMibps:",
+        ["throughputMode is 'elastic'"],
+    ),
+    ("uid root", {"uid": 0}, "gpuplane:storage.uid:", ["0 is outside 1-4294967294"]),
+    ("gid too large", {"gid": 4294967295}, "gpuplane:storage.gid:", ["4294967295 is outside 1-4294967294"]),
+    (
+        "overlapping static paths",
+        {"volumes": [{"name": "a", "path": "/data"}, {"name": "b", "path": "/data/b"}]},
+        "gpuplane:storage.volumes:",
+        ["/data and /data/b overlap"],
+    ),
+    (
+        "static path inside the dynamic base path",
+        {"volumes": [{"name": "a", "path": "/dynamic/a"}]},
+        "gpuplane:storage.volumes:",
+        ["inside basePath /dynamic"],
+    ),
+    (
+        "bad access point path",
+        {"volumes": [{"name": "a", "path": "data"}]},
+        "gpuplane:storage.volumes[0].path:",
+        ["'data'"],
+    ),
+    ("bad size", {"volumes": [{"name": "a", "size": "lots"}]}, "gpuplane:storage.volumes[0].size:", ["'lots'"]),
+    ("bad perms", {"directoryPerms": "rwx"}, "gpuplane:storage.directoryPerms:", ["'rwx' is not an octal mode"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "storage", "key", "fragments"), STORAGE_BAD_INPUTS, ids=[c[0] for c in STORAGE_BAD_INPUTS]
+)
+def test_bad_storage_input_names_the_key(case, storage, key, fragments):
+    found = problems({"cluster": DEV_CLUSTER, "storage": storage})
+    matching = [p for p in found if p.startswith(key)]
+    assert matching, found
+    for fragment in fragments:
+        assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+@pytest.mark.parametrize("field", ["protect", "retainOnDelete"])
+def test_prod_retention_off_needs_the_named_override(field):
+    found = problems({"profile": "prod", "storage": {field: False}})
+    assert any(p.startswith(f"gpuplane:storage.{field}:") and "allowDataLossOnProd" in p for p in found), found
+    ok = config.parse(
+        {
+            "aws:region": "us-west-2",
+            "gpuplane:profile": "prod",
+            "gpuplane:storage": {field: False, "allowDataLossOnProd": True},
+        },
+        "prod",
+    )
+    assert ok.platform.storage.backups is True
+
+
+def test_dev_may_switch_retention_off_and_prod_defaults_it_on():
+    assert config.load("prod").platform.storage.protect is True
+    assert config.load("prod").platform.storage.retain_on_delete is True
+    assert config.load("dev").platform.storage.protect is False
