@@ -185,7 +185,7 @@ def test_storage_can_be_switched_off(run_platform):
 
 def test_binding_an_undefined_volume_names_the_defined_ones():
     with pytest.raises(
-        ValueError, match="volume 'checkpoints' is not defined in gpuplane:storage.volumes; defined: models, logs"
+        ValueError, match=r"volume 'checkpoints' is not defined in gpuplane:storage\.volumes; defined: models, logs"
     ):
         objects.volume_mount("checkpoints", ["models", "logs"], "/ckpt")
     volume, mount = objects.volume_mount("models", ["models", "logs"], "/models", read_only=True)
