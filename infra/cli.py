@@ -118,7 +118,8 @@ def preflight(
         for check in checks:
             table.add_row(check.name, _STATUS_STYLE[check.status], check.detail, check.fix)
         Console(width=max(Console().width, 140)).print(table)
-        summary = f"{len(checks) - len(failed)} of {len(checks)} checks passed"
+        warned = sum(c.status == "warn" for c in checks)
+        summary = f"{len(checks) - len(failed) - warned} passed, {warned} warnings, {len(failed)} failed"
         _err.print(
             f"[bold red]{summary}; fix the failures before `pulumi up`.[/]" if failed else f"[green]{summary}.[/]"
         )

@@ -92,7 +92,10 @@ def explain(exc: BaseException, doing: str) -> AwsError:
     if isinstance(exc, botocore.exceptions.ClientError):
         error = exc.response.get("Error", {})
         code = str(error.get("Code", "Unknown"))
-        message = str(error.get("Message", "")).strip()
+        message = " ".join(str(error.get("Message", "")).split())
+        if message.lower().startswith("<!doctype") or message.lower().startswith("<html"):
+            message = "the endpoint answered with an HTML error page"
+        message = message if len(message) <= 200 else message[:197] + "..."
         if code in _CREDENTIAL_CODES:
             return AwsError(
                 f"{doing}: the AWS credentials were rejected ({code}: {message})",

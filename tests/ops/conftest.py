@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
 from moto.servicequotas.models import ServiceQuotasBackend
 from moto.ssm.models import Parameter, ssm_backends
 
@@ -23,6 +22,7 @@ from infra.aws.preflight import ami_parameter
 from manifests import versions
 
 REGION = "us-west-2"
+DEFAULT_ACCOUNT_ID = "123456789012"  # moto's account
 # Enough for the dev stack: system m6i.large x3 = 6 vCPUs, gpu g5.2xlarge x2 spot = 16 vCPUs.
 GOOD_QUOTAS = {"L-1216C47A": 32.0, "L-34B43A08": 32.0, "L-DB2E81BA": 64.0, "L-3819A6DF": 64.0}
 
@@ -54,7 +54,7 @@ def seed_amis(region: str = REGION, kubernetes_version: str = versions.DEFAULT_K
     for index, ami_type in enumerate(sorted(versions.AMI_TYPES)):
         name = ami_parameter(ami_type, kubernetes_version)
         backend._parameters[name].append(
-            Parameter(
+            Parameter(  # type: ignore[abstract]
                 account_id=DEFAULT_ACCOUNT_ID,
                 name=name,
                 value=f"ami-0{index:016x}",
@@ -62,7 +62,7 @@ def seed_amis(region: str = REGION, kubernetes_version: str = versions.DEFAULT_K
                 description=None,
                 allowed_pattern=None,
                 keyid=None,
-                last_modified_date=datetime.now(UTC).timestamp(),
+                last_modified_date=datetime.now(UTC),
                 version=1,
                 data_type="aws:ec2:image",
             )
@@ -78,7 +78,12 @@ def set_quotas(monkeypatch: pytest.MonkeyPatch) -> Callable[[dict[str, float]], 
 
         def get_service_quota(self: Any, service_code: str, quota_code: str) -> dict[str, Any]:
             if service_code == "ec2" and quota_code in values:
-                return {"ServiceCode": "ec2", "QuotaCode": quota_code, "QuotaName": quota_code, "Value": values[quota_code]}
+                return {
+                    "ServiceCode": "ec2",
+                    "QuotaCode": quota_code,
+                    "QuotaName": quota_code,
+                    "Value": values[quota_code],
+                }
             return original(self, service_code, quota_code)
 
         monkeypatch.setattr(ServiceQuotasBackend, "get_service_quota", get_service_quota)

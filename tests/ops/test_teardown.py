@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from components import teardown
 from infra import config
 from infra.aws import janitor
+from infra.aws.session import AwsError
 from infra.cli import app
 from infra.mockrun import Recording
 
@@ -43,7 +44,9 @@ def _vpc(ec2: Any, stack: str) -> tuple[str, list[str]]:
         TagSpecifications=_spec("vpc", {"gpuplane:stack": stack, "gpuplane:project": "gpuplane"}),
     )["Vpc"]["VpcId"]
     subnets = [
-        ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=f"us-west-2{az}")["Subnet"]["SubnetId"]
+        ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=f"us-west-2{az}")["Subnet"][
+            "SubnetId"
+        ]
         for i, az in enumerate("ab")
     ]
     return vpc, subnets
@@ -67,15 +70,13 @@ def build_scene() -> Scene:
 
     def alb(name: str, tags: dict[str, str], where: list[str] = subnets) -> str:
         kwargs: dict[str, Any] = {"Tags": _tags(tags)} if tags else {}
-        return elbv2.create_load_balancer(Name=name, Subnets=where, **kwargs)[
-            "LoadBalancers"
-        ][0]["LoadBalancerArn"]
+        return elbv2.create_load_balancer(Name=name, Subnets=where, **kwargs)["LoadBalancers"][0]["LoadBalancerArn"]
 
     def tg(name: str, tags: dict[str, str], in_vpc: str = vpc) -> str:
         kwargs: dict[str, Any] = {"Tags": _tags(tags)} if tags else {}
-        return elbv2.create_target_group(Name=name, Protocol="TCP", Port=80, VpcId=in_vpc, **kwargs)["TargetGroups"][
-            0
-        ]["TargetGroupArn"]
+        return elbv2.create_target_group(Name=name, Protocol="TCP", Port=80, VpcId=in_vpc, **kwargs)["TargetGroups"][0][
+            "TargetGroupArn"
+        ]
 
     def clb(name: str, tags: dict[str, str], where: list[str] = subnets) -> str:
         elb.create_load_balancer(
@@ -98,9 +99,9 @@ def build_scene() -> Scene:
     scene.ours[clb("a9f8e7d6c5", {**OWNED, "kubernetes.io/service-name": "default/svc"})] = "classic-load-balancer"
     elb_sg = sg("k8s-elb-a9f8e7d6c5", OWNED)
     scene.ours[elb_sg] = "security-group"
-    scene.ours[sg(f"k8s-traffic-{CLUSTER}-abc", {"elbv2.k8s.aws/cluster": CLUSTER, "elbv2.k8s.aws/resource": "backend-sg"})] = (
-        "security-group"
-    )
+    scene.ours[
+        sg(f"k8s-traffic-{CLUSTER}-abc", {"elbv2.k8s.aws/cluster": CLUSTER, "elbv2.k8s.aws/resource": "backend-sg"})
+    ] = "security-group"
     scene.ours[eni({"cluster.k8s.amazonaws.com/name": CLUSTER, "node.k8s.amazonaws.com/instance_id": "i-1"})] = (
         "network-interface"
     )
@@ -113,7 +114,9 @@ def build_scene() -> Scene:
     node_sg = sg("gpuplane-dev-nodes", {"gpuplane:stack": "dev", "gpuplane:project": "gpuplane", **OWNED})
     ec2.authorize_security_group_ingress(
         GroupId=node_sg,
-        IpPermissions=[{"IpProtocol": "tcp", "FromPort": 30080, "ToPort": 30080, "UserIdGroupPairs": [{"GroupId": elb_sg}]}],
+        IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 30080, "ToPort": 30080, "UserIdGroupPairs": [{"GroupId": elb_sg}]}
+        ],
     )
     scene.others[node_sg] = "security-group"
 
@@ -184,7 +187,11 @@ def test_janitor_deletes_ours_and_nothing_else(scene):
     assert result.exit_code == 0, result.output
     assert [ident for ident, kind in {**scene.ours, **scene.volumes}.items() if exists(kind, ident)] == []
     assert [ident for ident, kind in scene.others.items() if not exists(kind, ident)] == []
-    node = next(g for g in boto3.client("ec2").describe_security_groups()["SecurityGroups"] if g["GroupName"] == "gpuplane-dev-nodes")
+    node = next(
+        g
+        for g in boto3.client("ec2").describe_security_groups()["SecurityGroups"]
+        if g["GroupName"] == "gpuplane-dev-nodes"
+    )
     assert node["IpPermissions"] == []  # only the rule that pointed at the deleted ELB group went
     again = CliRunner().invoke(app, ["janitor", "dev", "--delete", "--yes"])
     assert again.exit_code == 0 and "Nothing to delete." in again.output
@@ -208,7 +215,7 @@ def test_janitor_refuses_while_the_cluster_runs(scene):
 
 def test_prod_never_includes_volumes(aws):
     cfg = config.load("prod")
-    with pytest.raises(janitor.AwsError, match="never in scope for a prod stack"):
+    with pytest.raises(AwsError, match="never in scope for a prod stack"):
         janitor.plan(cfg, boto3.session.Session(), include_volumes=True)
     result = CliRunner().invoke(app, ["janitor", "prod", "--volumes"])
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -221,22 +228,34 @@ def test_hooks_are_bound_where_deletes_would_fail(dev_run: Recording):
     bound = {(r.type, r.name): r.hooks for r in dev_run.resources if r.hooks}
     network_hook = {"before_delete": ["gpuplane-dev-k8s-orphans-before-network"]}
     assert bound == {
-        ("aws:eks/cluster:Cluster", "gpuplane-dev-cluster-eks"): {"after_delete": ["gpuplane-dev-k8s-orphans-after-cluster"]},
+        ("aws:eks/cluster:Cluster", "gpuplane-dev-cluster-eks"): {
+            "after_delete": ["gpuplane-dev-k8s-orphans-after-cluster"]
+        },
         ("aws:ec2/vpc:Vpc", "gpuplane-dev-network-vpc"): network_hook,
         ("aws:ec2/internetGateway:InternetGateway", "gpuplane-dev-network-igw"): network_hook,
-        **{("aws:ec2/subnet:Subnet", f"gpuplane-dev-network-{tier}-{i}"): network_hook for tier in ("public", "private") for i in (0, 1)},
+        **{
+            ("aws:ec2/subnet:Subnet", f"gpuplane-dev-network-{tier}-{i}"): network_hook
+            for tier in ("public", "private")
+            for i in (0, 1)
+        },
     }
 
 
 def _args(type_: str, outputs: dict[str, Any], id_: str = "x") -> pulumi.ResourceHookArgs:
-    return pulumi.ResourceHookArgs(urn=f"urn:pulumi:dev::gpuplane::{type_}::n", id=id_, name="n", type=type_, old_outputs=outputs)
+    return pulumi.ResourceHookArgs(
+        urn=f"urn:pulumi:dev::gpuplane::{type_}::n", id=id_, name="n", type=type_, old_outputs=outputs
+    )
 
 
 def test_network_hook_cleans_once_the_cluster_is_gone(scene):
     logs: list[str] = []
     subnet_outputs = {"vpcId": scene.vpc, "arn": "arn:aws:ec2:us-west-2:123456789012:subnet/subnet-1"}
     teardown.run_hook(
-        _args("aws:ec2/subnet:Subnet", subnet_outputs), CLUSTER, wait_for_cluster=True, include_volumes=False, log=logs.append
+        _args("aws:ec2/subnet:Subnet", subnet_outputs),
+        CLUSTER,
+        wait_for_cluster=True,
+        include_volumes=False,
+        log=logs.append,
     )
     assert [i for i, kind in scene.ours.items() if exists(kind, i)] == []
     assert all(exists(kind, i) for i, kind in {**scene.others, **scene.volumes}.items())  # volumes stay by default
@@ -297,7 +316,10 @@ def test_hook_waits_for_a_cluster_being_deleted_and_leaves_a_live_one_alone(aws)
             return {"nodegroup": {"status": "ACTIVE"}}
 
     clock[0] = 0.0
-    assert teardown.await_cluster_gone(lambda _s: LiveEks(), CLUSTER, grace_s=60, sleep=sleep, clock=lambda: clock[0]) is False
+    assert (
+        teardown.await_cluster_gone(lambda _s: LiveEks(), CLUSTER, grace_s=60, sleep=sleep, clock=lambda: clock[0])
+        is False
+    )
 
 
 def test_already_deleted_halfway_counts_as_done(scene):

@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from infra.aws import kubeconfig, token
@@ -34,7 +35,7 @@ def test_token_is_a_presigned_regional_get_caller_identity(region, monkeypatch):
     assert query["X-Amz-Algorithm"] == "AWS4-HMAC-SHA256"
     assert "x-k8s-aws-id" in query["X-Amz-SignedHeaders"].split(";")
     assert (
-        query["X-Amz-Credential"].startswith(f"testing/") and f"/{region}/sts/aws4_request" in query["X-Amz-Credential"]
+        query["X-Amz-Credential"].startswith("testing/") and f"/{region}/sts/aws4_request" in query["X-Amz-Credential"]
     )
     assert len(query["X-Amz-Signature"]) == 64
 
@@ -71,7 +72,7 @@ def test_kubeconfig_uses_gpuplane_token(aws, tmp_path):
     out = tmp_path / "kc"
     result = CliRunner().invoke(app, ["kubeconfig", "dev", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    document = kubeconfig.yaml.safe_load(out.read_text())
+    document = yaml.safe_load(out.read_text())
     user = document["users"][0]["user"]["exec"]
     assert user["args"][:4] == ["-m", "infra.cli", "token", "--cluster"]
     assert user["args"][4:] == ["gpuplane-dev", "--region", "us-west-2"]
