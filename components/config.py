@@ -47,6 +47,7 @@ _K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _K8S_KEY_RE: Final = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_K8S_NAME}$")
 _K8S_VALUE_RE: Final = re.compile(rf"^({_K8S_NAME})?$")
 _DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
@@ -290,6 +291,62 @@ class Taint(_Args):
         return value
 
 
+class TimeSlicingArgs(_Args):
+    """Time-slicing: each GPU is advertised `replicas` times; no memory isolation between sharers."""
+
+    replicas: int = Field(ge=2, le=64, description="Pods per GPU (2-64). Required.")
+
+
+class MpsArgs(_Args):
+    """CUDA MPS: `replicas` processes share each GPU with an equal, enforced memory share."""
+
+    replicas: int = Field(ge=2, le=48, description="Pods per GPU (2-48, the MPS client limit). Required.")
+
+
+class MigArgs(_Args):
+    """Multi-Instance GPU: hardware partitions, applied by the GPU Operator's MIG manager."""
+
+    strategy: Literal["single", "mixed"] = Field(
+        default="single",
+        description="`single`: partitions appear as `nvidia.com/gpu`; `mixed`: as `nvidia.com/mig-<profile>`. "
+        "Default `single`.",
+    )
+    profile: str = Field(
+        description="MIG manager config name, e.g. `all-1g.10gb` (seven 1g.10gb slices per A100-80GB). Required."
+    )
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, value: str) -> str:
+        if not _MIG_PROFILE_RE.match(value):
+            raise ValueError(f"'{value}' is not a MIG config name like all-1g.10gb or all-3g.40gb")
+        return value
+
+
+class GpuSharingArgs(_Args):
+    """How a GPU group's GPUs are shared. At most one of the three; none set means whole GPUs."""
+
+    time_slicing: TimeSlicingArgs | None = Field(default=None, description="Time-slicing. Default off.")
+    mps: MpsArgs | None = Field(default=None, description="CUDA MPS. Default off.")
+    mig: MigArgs | None = Field(default=None, description="MIG partitions (MIG-capable GPUs only). Default off.")
+
+    @model_validator(mode="after")
+    def _one(self) -> GpuSharingArgs:
+        chosen = [k for k, v in (("timeSlicing", self.time_slicing), ("mps", self.mps), ("mig", self.mig)) if v]
+        if len(chosen) > 1:
+            raise FieldError(chosen[1], f"{' and '.join(chosen)} are both set; a GPU group uses one sharing mode")
+        return self
+
+    @property
+    def mode(self) -> Literal["none", "time-slicing", "mps", "mig"]:
+        """The sharing mode, as the `gpuplane.io/gpu-sharing` node label says it."""
+        if self.time_slicing:
+            return "time-slicing"
+        if self.mps:
+            return "mps"
+        return "mig" if self.mig else "none"
+
+
 class NodeGroupArgs(_Args):
     """One EKS managed node group (CPU or GPU)."""
 
@@ -326,6 +383,15 @@ class NodeGroupArgs(_Args):
     )
     max_unavailable_percentage: int = Field(
         default=33, ge=1, le=100, description="Share of nodes replaced at once during updates. Default 33."
+    )
+    driver: Literal["ami", "operator"] = Field(
+        default="ami",
+        description="GPU groups: `ami` (the EKS accelerated AMI brings driver and toolkit) or `operator` (the NVIDIA "
+        "GPU Operator manages them; installs the driver only on non-NVIDIA AMIs). Default `ami`.",
+    )
+    sharing: GpuSharingArgs = Field(
+        default_factory=GpuSharingArgs,
+        description="GPU groups: `timeSlicing`, `mps` or `mig` sharing. Default: none (whole GPUs).",
     )
 
     @field_validator("name")
@@ -388,18 +454,53 @@ class NodeGroupArgs(_Args):
                     f"{self.instance_types} mix GPU models or counts {gpus}; one group needs one GPU shape "
                     "(the scheduler and autoscaler see one)",
                 )
+            self._check_gpu_settings(facts[0])
         else:
             with_gpu = [f.name for f in facts if f.has_gpu]
             if with_gpu:
                 raise FieldError("instanceTypes", f"{with_gpu} have GPUs but kind is 'cpu'; set kind: gpu")
+            for key in ("driver", "sharing"):
+                if key in self.model_fields_set:
+                    raise FieldError(key, "is a GPU group setting but kind is 'cpu'")
         if self.ami_type is not None:
-            arch, nvidia, _ = versions.AMI_TYPES[self.ami_type]
+            arch, nvidia, family = versions.AMI_TYPES[self.ami_type]
             if arch != arches[0]:
                 raise FieldError("amiType", f"'{self.ami_type}' is for {arch} but the instance types are {arches[0]}")
-            if nvidia != (self.kind == "gpu"):
-                want = "an NVIDIA" if self.kind == "gpu" else "a non-NVIDIA"
-                raise FieldError("amiType", f"'{self.ami_type}' does not fit a {self.kind} group; use {want} AMI type")
+            if self.kind == "cpu" and nvidia:
+                raise FieldError("amiType", f"'{self.ami_type}' does not fit a cpu group; use a non-NVIDIA AMI type")
+            if self.kind == "gpu" and not nvidia and (self.driver != "operator" or family != "al2023"):
+                raise FieldError(
+                    "amiType",
+                    f"'{self.ami_type}' has no NVIDIA driver; use an NVIDIA AMI type, or driver: operator with an "
+                    "AL2023 AMI so the GPU Operator installs the driver",
+                )
         return self
+
+    def _check_gpu_settings(self, facts: catalog.InstanceType) -> None:
+        family = versions.AMI_TYPES[self.resolved_ami_type][2]
+        if self.driver == "operator" and family == "bottlerocket":
+            raise FieldError(
+                "driver",
+                f"'operator' does not work on Bottlerocket ({self.resolved_ami_type}): it ships its own driver and "
+                "device plugin; use driver: ami, or an AL2023 AMI type",
+            )
+        if self.sharing.mig is not None:
+            if not facts.mig_capable:
+                raise FieldError(
+                    "sharing.mig",
+                    f"{facts.gpu_model} ({facts.name}) does not support MIG; MIG-capable: "
+                    f"{', '.join(sorted(catalog.MIG_CAPABLE_GPUS))} (p4d, p4de, p5, p5e, p5en, p6)",
+                )
+            if self.driver != "operator":
+                raise FieldError(
+                    "sharing.mig", "needs driver: operator (the GPU Operator's MIG manager partitions the GPUs)"
+                )
+        if family == "bottlerocket" and self.sharing.mode != "none":
+            raise FieldError(
+                "sharing",
+                "Bottlerocket runs its own device plugin, configured through its settings API, not by gpuplane; "
+                "use an AL2023 NVIDIA AMI type for shared GPUs",
+            )
 
     # --- derived facts (pure; used by the NodeGroup component and the renderer) ---------------------
 
@@ -434,15 +535,6 @@ class NodeGroupArgs(_Args):
         if self.disk_size_gib is not None:
             return self.disk_size_gib
         return 100 if self.kind == "gpu" else 50
-
-    @property
-    def all_labels(self) -> dict[str, str]:
-        """User labels plus the ones gpuplane adds (GPU presence, group name)."""
-        labels = {"gpuplane.io/node-group": self.name}
-        if self.kind == "gpu":
-            labels[versions.GPU_PRESENT_LABEL] = "true"
-        labels.update(self.labels)
-        return labels
 
     @property
     def all_taints(self) -> list[Taint]:
@@ -615,6 +707,34 @@ class StorageArgs(_Args):
         return [v.name for v in self.volumes]
 
 
+class AutoscalerArgs(_Args):
+    """The cluster-autoscaler: scales node groups (GPU groups from zero) by the tags on their ASGs."""
+
+    enabled: bool = Field(default=True, description="Install the cluster-autoscaler. Default true.")
+    expander: Literal["least-waste", "random", "most-pods", "priority", "price"] = Field(
+        default="least-waste", description="How it picks among groups that fit a pending pod. Default `least-waste`."
+    )
+    scale_down_unneeded_time: str = Field(
+        default="10m", description="How long a node must be idle before removal (Go duration). Default `10m`."
+    )
+
+    @field_validator("scale_down_unneeded_time")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
+            raise ValueError(f"'{value}' is not a duration like 10m, 1h or 1h30m")
+        return value
+
+
+class ObservabilityArgs(_Args):
+    """GPU metrics."""
+
+    dcgm_exporter: bool = Field(
+        default=True,
+        description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true.",
+    )
+
+
 def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
     """The node groups a stack gets when its config lists none."""
     if profile == "prod":
@@ -670,6 +790,8 @@ class PlatformArgs(_Args):
     storage: StorageArgs = Field(
         default_factory=StorageArgs, description="Shared EFS storage. See StorageArgs (defaults per profile)."
     )
+    autoscaler: AutoscalerArgs = Field(default_factory=AutoscalerArgs, description="See AutoscalerArgs.")
+    observability: ObservabilityArgs = Field(default_factory=ObservabilityArgs, description="See ObservabilityArgs.")
     tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every AWS resource. Default none.")
     workload_namespace: str = Field(
         default="ml",

@@ -110,3 +110,44 @@ def efs_tls_only_policy(file_system_arn: str) -> str:
         },
         sort_keys=True,
     )
+
+
+def cluster_autoscaler_policy(cluster_name: str) -> str:
+    """The cluster-autoscaler's permissions, from its AWS cloud-provider README.
+
+    It may read everywhere, but change only the Auto Scaling groups tagged as owned by this cluster.
+    """
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "Discover",
+                    "Effect": "Allow",
+                    "Action": [
+                        "autoscaling:DescribeAutoScalingGroups",
+                        "autoscaling:DescribeAutoScalingInstances",
+                        "autoscaling:DescribeLaunchConfigurations",
+                        "autoscaling:DescribeScalingActivities",
+                        "autoscaling:DescribeTags",
+                        "ec2:DescribeImages",
+                        "ec2:DescribeInstanceTypes",
+                        "ec2:DescribeLaunchTemplateVersions",
+                        "ec2:GetInstanceTypesFromInstanceRequirements",
+                        "eks:DescribeNodegroup",
+                    ],
+                    "Resource": "*",
+                },
+                {
+                    "Sid": "ScaleOwnGroupsOnly",
+                    "Effect": "Allow",
+                    "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+                    "Resource": "*",
+                    "Condition": {
+                        "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"}
+                    },
+                },
+            ],
+        },
+        sort_keys=True,
+    )

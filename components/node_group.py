@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import iam_policies
+from components import gpu_plan, iam_policies
 from components.cluster import Cluster
 from components.config import NodeGroupArgs, Taint
 from components.node_template import autoscaler_tags, eks_taints
@@ -38,6 +38,7 @@ class NodeGroup(pulumi.ComponentResource):
         subnet_ids: pulumi.Input[Sequence[str]],
         tags: dict[str, str] | None = None,
         startup_taints: Sequence[Taint] = (),
+        gpu_operator: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
@@ -107,7 +108,7 @@ class NodeGroup(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            labels=args.all_labels,
+            labels=gpu_plan.node_labels(args, gpu_operator=gpu_operator),
             # Startup taints (removed by an agent once it runs on the node) are not part of the autoscaler's
             # node template: a template with them would make every pending pod look unschedulable.
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args, startup_taints)],
@@ -121,7 +122,7 @@ class NodeGroup(pulumi.ComponentResource):
             ),
         )
         asg_name = group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)  # type: ignore[index]
-        for key, value in autoscaler_tags(args, cluster.eks_name).items():
+        for key, value in autoscaler_tags(args, cluster.eks_name, gpu_operator=gpu_operator).items():
             aws.autoscaling.Tag(
                 f"{name}-asg-tag-{_slug(key)}",
                 autoscaling_group_name=asg_name,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from components import gpu_plan
 from components.config import NodeGroupArgs, Taint, TaintEffect
 from manifests import versions
 
@@ -28,19 +29,23 @@ def eks_taints(group: NodeGroupArgs, startup_taints: Sequence[Taint] = ()) -> li
     return [{"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECTS[t.effect]} for t in taints]
 
 
-def autoscaler_tags(group: NodeGroupArgs, cluster_name: str) -> dict[str, str]:
-    """Tags for the group's Auto Scaling group: discovery plus the node template for scale from zero."""
+def autoscaler_tags(group: NodeGroupArgs, cluster_name: str, *, gpu_operator: bool = False) -> dict[str, str]:
+    """Tags for the group's Auto Scaling group: discovery plus the node template for scale from zero.
+
+    The GPU resource is what a node really advertises after sharing (8 GPUs time-sliced 4 ways are 32
+    `nvidia.com/gpu`), or the autoscaler would misjudge how many pods a new node takes.
+    """
     prefix = versions.CA_TAG_PREFIX
     tags = {
         f"{prefix}/enabled": "true",
         f"{prefix}/{cluster_name}": "owned",
     }
-    for key, value in sorted(group.all_labels.items()):
+    for key, value in sorted(gpu_plan.node_labels(group, gpu_operator=gpu_operator).items()):
         tags[f"{prefix}/node-template/label/{key}"] = value
     for taint in group.all_taints:
         tags[f"{prefix}/node-template/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
-    facts = group.instance
-    if facts.has_gpu:
-        tags[f"{prefix}/node-template/resources/{versions.GPU_RESOURCE}"] = str(facts.gpu_count)
+    if group.kind == "gpu":
+        resource = gpu_plan.gpu_resource_name(group)
+        tags[f"{prefix}/node-template/resources/{resource}"] = str(gpu_plan.allocatable_units(group))
     tags[f"{prefix}/node-template/label/kubernetes.io/arch"] = "arm64" if group.architecture == "arm64" else "amd64"
     return tags

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pulumi
 
+from components.autoscaler import ClusterAutoscaler
 from components.cluster import Cluster
 from components.config import PlatformArgs, Taint
+from components.gpu import GpuEnablement
+from components.gpu_plan import GpuPlan
 from components.network import Network
 from components.node_group import NodeGroup
 from components.storage import SharedStorage
@@ -52,6 +55,7 @@ class Platform(pulumi.ComponentResource):
         )
         # New nodes carry the EFS driver's startup taint until its node agent runs there.
         startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
+        self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
         self.node_groups = {
             group.name: NodeGroup(
                 f"{name}-{group.name}",
@@ -60,6 +64,7 @@ class Platform(pulumi.ComponentResource):
                 subnet_ids=self.network.private_subnet_ids,
                 tags=tags,
                 startup_taints=startup,
+                gpu_operator=self.gpu_plan.operator,
                 opts=child,
             )
             for group in args.resolved_node_groups
@@ -73,6 +78,32 @@ class Platform(pulumi.ComponentResource):
             kubernetes_version=args.cluster.kubernetes_version,
             opts=child,
         )
+        startup_keys = [t.key for t in startup]
+        self.gpu: GpuEnablement | None = None
+        if self.gpu_plan.gpu_groups:
+            self.gpu = GpuEnablement(
+                f"{name}-gpu",
+                self.gpu_plan,
+                cluster=self.cluster,
+                kubernetes_version=args.cluster.kubernetes_version,
+                dcgm_exporter=args.observability.dcgm_exporter,
+                startup_taints=startup_keys,
+                nodes=nodes,
+                opts=child,
+            )
+        self.autoscaler: ClusterAutoscaler | None = None
+        if args.autoscaler.enabled:
+            self.autoscaler = ClusterAutoscaler(
+                f"{name}-autoscaler",
+                args.autoscaler,
+                cluster=self.cluster,
+                region=region,
+                kubernetes_version=args.cluster.kubernetes_version,
+                startup_taints=startup_keys,
+                nodes=nodes,
+                tags=tags,
+                opts=child,
+            )
         self.storage: SharedStorage | None = None
         if args.storage.enabled:
             self.storage = SharedStorage(

@@ -11,7 +11,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs, StorageArgs, Taint, VolumeArgs
+from components.config import (
+    AutoscalerArgs,
+    ClusterArgs,
+    GpuSharingArgs,
+    MigArgs,
+    NetworkArgs,
+    NodeGroupArgs,
+    ObservabilityArgs,
+    PlatformArgs,
+    StorageArgs,
+    Taint,
+    VolumeArgs,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
@@ -21,8 +33,12 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("`gpuplane:cluster`", ClusterArgs, "cluster."),
     ("`gpuplane:nodeGroups` (a list; each item)", NodeGroupArgs, "nodeGroups[]."),
     ("`taints` of a node group (a list; each item)", Taint, "taints[]."),
+    ("`sharing` of a GPU node group", GpuSharingArgs, "sharing."),
+    ("`sharing.mig`", MigArgs, "sharing.mig."),
     ("`gpuplane:storage`", StorageArgs, "storage."),
     ("`volumes` of the storage (a list; each item)", VolumeArgs, "storage.volumes[]."),
+    ("`gpuplane:autoscaler`", AutoscalerArgs, "autoscaler."),
+    ("`gpuplane:observability`", ObservabilityArgs, "observability."),
 )
 
 

@@ -81,3 +81,44 @@ POLICY_EFS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriver
 # land on a node before the agent can mount (aws-efs-csi-driver README, "node startup taint").
 EFS_STARTUP_TAINT_KEY: Final = "efs.csi.aws.com/agent-not-ready"
 NFS_PORT: Final = 2049
+
+# --- NVIDIA GPU stack (FACTS.md, "NVIDIA device plugin, GFD, GPU Operator") ----------------------------
+NVIDIA_NAMESPACE: Final = "nvidia-gpu"
+DEVICE_PLUGIN_CHART: Final = "nvidia-device-plugin"
+DEVICE_PLUGIN_REPO: Final = "https://nvidia.github.io/k8s-device-plugin"
+DEVICE_PLUGIN_VERSION: Final = "0.20.1"  # chart == app version (NVIDIA/k8s-device-plugin releases, 2026)
+GPU_OPERATOR_CHART: Final = "gpu-operator"
+GPU_OPERATOR_REPO: Final = "https://helm.ngc.nvidia.com/nvidia"
+GPU_OPERATOR_VERSION: Final = "v25.10.1"
+GPU_OPERATOR_DRIVER_VERSION: Final = "580.95.05"  # the operator's data-center driver when it installs one
+DCGM_EXPORTER_CHART: Final = "dcgm-exporter"
+DCGM_EXPORTER_REPO: Final = "https://nvidia.github.io/dcgm-exporter/helm-charts"
+DCGM_EXPORTER_VERSION: Final = "4.4.1"
+DCGM_EXPORTER_PORT: Final = 9400
+
+# NVIDIA driver major that each AMI family ships (what decides which CUDA user space runs there).
+# AL2023 NVIDIA AMIs moved to the 580 branch for every supported Kubernetes version in late 2025
+# (awslabs/amazon-eks-ami #2470, #2484, #2496); Bottlerocket's NVIDIA variants are counted as 570,
+# the older branch, until checked on a node (`nvidia.com/cuda.driver-version.major` from GFD says).
+AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 570}
+# Minimum driver major for each CUDA major's user space (CUDA compatibility docs; FACTS.md).
+CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
+
+# GFD / NFD labels (FACTS.md) and the device plugin's per-node config selector.
+LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
+LABEL_DEVICE_PLUGIN_CONFIG: Final = "nvidia.com/device-plugin.config"
+LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
+NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
+
+# --- cluster-autoscaler (kubernetes/autoscaler charts) ---------------------------------------------
+CLUSTER_AUTOSCALER_CHART: Final = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_REPO: Final = "https://kubernetes.github.io/autoscaler"
+CLUSTER_AUTOSCALER_VERSION: Final = "9.59.1"
+CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
+# The autoscaler's minor must match the cluster's; one image per supported Kubernetes version.
+CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {
+    "1.32": "v1.32.0",
+    "1.33": "v1.33.0",
+    "1.34": "v1.34.0",
+    "1.35": "v1.35.0",
+}

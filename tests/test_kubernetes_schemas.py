@@ -25,15 +25,24 @@ def test_objects_go_through_the_cluster_provider(dev_run):
         if r.type.startswith("kubernetes:"):
             assert r.provider and r.provider.startswith(provider.urn), r.urn
     configmap = dev_run.one("kubernetes:core/v1:ConfigMap")
-    assert dev_run.one("kubernetes:core/v1:Namespace").urn in configmap.dependencies
+    ml = next(n for n in dev_run.by_type("kubernetes:core/v1:Namespace") if n.inputs["metadata"]["name"] == "ml")
+    assert ml.urn in configmap.dependencies
     assert configmap.inputs["data"]["gpuplane-entrypoint.sh"].startswith("#!/bin/sh")
 
 
-def test_workload_namespace_is_restricted_and_pinned(dev_run):
-    labels = dev_run.one("kubernetes:core/v1:Namespace").inputs["metadata"]["labels"]
-    for mode in ("enforce", "audit", "warn"):
-        assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
-        assert labels[f"pod-security.kubernetes.io/{mode}-version"] == "v1.35"
+@pytest.mark.parametrize("fixture", ["dev_run", "prod_run"])
+def test_only_the_nvidia_namespace_is_privileged(request, fixture):
+    rec = request.getfixturevalue(fixture)
+    levels = {
+        n.inputs["metadata"]["name"]: n.inputs["metadata"]["labels"]
+        for n in rec.by_type("kubernetes:core/v1:Namespace")
+    }
+    assert set(levels) == {"ml", "nvidia-gpu"}
+    for name, labels in levels.items():
+        expected = "privileged" if name == "nvidia-gpu" else "restricted"
+        for mode in ("enforce", "audit", "warn"):
+            assert labels[f"pod-security.kubernetes.io/{mode}"] == expected
+            assert labels[f"pod-security.kubernetes.io/{mode}-version"] == "v1.35"
 
 
 def test_strict_validation_catches_a_typo():

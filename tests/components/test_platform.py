@@ -234,6 +234,8 @@ def test_component_tree(dev_run):
         "gpuplane:index:NodeGroup",
         "gpuplane:index:Workspace",
         "gpuplane:index:SharedStorage",
+        "gpuplane:index:GpuEnablement",
+        "gpuplane:index:ClusterAutoscaler",
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")

@@ -161,6 +161,8 @@ def test_schema_lists_every_top_level_key_with_defaults():
         "tags",
         "workloadNamespace",
         "storage",
+        "autoscaler",
+        "observability",
     }
     assert schema["additionalProperties"] is False
     group = schema["$defs"]["NodeGroupArgs"]["properties"]

@@ -1,0 +1,104 @@
+"""ClusterAutoscaler component: scales node groups, GPU groups from zero, with its IAM via Pod Identity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components import iam_policies
+from components.cluster import Cluster
+from components.config import AutoscalerArgs
+from manifests import versions
+
+
+def autoscaler_values(
+    args: AutoscalerArgs, *, cluster_name: str, region: str, kubernetes_version: str, startup_taints: Sequence[str]
+) -> dict[str, Any]:
+    """Values of the cluster-autoscaler chart: auto-discovery by the tags every node group's ASG carries."""
+    extra: dict[str, Any] = {
+        "balance-similar-node-groups": True,
+        "skip-nodes-with-system-pods": False,
+        "expander": args.expander,
+        "scale-down-unneeded-time": args.scale_down_unneeded_time,
+    }
+    if startup_taints:
+        # Nodes carry these only until an agent starts; a template with them would block scale-up.
+        extra["startup-taint"] = ",".join(startup_taints)
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {
+            "clusterName": cluster_name,
+            "tags": [f"{versions.CA_TAG_PREFIX}/enabled", f"{versions.CA_TAG_PREFIX}/{cluster_name}"],
+        },
+        "image": {"tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]},
+        "rbac": {"serviceAccount": {"create": True, "name": versions.CLUSTER_AUTOSCALER_SA}},
+        "priorityClassName": "system-cluster-critical",
+        "extraArgs": extra,
+    }
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    """The upstream cluster-autoscaler chart, allowed to change only this cluster's Auto Scaling groups."""
+
+    role_arn: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: AutoscalerArgs,
+        *,
+        cluster: Cluster,
+        region: str,
+        kubernetes_version: str,
+        startup_taints: Sequence[str],
+        nodes: Sequence[pulumi.Resource],
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
+        tags = dict(tags or {})
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=iam_policies.pod_identity_trust(),
+            description=f"cluster-autoscaler of {cluster.eks_name}",
+            tags=tags,
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-policy", role=role.id, policy=iam_policies.cluster_autoscaler_policy(cluster.eks_name), opts=child
+        )
+        association = aws.eks.PodIdentityAssociation(
+            f"{name}-pod-identity",
+            cluster_name=cluster.cluster_name,
+            namespace="kube-system",
+            service_account=versions.CLUSTER_AUTOSCALER_SA,
+            role_arn=role.arn,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        k8s.helm.v3.Release(
+            f"{name}-release",
+            name="cluster-autoscaler",
+            namespace="kube-system",
+            chart=versions.CLUSTER_AUTOSCALER_CHART,
+            version=versions.CLUSTER_AUTOSCALER_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.CLUSTER_AUTOSCALER_REPO),
+            values=autoscaler_values(
+                args,
+                cluster_name=cluster.eks_name,
+                region=region,
+                kubernetes_version=kubernetes_version,
+                startup_taints=startup_taints,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=cluster.provider, depends_on=[association, *cluster.before_compute, *nodes]
+            ),
+        )
+        self.role_arn = role.arn
+        self.register_outputs({"roleArn": role.arn})

@@ -1,0 +1,180 @@
+"""GpuEnablement component: what makes GPUs allocatable — device plugin or GPU Operator, GFD, DCGM."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.cluster import Cluster
+from components.gpu_plan import GpuPlan
+from manifests import versions
+from manifests.namespaces import namespace
+
+
+def _dump(config: dict[str, Any]) -> str:
+    return yaml.safe_dump(config, sort_keys=True)
+
+
+def _tolerations(startup_taints: Sequence[str]) -> list[dict[str, str]]:
+    """Tolerate the GPU taint, and startup taints of other agents (these pods need no EFS)."""
+    tolerations = [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    tolerations += [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
+    return tolerations
+
+
+def device_plugin_values(plan: GpuPlan, startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+    """Values of the nvidia-device-plugin chart: GPU nodes of plugin-managed groups only, GFD on.
+
+    Affinity is on gpuplane's own `gpuplane.io/device-plugin=true` label, which only AL2023 NVIDIA groups
+    carry: never on CPU nodes (eksctl #8858's crash loop), never on Bottlerocket (it runs its own
+    plugin), and never waiting on NFD labels that are not there yet (device-plugin #708).
+    """
+    tolerations = _tolerations(startup_taints)
+    return {
+        "config": {"map": {name: _dump(cfg) for name, cfg in plan.plugin_configs().items()}, "default": "default"},
+        "gfd": {"enabled": True},
+        "nfd": {
+            "enabled": True,
+            # NFD's worker labels CPU features (AVX-512...) on every node, GPU nodes included; the chart's
+            # default toleration is for `nvidia.com/gpu=present`, not the `nvidia.com/gpu=true` taint we use.
+            "worker": {"tolerations": tolerations},
+        },
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "gpuplane.io/device-plugin", "operator": "In", "values": ["true"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": tolerations,
+        "priorityClassName": "system-node-critical",
+    }
+
+
+def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+    """Values of the gpu-operator chart, set not to fight AMIs that already have the driver.
+
+    Driver and toolkit containers are enabled only if some operator-managed group runs an AMI without
+    them; nodes whose AMI has them carry `nvidia.com/gpu.deploy.driver=false` (see gpu_plan.node_labels).
+    """
+    strategies = {g.sharing.mig.strategy for g in plan.gpu_groups if g.sharing.mig}
+    return {
+        "driver": {"enabled": plan.operator_installs_driver, "version": versions.GPU_OPERATOR_DRIVER_VERSION},
+        "toolkit": {"enabled": plan.operator_installs_driver},
+        "devicePlugin": {
+            "config": {
+                "create": True,
+                "name": "gpuplane-device-plugin-config",
+                "default": "default",
+                "data": {name: _dump(cfg) for name, cfg in plan.plugin_configs().items()},
+            }
+        },
+        "gfd": {"enabled": True},
+        "nfd": {"enabled": True},
+        "dcgmExporter": {"enabled": dcgm_exporter},
+        "migManager": {"enabled": plan.mig},
+        "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
+        "daemonsets": {"tolerations": _tolerations(startup_taints), "priorityClassName": "system-node-critical"},
+    }
+
+
+def dcgm_exporter_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+    """Values of the dcgm-exporter chart: GPU nodes only, no Prometheus-operator objects assumed."""
+    return {
+        "nodeSelector": {versions.GPU_PRESENT_LABEL: "true"},
+        "tolerations": _tolerations(startup_taints),
+        "serviceMonitor": {"enabled": False},
+        "service": {"port": versions.DCGM_EXPORTER_PORT},
+    }
+
+
+class GpuEnablement(pulumi.ComponentResource):
+    """Installs what the cluster's GPU groups need, once per cluster, in one privileged namespace.
+
+    The namespace `nvidia-gpu` is the only one relaxed to the `privileged` Pod Security level: the device
+    plugin, GFD, NFD and DCGM exporter need host access. Nothing is installed when no group needs it
+    (Bottlerocket-only clusters run the AMI's own plugin).
+    """
+
+    releases: list[str]
+
+    def __init__(
+        self,
+        name: str,
+        plan: GpuPlan,
+        *,
+        cluster: Cluster,
+        kubernetes_version: str,
+        dcgm_exporter: bool,
+        startup_taints: Sequence[str],
+        nodes: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:GpuEnablement", name, None, opts)
+        charts: list[tuple[str, str, str, str, dict[str, Any]]] = []
+        if plan.operator:
+            values = gpu_operator_values(plan, dcgm_exporter=dcgm_exporter, startup_taints=startup_taints)
+            charts.append(
+                (
+                    "gpu-operator",
+                    versions.GPU_OPERATOR_CHART,
+                    versions.GPU_OPERATOR_REPO,
+                    versions.GPU_OPERATOR_VERSION,
+                    values,
+                )
+            )
+        elif plan.standalone_plugin:
+            values = device_plugin_values(plan, startup_taints)
+            charts.append(
+                (
+                    "nvidia-device-plugin",
+                    versions.DEVICE_PLUGIN_CHART,
+                    versions.DEVICE_PLUGIN_REPO,
+                    versions.DEVICE_PLUGIN_VERSION,
+                    values,
+                )
+            )
+        if dcgm_exporter and not plan.operator and plan.gpu_groups:
+            charts.append(
+                (
+                    "dcgm-exporter",
+                    versions.DCGM_EXPORTER_CHART,
+                    versions.DCGM_EXPORTER_REPO,
+                    versions.DCGM_EXPORTER_VERSION,
+                    dcgm_exporter_values(startup_taints),
+                )
+            )
+        self.releases = [release for release, *_ in charts]
+        if charts:
+            ns_doc = namespace(versions.NVIDIA_NAMESPACE, "privileged", kubernetes_version)
+            ns = k8s.core.v1.Namespace(
+                f"{name}-ns",
+                metadata=ns_doc["metadata"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider),
+            )
+            for release, chart, repo, version, values in charts:
+                k8s.helm.v3.Release(
+                    f"{name}-{release}",
+                    name=release,
+                    namespace=versions.NVIDIA_NAMESPACE,
+                    chart=chart,
+                    version=version,
+                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
+                    values=values,
+                    create_namespace=False,
+                    opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[ns, *nodes]),
+                )
+        self.register_outputs({"releases": self.releases})
