@@ -357,3 +357,68 @@ def test_dev_may_switch_retention_off_and_prod_defaults_it_on():
     assert config.load("prod").platform.storage.protect is True
     assert config.load("prod").platform.storage.retain_on_delete is True
     assert config.load("dev").platform.storage.protect is False
+
+
+def gpu_group(**kw: Any) -> dict[str, Any]:
+    return {"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], **kw}
+
+
+GPU_BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    (
+        "time-slicing replicas below 2",
+        gpu_group(sharing={"timeSlicing": {"replicas": 1}}),
+        "gpuplane:nodeGroups[1].sharing.timeSlicing.replicas:",
+        ["greater than or equal to 2", "(got 1)"],
+    ),
+    (
+        "mig on a gpu without mig",
+        gpu_group(driver="operator", sharing={"mig": {"profile": "all-1g.10gb"}}),
+        "gpuplane:nodeGroups[1].sharing.mig:",
+        ["A10G (g5.xlarge) does not support MIG", "A100"],
+    ),
+    (
+        "mig without the operator",
+        gpu_group(instanceTypes=["p4d.24xlarge"], sharing={"mig": {"profile": "all-1g.5gb"}}),
+        "gpuplane:nodeGroups[1].sharing.mig:",
+        ["needs driver: operator"],
+    ),
+    (
+        "mps together with time-slicing",
+        gpu_group(sharing={"timeSlicing": {"replicas": 2}, "mps": {"replicas": 2}}),
+        "gpuplane:nodeGroups[1].sharing.mps:",
+        ["timeSlicing and mps are both set"],
+    ),
+    (
+        "operator on bottlerocket",
+        gpu_group(driver="operator", amiType="BOTTLEROCKET_x86_64_NVIDIA"),
+        "gpuplane:nodeGroups[1].driver:",
+        ["'operator' does not work on Bottlerocket"],
+    ),
+    (
+        "sharing on bottlerocket",
+        gpu_group(amiType="BOTTLEROCKET_x86_64_NVIDIA", sharing={"timeSlicing": {"replicas": 2}}),
+        "gpuplane:nodeGroups[1].sharing:",
+        ["Bottlerocket runs its own device plugin"],
+    ),
+    (
+        "gpu settings on a cpu group",
+        {"name": "cpu2", "instanceTypes": ["m6i.large"], "sharing": {"mps": {"replicas": 2}}},
+        "gpuplane:nodeGroups[1].sharing:",
+        ["GPU group setting but kind is 'cpu'"],
+    ),
+    (
+        "bad mig profile",
+        gpu_group(instanceTypes=["p4d.24xlarge"], driver="operator", sharing={"mig": {"profile": "1g"}}),
+        "gpuplane:nodeGroups[1].sharing.mig.profile:",
+        ["'1g' is not a MIG config name"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "group", "key", "fragments"), GPU_BAD_INPUTS, ids=[c[0] for c in GPU_BAD_INPUTS])
+def test_bad_gpu_input_names_the_key(case, group, key, fragments):
+    found = problems(groups(group))
+    matching = [p for p in found if p.startswith(key)]
+    assert matching, found
+    for fragment in fragments:
+        assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"

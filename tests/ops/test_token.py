@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from infra.aws import kubeconfig, token
+from infra.aws import token
 from infra.cli import app
 
 

@@ -1,0 +1,183 @@
+"""GPU enablement and the autoscaler under mocks: Helm values, IAM, labels, and what is not installed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.mockrun import Recording
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}
+
+
+def release(rec: Recording, name: str) -> dict[str, Any]:
+    found = [r.inputs for r in rec.by_type(RELEASE) if r.inputs["name"] == name]
+    assert len(found) == 1, [r.inputs["name"] for r in rec.by_type(RELEASE)]
+    return found[0]
+
+
+def releases(rec: Recording) -> set[str]:
+    return {r.inputs["name"] for r in rec.by_type(RELEASE)}
+
+
+def labels(rec: Recording, group: str) -> dict[str, str]:
+    ng = next(n for n in rec.by_type("aws:eks/nodeGroup:NodeGroup") if n.inputs["nodeGroupName"] == group)
+    return ng.inputs["labels"]
+
+
+def test_device_plugin_only_on_gpu_nodes_with_gfd(dev_run):
+    plugin = release(dev_run, "nvidia-device-plugin")
+    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.1", "nvidia-gpu")
+    assert plugin["repositoryOpts"]["repo"] == "https://nvidia.github.io/k8s-device-plugin"
+    values = plugin["values"]
+    term = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term == [{"matchExpressions": [{"key": "gpuplane.io/device-plugin", "operator": "In", "values": ["true"]}]}]
+    assert labels(dev_run, "gpu")["gpuplane.io/device-plugin"] == "true"
+    assert "gpuplane.io/device-plugin" not in labels(dev_run, "system")
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values["tolerations"]
+    assert values["gfd"] == {"enabled": True}
+    assert values["priorityClassName"] == "system-node-critical"
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values["nfd"]["worker"][
+        "tolerations"
+    ]
+    assert set(values["config"]["map"]) == {"default", "gpu"}
+    assert values["config"]["default"] == "default"
+    assert labels(dev_run, "gpu")["nvidia.com/device-plugin.config"] == "gpu"
+
+
+def test_time_slicing_config_label_and_autoscaler_resource(run_platform):
+    rec = run_platform(
+        {
+            "nodeGroups": [
+                SYSTEM,
+                {
+                    "name": "shared",
+                    "kind": "gpu",
+                    "instanceTypes": ["g5.12xlarge"],
+                    "sharing": {"timeSlicing": {"replicas": 4}},
+                },
+            ]
+        }
+    )
+    config = yaml.safe_load(release(rec, "nvidia-device-plugin")["values"]["config"]["map"]["shared"])
+    assert config["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    node_labels = labels(rec, "shared")
+    assert node_labels["nvidia.com/device-plugin.config"] == "shared"
+    assert node_labels["gpuplane.io/gpu-memory-per-unit-mib"] == str(22888 // 4)
+    tags = {
+        t.inputs["tag"]["key"]: t.inputs["tag"]["value"]
+        for t in rec.by_type("aws:autoscaling/tag:Tag")
+        if "-shared" in (t.parent or "")
+    }
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "16"  # 4 GPUs x 4
+
+
+def test_bottlerocket_only_cluster_gets_no_plugin(run_platform):
+    rec = run_platform(
+        {
+            "nodeGroups": [
+                SYSTEM,
+                {
+                    "name": "rocket",
+                    "kind": "gpu",
+                    "instanceTypes": ["g6.xlarge"],
+                    "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+                },
+            ]
+        }
+    )
+    assert "nvidia-device-plugin" not in releases(rec) and "gpu-operator" not in releases(rec)
+    assert "dcgm-exporter" in releases(rec)
+
+
+def test_no_gpu_groups_no_nvidia_namespace(run_platform):
+    rec = run_platform({"nodeGroups": [SYSTEM]})
+    assert releases(rec) == {"cluster-autoscaler"}
+    assert {n.inputs["metadata"]["name"] for n in rec.by_type("kubernetes:core/v1:Namespace")} == {"ml"}
+
+
+@pytest.mark.parametrize(
+    ("ami", "installs_driver"), [("AL2023_x86_64_NVIDIA", False), ("AL2023_x86_64_STANDARD", True)]
+)
+def test_operator_mode(run_platform, ami, installs_driver):
+    rec = run_platform(
+        {
+            "nodeGroups": [
+                SYSTEM,
+                {
+                    "name": "op",
+                    "kind": "gpu",
+                    "instanceTypes": ["p4d.24xlarge"],
+                    "driver": "operator",
+                    "amiType": ami,
+                    "sharing": {"mig": {"profile": "all-1g.5gb"}},
+                },
+                {"name": "plain", "kind": "gpu", "instanceTypes": ["g5.xlarge"]},
+            ]
+        }
+    )
+    assert "nvidia-device-plugin" not in releases(rec) and "dcgm-exporter" not in releases(rec)
+    op = release(rec, "gpu-operator")
+    assert (op["chart"], op["version"], op["repositoryOpts"]["repo"]) == (
+        "gpu-operator",
+        "v25.10.1",
+        "https://helm.ngc.nvidia.com/nvidia",
+    )
+    values = op["values"]
+    assert values["driver"]["enabled"] is installs_driver
+    assert values["toolkit"]["enabled"] is installs_driver
+    assert values["migManager"] == {"enabled": True}
+    assert values["dcgmExporter"] == {"enabled": True}
+    assert set(values["devicePlugin"]["config"]["data"]) == {"default", "op", "plain"}
+    assert labels(rec, "op")["nvidia.com/mig.config"] == "all-1g.5gb"
+    assert labels(rec, "plain")["nvidia.com/gpu.deploy.driver"] == "false"  # the AMI has it
+    assert "gpuplane.io/device-plugin" not in labels(rec, "plain")
+
+
+def test_dcgm_exporter_is_optional(run_platform, dev_run):
+    dcgm = release(dev_run, "dcgm-exporter")
+    assert dcgm["values"]["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    rec = run_platform({"observability": {"dcgmExporter": False}})
+    assert "dcgm-exporter" not in releases(rec)
+
+
+def test_autoscaler_discovers_our_groups_and_may_only_scale_them(dev_run):
+    ca = release(dev_run, "cluster-autoscaler")
+    assert (ca["chart"], ca["version"], ca["namespace"]) == ("cluster-autoscaler", "9.59.1", "kube-system")
+    values = ca["values"]
+    assert values["autoDiscovery"] == {
+        "clusterName": "gpuplane-dev",
+        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/gpuplane-dev"],
+    }
+    assert values["image"]["tag"] == "v1.35.0"
+    assert values["awsRegion"] == "us-west-2"
+    assert values["extraArgs"]["startup-taint"] == "efs.csi.aws.com/agent-not-ready"
+    # the ASGs carry exactly the discovery tags the autoscaler looks for
+    for tag in values["autoDiscovery"]["tags"]:
+        assert any(t.inputs["tag"]["key"] == tag for t in dev_run.by_type("aws:autoscaling/tag:Tag"))
+    association = dev_run.one("aws:eks/podIdentityAssociation:PodIdentityAssociation").inputs
+    assert (association["namespace"], association["serviceAccount"]) == ("kube-system", "cluster-autoscaler")
+    assert values["rbac"]["serviceAccount"]["name"] == "cluster-autoscaler"
+    role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.name.endswith("autoscaler-role"))
+    assert association["roleArn"] == role.outputs["arn"]
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {
+        "Service": "pods.eks.amazonaws.com"
+    }
+    policy = json.loads(dev_run.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    scale = next(s for s in policy["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"])
+    assert scale["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/gpuplane-dev": "owned"}}
+
+
+def test_dev_gpu_group_scales_from_zero(dev_run):
+    gpu = next(n for n in dev_run.by_type("aws:eks/nodeGroup:NodeGroup") if n.inputs["nodeGroupName"] == "gpu")
+    assert gpu.inputs["scalingConfig"]["minSize"] == 0
+
+
+def test_autoscaler_can_be_switched_off(run_platform):
+    rec = run_platform({"autoscaler": {"enabled": False}})
+    assert "cluster-autoscaler" not in releases(rec)
+    assert rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []

@@ -1,0 +1,113 @@
+"""Pure GPU facts: units, memory per unit, plugin configs, labels, CUDA support, autoscaler resources."""
+
+from __future__ import annotations
+
+import pytest
+
+from components import gpu_plan
+from components.config import NodeGroupArgs
+from components.node_template import autoscaler_tags
+
+CA = "k8s.io/cluster-autoscaler/node-template"
+
+
+def gpu(name: str = "gpu", types: tuple[str, ...] = ("g5.xlarge",), **kw) -> NodeGroupArgs:
+    return NodeGroupArgs.model_validate({"name": name, "kind": "gpu", "instanceTypes": list(types), **kw})
+
+
+@pytest.mark.parametrize(
+    ("group", "units", "memory", "fraction", "resource"),
+    [
+        (gpu(), 1, 22888, 1.0, "nvidia.com/gpu"),
+        (gpu(sharing={"timeSlicing": {"replicas": 4}}), 4, 5722, 0.25, "nvidia.com/gpu"),
+        (gpu(types=("g6e.xlarge",), sharing={"mps": {"replicas": 3}}), 3, 15258, 0.33, "nvidia.com/gpu"),
+        (
+            gpu(types=("p4de.24xlarge",), driver="operator", sharing={"mig": {"profile": "all-1g.10gb"}}),
+            8 * 7,
+            10240,
+            1.0,
+            "nvidia.com/gpu",
+        ),
+        (
+            gpu(
+                types=("p5.48xlarge",),
+                driver="operator",
+                sharing={"mig": {"profile": "all-3g.40gb", "strategy": "mixed"}},
+            ),
+            8 * 2,
+            40960,
+            1.0,
+            "nvidia.com/mig-3g.40gb",
+        ),
+    ],
+)
+def test_units_and_memory_per_unit(group, units, memory, fraction, resource):
+    assert gpu_plan.allocatable_units(group) == units
+    assert gpu_plan.memory_per_unit_mib(group) == memory
+    assert gpu_plan.memory_fraction(group) == fraction
+    assert gpu_plan.gpu_resource_name(group) == resource
+    assert autoscaler_tags(group, "c")[f"{CA}/resources/{resource}"] == str(units)
+
+
+def test_device_plugin_config_per_sharing_mode():
+    assert gpu_plan.device_plugin_config(gpu()) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    ts = gpu_plan.device_plugin_config(gpu(sharing={"timeSlicing": {"replicas": 4}}))
+    assert ts["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    assert ts["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is True
+    mps = gpu_plan.device_plugin_config(gpu(sharing={"mps": {"replicas": 2}}))
+    assert mps["sharing"] == {
+        "mps": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}
+    }
+    mig = gpu(
+        types=("p4d.24xlarge",), driver="operator", sharing={"mig": {"profile": "all-2g.10gb", "strategy": "mixed"}}
+    )
+    assert gpu_plan.device_plugin_config(mig) == {"version": "v1", "flags": {"migStrategy": "mixed"}}
+
+
+def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
+    labels = gpu_plan.node_labels(gpu(sharing={"timeSlicing": {"replicas": 4}}), gpu_operator=False)
+    assert labels["nvidia.com/device-plugin.config"] == "gpu"
+    assert labels["gpuplane.io/device-plugin"] == "true"
+    assert labels["nvidia.com/gpu.present"] == "true"
+    assert labels["gpuplane.io/gpu-sharing"] == "time-slicing"
+    assert labels["gpuplane.io/gpu-memory-per-unit-mib"] == "5722"
+    assert labels["gpuplane.io/gpu-memory-fraction"] == "0.25"
+    assert labels["gpuplane.io/cuda-driver-major"] == "580"
+    cpu = NodeGroupArgs(name="system", instance_types=["m6i.large"], labels={"team": "ml"})
+    assert gpu_plan.node_labels(cpu, gpu_operator=False) == {"gpuplane.io/node-group": "system", "team": "ml"}
+
+
+def test_bottlerocket_runs_its_own_plugin():
+    rocket = gpu(amiType="BOTTLEROCKET_x86_64_NVIDIA")
+    labels = gpu_plan.node_labels(rocket, gpu_operator=False)
+    assert "gpuplane.io/device-plugin" not in labels and "nvidia.com/device-plugin.config" not in labels
+    plan = gpu_plan.GpuPlan((rocket,))
+    assert not plan.standalone_plugin and not plan.operator
+    assert gpu_plan.node_labels(rocket, gpu_operator=True)["nvidia.com/gpu.deploy.operands"] == "false"
+    mixed = gpu_plan.GpuPlan((rocket, gpu(name="al")))
+    assert mixed.standalone_plugin
+    assert set(mixed.plugin_configs()) == {"default", "al"}
+
+
+def test_operator_mode_does_not_fight_the_ami():
+    ami_group = gpu(name="ami")
+    custom = gpu(name="custom", driver="operator", amiType="AL2023_x86_64_STANDARD")
+    on_nvidia_ami = gpu(name="nv", driver="operator")
+    assert not gpu_plan.GpuPlan((on_nvidia_ami,)).operator_installs_driver
+    plan = gpu_plan.GpuPlan((ami_group, custom))
+    assert plan.operator and plan.operator_installs_driver and not plan.standalone_plugin
+    assert gpu_plan.node_labels(ami_group, gpu_operator=True)["nvidia.com/gpu.deploy.driver"] == "false"
+    assert "nvidia.com/gpu.deploy.driver" not in gpu_plan.node_labels(custom, gpu_operator=True)
+    assert gpu_plan.driver_major(custom) == 580
+
+
+def test_cuda_support_by_driver():
+    al2023, rocket = gpu(name="al"), gpu(name="br", amiType="BOTTLEROCKET_x86_64_NVIDIA")
+    assert gpu_plan.check_cuda(12, [al2023, rocket]) == ["al", "br"]
+    assert gpu_plan.check_cuda(13, [al2023, rocket]) == ["al"]
+    with pytest.raises(
+        ValueError, match=r"no GPU group's driver supports CUDA 13 \(needs driver >= 580\); groups: br \(driver 570\)"
+    ):
+        gpu_plan.check_cuda(13, [rocket])
+    with pytest.raises(ValueError, match=r"CUDA 14 is unknown; known CUDA majors: \[11, 12, 13\]"):
+        gpu_plan.check_cuda(14, [al2023])
