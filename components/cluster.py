@@ -44,8 +44,10 @@ class Cluster(pulumi.ComponentResource):
         subnet_ids: pulumi.Input[Sequence[str]],
         region: str,
         tags: dict[str, str] | None = None,
+        delete_claim_volumes: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev)."""
         super().__init__("gpuplane:index:Cluster", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
@@ -114,7 +116,9 @@ class Cluster(pulumi.ComponentResource):
             bootstrap_self_managed_addons=False,
             tags=tags,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[role_policy, log_group], hooks=teardown.cluster_hooks(cluster_name)
+                parent=self,
+                depends_on=[role_policy, log_group],
+                hooks=teardown.cluster_hooks(cluster_name, include_volumes=delete_claim_volumes),
             ),
         )
         self._cluster = cluster

@@ -32,13 +32,17 @@ class Network(pulumi.ComponentResource):
         *,
         cluster_name: str,
         tags: dict[str, str] | None = None,
+        delete_claim_volumes: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev)."""
         super().__init__("gpuplane:index:Network", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
         # Deletes that Kubernetes' leftovers would block first wait for the cluster, then clean (teardown.py).
-        guarded = pulumi.ResourceOptions(parent=self, hooks=teardown.network_hooks(cluster_name))
+        guarded = pulumi.ResourceOptions(
+            parent=self, hooks=teardown.network_hooks(cluster_name, include_volumes=delete_claim_volumes)
+        )
         cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
 
         if args.availability_zones:

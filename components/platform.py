@@ -43,7 +43,16 @@ class Platform(pulumi.ComponentResource):
         tags = {"gpuplane:project": project, "gpuplane:stack": stack, **args.tags}
         child = pulumi.ResourceOptions(parent=self)
 
-        self.network = Network(f"{name}-network", args.network, cluster_name=cluster_name, tags=tags, opts=child)
+        # Volumes left by claims hold data: the teardown hooks may delete them on dev, never on prod.
+        disposable = args.profile != "prod"
+        self.network = Network(
+            f"{name}-network",
+            args.network,
+            cluster_name=cluster_name,
+            tags=tags,
+            delete_claim_volumes=disposable,
+            opts=child,
+        )
         self.cluster = Cluster(
             f"{name}-cluster",
             args.cluster,
@@ -51,6 +60,7 @@ class Platform(pulumi.ComponentResource):
             subnet_ids=self.network.private_subnet_ids,
             region=region,
             tags=tags,
+            delete_claim_volumes=disposable,
             opts=child,
         )
         # New nodes carry the EFS driver's startup taint until its node agent runs there.

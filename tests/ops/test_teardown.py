@@ -332,3 +332,22 @@ def test_already_deleted_halfway_counts_as_done(scene):
     assert outcome.remaining == []
     assert set(outcome.already_gone) == set(halfway)
     assert [i for i, kind in scene.ours.items() if exists(kind, i)] == []
+
+
+@pytest.mark.parametrize(("profile", "deletes_volumes"), [("dev", True), ("prod", False)])
+def test_platform_lets_the_hooks_delete_claim_volumes_on_dev_only(monkeypatch, run_platform, profile, deletes_volumes):
+    seen: list[tuple[str, bool]] = []
+    for name in ("cluster_hooks", "network_hooks"):
+        original = getattr(teardown, name)
+
+        def record(cluster_name, *, include_volumes=False, _original=original, _name=name):
+            seen.append((_name, include_volumes))
+            return _original(cluster_name, include_volumes=include_volumes)
+
+        monkeypatch.setattr(teardown, name, record)
+    overrides = {"profile": profile}
+    if profile == "prod":
+        overrides["cluster"] = {"endpointPublicAccess": False}
+    run_platform(overrides)
+    assert {kind for kind, _ in seen} == {"cluster_hooks", "network_hooks"}
+    assert {flag for _, flag in seen} == {deletes_volumes}
