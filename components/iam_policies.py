@@ -3,51 +3,27 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 
-def service_trust(service: str) -> str:
-    """Trust policy letting an AWS service (e.g. `eks.amazonaws.com`) assume the role."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
-        },
-        sort_keys=True,
-    )
+def _document(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)}, sort_keys=True)
+
+
+def service_trust(service: str, *, tag_session: bool = False) -> str:
+    """Trust policy letting an AWS service (e.g. `ec2.amazonaws.com`) assume the role."""
+    action: str | list[str] = ["sts:AssumeRole", "sts:TagSession"] if tag_session else "sts:AssumeRole"
+    return _document({"Effect": "Allow", "Principal": {"Service": service}, "Action": action})
 
 
 def eks_cluster_trust() -> str:
     """Trust policy of the EKS cluster role; `sts:TagSession` is required by EKS auto mode and harmless here."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "eks.amazonaws.com"},
-                    "Action": ["sts:AssumeRole", "sts:TagSession"],
-                }
-            ],
-        },
-        sort_keys=True,
-    )
+    return service_trust("eks.amazonaws.com", tag_session=True)
 
 
 def pod_identity_trust() -> str:
-    """Trust policy for EKS Pod Identity (the agent assumes the role on the pod's behalf)."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "pods.eks.amazonaws.com"},
-                    "Action": ["sts:AssumeRole", "sts:TagSession"],
-                }
-            ],
-        },
-        sort_keys=True,
-    )
+    """Trust policy for EKS Pod Identity (the agent assumes the role, tagging the session with the pod's)."""
+    return service_trust("pods.eks.amazonaws.com", tag_session=True)
 
 
 def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_account: str) -> str:
