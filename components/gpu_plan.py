@@ -194,3 +194,14 @@ def check_cuda(cuda_major: int, groups: Sequence[NodeGroupArgs]) -> list[str]:
         have = ", ".join(f"{g.name} (driver {driver_major(g)})" for g in gpu) or "none"
         raise ValueError(f"no GPU group's driver supports CUDA {cuda_major} (needs driver >= {need}); groups: {have}")
     return fits
+
+
+def runtime_gpu_settings(group: NodeGroupArgs) -> dict[str, Any]:
+    """Keyword arguments for `manifests.tf_runtime.wrap_container` for a TF container on this group.
+
+    This is how a workload's TensorFlow learns its share: the runtime helper turns a shared GPU into
+    `TF_FORCE_GPU_ALLOW_GROWTH=true` and the fraction into TF Serving's `--per_process_gpu_memory_fraction`.
+    MIG slices and whole GPUs are not shared: TF may take all of the device it sees.
+    """
+    shared = group.sharing.mode in ("time-slicing", "mps")
+    return {"gpu_shared": shared, "gpu_memory_fraction": memory_fraction(group) if shared else None}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from components import gpu_plan
 from components.config import NodeGroupArgs
 from components.node_template import autoscaler_tags
+from manifests import tf_runtime
 
 CA = "k8s.io/cluster-autoscaler/node-template"
 
@@ -111,3 +115,29 @@ def test_cuda_support_by_driver():
         gpu_plan.check_cuda(13, [rocket])
     with pytest.raises(ValueError, match=r"CUDA 14 is unknown; known CUDA majors: \[11, 12, 13\]"):
         gpu_plan.check_cuda(14, [al2023])
+
+
+def test_workloads_get_their_memory_share_through_the_runtime_helper():
+    container = {
+        "name": "serve",
+        "image": "tensorflow/serving:2.19.0-gpu",
+        "resources": {"limits": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}},
+    }
+    shared = gpu(sharing={"timeSlicing": {"replicas": 4}})
+    assert gpu_plan.runtime_gpu_settings(shared) == {"gpu_shared": True, "gpu_memory_fraction": 0.25}
+    assert gpu_plan.runtime_gpu_settings(gpu()) == {"gpu_shared": False, "gpu_memory_fraction": None}
+    wrapped = tf_runtime.wrap_container(
+        container, command=["tensorflow_model_server"], **gpu_plan.runtime_gpu_settings(shared)
+    )
+    env = {e["name"]: e.get("value") for e in wrapped["env"]}
+    assert env["GPUPLANE_GPU_SHARED"] == "true"
+    assert env["GPUPLANE_GPU_MEMORY_FRACTION"] == "0.25"
+    script = Path(tf_runtime.__file__).parent / "runtime" / tf_runtime.SCRIPT_NAME
+    printed = subprocess.run(
+        ["sh", str(script), "--print"],
+        env={"PATH": "/usr/bin:/bin", "GPUPLANE_GPU_SHARED": "true", "GPUPLANE_GPU_MEMORY_FRACTION": "0.25"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in printed.splitlines()
