@@ -17,19 +17,21 @@ set -f # no globbing anywhere: every unquoted expansion below is split on purpos
 GP_ME=gpuplane-entrypoint
 
 ## The measured rule (benchmarks/threads.py; results in benchmarks/RESULTS_threads.md).
+# MobileNetV2 inference, TF 2.21 CPU, real cgroup quotas on a 2-core machine; medians of 11 runs pooled
+# from the two recorded runs (images/s; run-to-run noise is about 15-20%).
 # No effective limit (no quota, or a quota at or above the CPUs the process can use): nothing is
 # exported for threads. TF sizes its pools from the same affinity mask we would count, and its defaults
-# measured as fast as the best explicit setting there (2 CPUs of 2: defaults 74.8 img/s, best sweep 81.9,
-# within the run-to-run noise; explicit intra=1 was 20% slower).
+# were within noise of the best explicit setting (2 of 2 CPUs: defaults 81.4, best intra=2/inter=1 85.5;
+# intra=1 was 21% slower).
 # Below it: intra-op threads = the quota rounded UP (at least 1, at most the usable CPUs), inter-op = 1.
-#   - ceil, not floor: at 1.5 CPUs intra=2/inter=1 gave 76.5 img/s against 57.7 for intra=1/inter=1
-#     (floor was 18% below the best): a CFS quota is CPU time that any number of threads may spend in
-#     parallel, so the last half CPU is only usable by one more thread.
-#   - inter-op 1: at 1 CPU and below one inter-op thread beat two by 10-15% (63.1 vs 57.5 img/s at 1 CPU,
-#     28.5 vs 27.8 at 0.5); at 1.5 CPUs with two intra-op threads it beat two inter-op threads as well
-#     (76.5 vs 69.7). One inter-op thread is also what kept memory flat in the seed report.
+#   - ceil, not floor: at 1.5 CPUs intra=2 gave 77.3 against 66.5 for intra=1 (the first run, with a
+#     floor rule, had the helper 18% below the best): a CFS quota is CPU time that any number of threads
+#     may spend in parallel, so the last half CPU is only usable by one more thread. At 0.5 and 1 CPU one
+#     intra-op thread beat two (and TF's defaults) by about 20%.
+#   - inter-op 1: one or two inter-op threads made no difference beyond noise at any quota (within 4%);
+#     one is never measurably worse, means fewer threads, and kept memory flat in the seed report.
 # Not measured (no bigger machine was available): quotas of many CPUs on a big node. The rule's two
-# regimes are the same there; the benchmark says how to check.
+# regimes are the same there; rerun the benchmark on such a node to check.
 GP_RULE_ROUNDING=ceil
 GP_RULE_INTER=1
 
