@@ -239,3 +239,12 @@ def test_shellcheck_clean() -> None:
         pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
     done = subprocess.run(["shellcheck", "-s", "sh", str(HELPER)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
+
+
+def test_verbose_summary_before_exec(host: FakeHost) -> None:
+    host.write("/sys/fs/cgroup/cpu.max", "150000 100000\n")
+    done = run_helper(["printf", "ran"], base_env(**host.env, GPUPLANE_VERBOSE="1"))
+    assert done.stdout == "ran"
+    assert "cpu limit 1500m (" in done.stderr
+    assert "usable cpus 8" in done.stderr
+    assert "intra=2 inter=1" in done.stderr
