@@ -6,6 +6,8 @@ enum value, `pulumi up` would fail late; here the test fails first.
 
 from __future__ import annotations
 
+import re
+
 import botocore.session
 import pytest
 
@@ -77,3 +79,28 @@ def test_log_retention_values_match_the_cloudwatch_docs():
     doc = logs.shape_for("Days").documentation
     for days in config.LOG_RETENTION_DAYS:
         assert str(days) in doc
+
+
+def test_efs_values_are_accepted_by_the_efs_api(request):
+    efs = SESSION.get_service_model("efs")
+    uid_range = efs.shape_for("Uid").metadata
+    for rec in runs(request):
+        fs = rec.one("aws:efs/fileSystem:FileSystem").inputs
+        assert fs["performanceMode"] in enum(efs, "PerformanceMode")
+        assert fs["throughputMode"] in enum(efs, "ThroughputMode")
+        status = rec.one("aws:efs/backupPolicy:BackupPolicy").inputs["backupPolicy"]["status"]
+        assert status in enum(efs, "Status")
+        for ap in rec.by_type("aws:efs/accessPoint:AccessPoint"):
+            for value in ap.inputs["posixUser"].values():
+                assert uid_range["min"] <= value <= uid_range["max"]
+            root = ap.inputs["rootDirectory"]
+            assert re.fullmatch(efs.shape_for("Path").metadata["pattern"], root["path"])
+            assert re.fullmatch(efs.shape_for("Permissions").metadata["pattern"], root["creationInfo"]["permissions"])
+
+
+def test_storage_config_limits_match_the_efs_api():
+    efs = SESSION.get_service_model("efs")
+    assert set(config.StorageArgs.model_fields["performance_mode"].annotation.__args__) == enum(efs, "PerformanceMode")  # type: ignore[union-attr]
+    assert set(config.StorageArgs.model_fields["throughput_mode"].annotation.__args__) == enum(efs, "ThroughputMode")  # type: ignore[union-attr]
+    assert efs.shape_for("Uid").metadata["max"] > config.POSIX_ID_MAX
+    assert efs.shape_for("Uid").metadata["min"] < config.POSIX_ID_MIN
