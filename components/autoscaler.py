@@ -25,9 +25,10 @@ def autoscaler_values(
         "expander": args.expander,
         "scale-down-unneeded-time": args.scale_down_unneeded_time,
     }
-    if startup_taints:
-        # Nodes carry these only until an agent starts; a template with them would block scale-up.
-        extra["startup-taint"] = ",".join(startup_taints)
+    # Nodes carry startup taints only until an agent starts; a template with them would block scale-up.
+    # The flag repeats once per taint; the chart turns `startup-taint_1` into another `--startup-taint`.
+    for index, taint in enumerate(startup_taints):
+        extra["startup-taint" if index == 0 else f"startup-taint_{index}"] = taint
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
