@@ -88,32 +88,6 @@ class Platform(pulumi.ComponentResource):
             kubernetes_version=args.cluster.kubernetes_version,
             opts=child,
         )
-        startup_keys = [t.key for t in startup]
-        self.gpu: GpuEnablement | None = None
-        if self.gpu_plan.gpu_groups:
-            self.gpu = GpuEnablement(
-                f"{name}-gpu",
-                self.gpu_plan,
-                cluster=self.cluster,
-                kubernetes_version=args.cluster.kubernetes_version,
-                dcgm_exporter=args.observability.dcgm_exporter,
-                startup_taints=startup_keys,
-                nodes=nodes,
-                opts=child,
-            )
-        self.autoscaler: ClusterAutoscaler | None = None
-        if args.autoscaler.enabled:
-            self.autoscaler = ClusterAutoscaler(
-                f"{name}-autoscaler",
-                args.autoscaler,
-                cluster=self.cluster,
-                region=region,
-                kubernetes_version=args.cluster.kubernetes_version,
-                startup_taints=startup_keys,
-                nodes=nodes,
-                tags=tags,
-                opts=child,
-            )
         self.storage: SharedStorage | None = None
         if args.storage.enabled:
             self.storage = SharedStorage(
@@ -125,6 +99,35 @@ class Platform(pulumi.ComponentResource):
                 namespace=args.workload_namespace,
                 namespace_resource=self.workspace.namespace_resource,
                 nodes=nodes,
+                tags=tags,
+                opts=child,
+            )
+        # Pods that must become Ready (chart Deployments, DaemonSets on tainted nodes) wait for the EFS
+        # driver too: until its node agent runs, every node still carries the startup taint.
+        schedulable: list[pulumi.Resource] = [*nodes, *([self.storage.csi_driver] if self.storage else [])]
+        startup_keys = [t.key for t in startup]
+        self.gpu: GpuEnablement | None = None
+        if self.gpu_plan.gpu_groups:
+            self.gpu = GpuEnablement(
+                f"{name}-gpu",
+                self.gpu_plan,
+                cluster=self.cluster,
+                kubernetes_version=args.cluster.kubernetes_version,
+                dcgm_exporter=args.observability.dcgm_exporter,
+                startup_taints=startup_keys,
+                nodes=schedulable,
+                opts=child,
+            )
+        self.autoscaler: ClusterAutoscaler | None = None
+        if args.autoscaler.enabled:
+            self.autoscaler = ClusterAutoscaler(
+                f"{name}-autoscaler",
+                args.autoscaler,
+                cluster=self.cluster,
+                region=region,
+                kubernetes_version=args.cluster.kubernetes_version,
+                startup_taints=startup_keys,
+                nodes=schedulable,
                 tags=tags,
                 opts=child,
             )

@@ -32,6 +32,8 @@ class SharedStorage(pulumi.ComponentResource):
     """
 
     file_system_id: pulumi.Output[str]
+    csi_driver: aws.eks.Addon
+    """The EFS CSI add-on: nodes lose their startup taint once its node agent runs."""
     security_group_id: pulumi.Output[str]
     volume_names: list[str]
 
@@ -108,6 +110,7 @@ class SharedStorage(pulumi.ComponentResource):
         ]
 
         driver = self._csi_driver(name, args, cluster, [*cluster.before_compute, *nodes], tags)
+        self.csi_driver = driver
 
         # Kubernetes side. Everything depends on the driver (so it is deleted first) and on the mount
         # targets (a volume is only usable once the file system is reachable in every AZ).

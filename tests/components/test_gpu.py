@@ -181,3 +181,9 @@ def test_autoscaler_can_be_switched_off(run_platform):
     rec = run_platform({"autoscaler": {"enabled": False}})
     assert "cluster-autoscaler" not in releases(rec)
     assert rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+
+
+def test_charts_wait_for_the_efs_agent_that_lifts_the_startup_taint(dev_run):
+    efs = next(a for a in dev_run.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "aws-efs-csi-driver")
+    for chart in dev_run.by_type(RELEASE):
+        assert efs.urn in chart.dependencies, chart.inputs["name"]
