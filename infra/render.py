@@ -36,7 +36,16 @@ _PICTURE_TYPES = {
     "aws:efs/fileSystem:FileSystem",
     "aws:efs/mountTarget:MountTarget",
     HELM_RELEASE,
+    "kubernetes:core/v1:Namespace",
+    "kubernetes:core/v1:PersistentVolumeClaim",
 }
+# Resources of these types are drawn one node each, named by this input, instead of counted together.
+_NAMED_BY = {"aws:eks/addon:Addon": "addonName", HELM_RELEASE: "name"}
+
+
+def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
+    field = _NAMED_BY.get(r.type)
+    return (r.parent, r.type, str(r.inputs.get(field, "")) if field else "")
 
 
 def run_stack(config: StackConfig) -> mockrun.Recording:
@@ -114,12 +123,12 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
     # Registration order varies between runs (registrations are async): sort for a stable picture.
     resources = sorted(recording.resources, key=lambda r: r.urn)
     by_urn = {r.urn: r for r in resources}
-    ids: dict[tuple[str | None, str], str] = {}
-    counts: Counter[tuple[str | None, str]] = Counter()
+    ids: dict[tuple[str | None, str, str], str] = {}
+    counts: Counter[tuple[str | None, str, str]] = Counter()
     for r in resources:
         if r.type in _PICTURE_TYPES:
-            counts[(r.parent, r.type)] += 1
-            ids.setdefault((r.parent, r.type), f"n{len(ids)}")
+            counts[_picture_key(r)] += 1
+            ids.setdefault(_picture_key(r), f"n{len(ids)}")
     components = [r for r in resources if not r.custom]
     comp_ids = {c.urn: f"c{i}" for i, c in enumerate(components)}
     lines = ["flowchart TB"]
@@ -128,10 +137,10 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
         label = f"{component.type.rsplit(':', 1)[-1]}: {component.name}"
         lines.append(f'{indent}subgraph {comp_ids[component.urn]}["{label}"]')
         lines.append(f"{indent}  direction TB")
-        for (parent, type_), node in ids.items():
+        for (parent, type_, detail), node in ids.items():
             if parent == component.urn:
-                short = type_.rsplit(":", 1)[-1]
-                n = counts[(parent, type_)]
+                short = type_.rsplit(":", 1)[-1] + (f" {detail}" if detail else "")
+                n = counts[(parent, type_, detail)]
                 extra = ""
                 if type_ == "aws:eks/nodeGroup:NodeGroup":
                     child = next(x for x in resources if x.parent == parent and x.type == type_)
@@ -157,14 +166,14 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
             emit(root, "  ")
     edges: set[tuple[str, str]] = set()
     for r in resources:
-        src = ids.get((r.parent, r.type))
+        src = ids.get(_picture_key(r))
         if src is None:
             continue
         for dep in r.dependencies:
             target = by_urn.get(dep)
             if target is None:
                 continue
-            dst = ids.get((target.parent, target.type))
+            dst = ids.get(_picture_key(target))
             if dst is not None and dst != src:
                 edges.add((src, dst))
     lines.extend(f"  {a} --> {b}" for a, b in sorted(edges))
