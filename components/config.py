@@ -178,7 +178,8 @@ class ClusterArgs(_Args):
     )
     admin_principals: list[str] = Field(
         default_factory=list,
-        description="IAM role/user ARNs given cluster-admin through EKS access entries. Default none.",
+        description="IAM role/user ARNs given cluster-admin through EKS access entries; leave out the identity that "
+        "runs `pulumi up` when `bootstrapCreatorAdmin` is on (EKS already made its entry). Default none.",
     )
     bootstrap_creator_admin: bool = Field(
         default=True,
@@ -386,8 +387,8 @@ class NodeGroupArgs(_Args):
     )
     driver: Literal["ami", "operator"] = Field(
         default="ami",
-        description="GPU groups: `ami` (the EKS accelerated AMI brings driver and toolkit) or `operator` (the NVIDIA "
-        "GPU Operator manages them; installs the driver only on non-NVIDIA AMIs). Default `ami`.",
+        description="GPU groups: `ami` (the AMI's driver, gpuplane installs the device plugin) or `operator` (the "
+        "NVIDIA GPU Operator runs plugin, GFD, MIG manager and DCGM on the AMI's driver). Default `ami`.",
     )
     sharing: GpuSharingArgs = Field(
         default_factory=GpuSharingArgs,
@@ -463,16 +464,18 @@ class NodeGroupArgs(_Args):
                 if key in self.model_fields_set:
                     raise FieldError(key, "is a GPU group setting but kind is 'cpu'")
         if self.ami_type is not None:
-            arch, nvidia, family = versions.AMI_TYPES[self.ami_type]
+            arch, nvidia, _ = versions.AMI_TYPES[self.ami_type]
             if arch != arches[0]:
                 raise FieldError("amiType", f"'{self.ami_type}' is for {arch} but the instance types are {arches[0]}")
             if self.kind == "cpu" and nvidia:
                 raise FieldError("amiType", f"'{self.ami_type}' does not fit a cpu group; use a non-NVIDIA AMI type")
-            if self.kind == "gpu" and not nvidia and (self.driver != "operator" or family != "al2023"):
+            if self.kind == "gpu" and not nvidia:
+                # The GPU Operator's driver containers do not support Amazon Linux: on EKS it runs with
+                # the AMI's driver (FACTS.md), so every GPU group needs an NVIDIA AMI, whatever the driver mode.
                 raise FieldError(
                     "amiType",
-                    f"'{self.ami_type}' has no NVIDIA driver; use an NVIDIA AMI type, or driver: operator with an "
-                    "AL2023 AMI so the GPU Operator installs the driver",
+                    f"'{self.ami_type}' has no NVIDIA driver; use an NVIDIA AMI type "
+                    f"({', '.join(k for k, v in versions.AMI_TYPES.items() if v[1])})",
                 )
         return self
 

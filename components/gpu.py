@@ -65,15 +65,16 @@ def device_plugin_values(plan: GpuPlan, startup_taints: Sequence[str] = ()) -> d
 
 
 def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: Sequence[str] = ()) -> dict[str, Any]:
-    """Values of the gpu-operator chart, set not to fight AMIs that already have the driver.
+    """Values of the gpu-operator chart, set not to fight the EKS NVIDIA AMIs, which have driver and toolkit.
 
-    Driver and toolkit containers are enabled only if some operator-managed group runs an AMI without
-    them; nodes whose AMI has them carry `nvidia.com/gpu.deploy.driver=false` (see gpu_plan.node_labels).
+    The operator's driver and toolkit containers stay off (FACTS.md: on EKS accelerated AMIs set
+    `driver.enabled=false`, `toolkit.enabled=false`); it brings the device plugin, GFD, the MIG manager
+    and DCGM, on the AMI's driver.
     """
     strategies = {g.sharing.mig.strategy for g in plan.gpu_groups if g.sharing.mig}
     return {
-        "driver": {"enabled": plan.operator_installs_driver, "version": versions.GPU_OPERATOR_DRIVER_VERSION},
-        "toolkit": {"enabled": plan.operator_installs_driver},
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
         "devicePlugin": {
             "config": {
                 "create": True,

@@ -32,9 +32,7 @@ def ami_has_driver(group: NodeGroupArgs) -> bool:
 
 
 def driver_major(group: NodeGroupArgs) -> int:
-    """NVIDIA driver major version the group's nodes run."""
-    if group.driver == "operator" and not ami_has_driver(group):
-        return int(versions.GPU_OPERATOR_DRIVER_VERSION.split(".")[0])
+    """NVIDIA driver major version the group's nodes run (always the AMI's: see NodeGroupArgs.driver)."""
     return versions.AMI_DRIVER_MAJOR[ami_family(group)]
 
 
@@ -122,6 +120,10 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
     if group.kind == "gpu":
         labels |= {
             versions.GPU_PRESENT_LABEL: "true",
+            # The cluster-autoscaler's AWS provider knows GPU nodes by this label; without it a new GPU
+            # node looks GPU-less until the device plugin registers, and the autoscaler adds another
+            # (cluster-autoscaler AWS README, "Special note on GPU instances").
+            versions.ACCELERATOR_LABEL: f"nvidia-{(group.instance.gpu_model or 'gpu').lower()}",
             "gpuplane.io/gpu-driver": group.driver,
             "gpuplane.io/gpu-sharing": group.sharing.mode,
             "gpuplane.io/gpu-memory-per-unit-mib": str(memory_per_unit_mib(group)),
@@ -134,7 +136,8 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
             labels[versions.LABEL_MIG_CONFIG] = group.sharing.mig.profile
         if gpu_operator and ami_family(group) == "bottlerocket":
             labels["nvidia.com/gpu.deploy.operands"] = "false"
-        elif gpu_operator and ami_has_driver(group):
+        elif gpu_operator:
+            # Belt and braces next to driver.enabled=false: the AMI's driver and toolkit stay the only ones.
             labels["nvidia.com/gpu.deploy.driver"] = "false"
             labels["nvidia.com/gpu.deploy.container-toolkit"] = "false"
         if needs_standalone_plugin(group) and not gpu_operator:
@@ -163,11 +166,6 @@ class GpuPlan:
     def standalone_plugin(self) -> bool:
         """Install the device-plugin chart (AL2023 NVIDIA groups, and no operator to do it)."""
         return not self.operator and any(needs_standalone_plugin(g) for g in self.gpu_groups)
-
-    @property
-    def operator_installs_driver(self) -> bool:
-        """Some operator group runs an AMI without the driver."""
-        return any(g.driver == "operator" and not ami_has_driver(g) for g in self.gpu_groups)
 
     @property
     def mig(self) -> bool:

@@ -95,7 +95,9 @@ class NodeGroup(pulumi.ComponentResource):
         group = aws.eks.NodeGroup(
             f"{name}-ng",
             cluster_name=cluster.cluster_name,
-            node_group_name=args.name,
+            # A prefix, not a fixed name: changing instance types, capacity or AMI type replaces a managed
+            # node group, and with a generated name the new group is up before the old one is deleted.
+            node_group_name_prefix=f"{args.name}-",
             node_role_arn=role.arn,
             subnet_ids=subnet_ids,
             instance_types=list(args.instance_types),

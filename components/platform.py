@@ -80,7 +80,6 @@ class Platform(pulumi.ComponentResource):
             for group in args.resolved_node_groups
         }
         nodes = [resource for group in self.node_groups.values() for resource in group.node_group_resources]
-        self.cluster.add_compute_addons(nodes)
         self.workspace = Workspace(
             f"{name}-workspace",
             namespace_name=args.workload_namespace,
@@ -105,6 +104,7 @@ class Platform(pulumi.ComponentResource):
         # Pods that must become Ready (chart Deployments, DaemonSets on tainted nodes) wait for the EFS
         # driver too: until its node agent runs, every node still carries the startup taint.
         schedulable: list[pulumi.Resource] = [*nodes, *([self.storage.csi_driver] if self.storage else [])]
+        self.cluster.add_compute_addons(schedulable)
         startup_keys = [t.key for t in startup]
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:

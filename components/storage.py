@@ -58,7 +58,8 @@ class SharedStorage(pulumi.ComponentResource):
 
         fs = aws.efs.FileSystem(
             f"{name}-efs",
-            creation_token=f"{cluster.eks_name}-shared",
+            # No fixed creation token: the provider makes a unique one, so a replacement (a new
+            # performance mode) creates the new file system before the old one goes.
             encrypted=True,  # only possible at creation
             performance_mode=args.performance_mode,
             throughput_mode=args.throughput_mode,
@@ -70,13 +71,15 @@ class SharedStorage(pulumi.ComponentResource):
             f"{name}-efs-policy",
             file_system_id=fs.id,
             policy=fs.arn.apply(iam_policies.efs_tls_only_policy),
-            opts=child,
+            # Kept with the data: deleting it would drop TLS enforcement on a retained file system.
+            opts=keep,
         )
         aws.efs.BackupPolicy(
             f"{name}-efs-backup",
             file_system_id=fs.id,
             backup_policy=aws.efs.BackupPolicyBackupPolicyArgs(status="ENABLED" if args.backups else "DISABLED"),
-            opts=child,
+            # Kept with the data: deleting it sets backups to DISABLED on a retained file system.
+            opts=keep,
         )
 
         sg = aws.ec2.SecurityGroup(

@@ -132,7 +132,8 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
             state["vpcConfig"] = vpc_config
             state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{inputs.get('name')}"
         elif args.typ == "aws:eks/nodeGroup:NodeGroup":
-            group = inputs.get("nodeGroupName", args.name)
+            group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', '')}{_digest(key, 8)}"
+            state["nodeGroupName"] = group
             state["resources"] = [{"autoscalingGroups": [{"name": f"eks-{group}-{_digest(key, 8)}"}]}]
         elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
             url = str(inputs.get("url", "")).removeprefix("https://")

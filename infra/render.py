@@ -211,11 +211,12 @@ def summary_table(config: StackConfig, recording: mockrun.Recording) -> Table:
     kinds = {g.name: g.kind for g in config.platform.resolved_node_groups}
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
+        group = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
         sc = inputs.get("scalingConfig", {})
         taints = ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])) or "-"
         table.add_row(
-            inputs.get("nodeGroupName", r.name),
-            kinds.get(inputs.get("nodeGroupName", ""), "?"),
+            group,
+            kinds.get(group, "?"),
             ", ".join(inputs.get("instanceTypes", [])),
             str(inputs.get("amiType")),
             str(inputs.get("capacityType")),

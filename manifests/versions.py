@@ -69,6 +69,7 @@ ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/Ama
 # --- Labels, taints and autoscaler tags (FACTS.md, "EKS node groups and GPU AMIs") -------------------
 GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
+ACCELERATOR_LABEL: Final = "k8s.amazonaws.com/accelerator"
 CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
 
 # --- EFS and its CSI driver (FACTS.md, "EFS and the EFS CSI driver") --------------------------------
@@ -90,7 +91,6 @@ DEVICE_PLUGIN_VERSION: Final = "0.20.1"  # chart == app version (NVIDIA/k8s-devi
 GPU_OPERATOR_CHART: Final = "gpu-operator"
 GPU_OPERATOR_REPO: Final = "https://helm.ngc.nvidia.com/nvidia"
 GPU_OPERATOR_VERSION: Final = "v25.10.1"
-GPU_OPERATOR_DRIVER_VERSION: Final = "580.95.05"  # the operator's data-center driver when it installs one
 DCGM_EXPORTER_CHART: Final = "dcgm-exporter"
 DCGM_EXPORTER_REPO: Final = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 DCGM_EXPORTER_VERSION: Final = "4.4.1"
@@ -113,7 +113,7 @@ NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
 # --- cluster-autoscaler (kubernetes/autoscaler charts) ---------------------------------------------
 CLUSTER_AUTOSCALER_CHART: Final = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPO: Final = "https://kubernetes.github.io/autoscaler"
-CLUSTER_AUTOSCALER_VERSION: Final = "9.59.1"
+CLUSTER_AUTOSCALER_VERSION: Final = "9.59.0"  # newest chart tag seen (cluster-autoscaler-chart-9.59.0)
 CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
 # The autoscaler's minor must match the cluster's; one image per supported Kubernetes version.
 CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {

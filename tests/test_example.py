@@ -16,7 +16,9 @@ def test_example_program_runs_under_mocks():
         return {}
 
     rec = mockrun.run(program, "team-gpu-cluster", "dev", "us-east-1")
-    groups = {g.inputs["nodeGroupName"]: g.inputs for g in rec.by_type("aws:eks/nodeGroup:NodeGroup")}
+    groups = {
+        g.inputs["labels"]["gpuplane.io/node-group"]: g.inputs for g in rec.by_type("aws:eks/nodeGroup:NodeGroup")
+    }
     assert set(groups) == {"system", "gpu"}
     assert groups["gpu"]["amiType"] == "AL2023_x86_64_NVIDIA"
     assert groups["gpu"]["instanceTypes"] == ["g6.xlarge"]

@@ -95,14 +95,17 @@ def test_bottlerocket_runs_its_own_plugin():
 
 def test_operator_mode_does_not_fight_the_ami():
     ami_group = gpu(name="ami")
-    custom = gpu(name="custom", driver="operator", amiType="AL2023_x86_64_STANDARD")
-    on_nvidia_ami = gpu(name="nv", driver="operator")
-    assert not gpu_plan.GpuPlan((on_nvidia_ami,)).operator_installs_driver
-    plan = gpu_plan.GpuPlan((ami_group, custom))
-    assert plan.operator and plan.operator_installs_driver and not plan.standalone_plugin
-    assert gpu_plan.node_labels(ami_group, gpu_operator=True)["nvidia.com/gpu.deploy.driver"] == "false"
-    assert "nvidia.com/gpu.deploy.driver" not in gpu_plan.node_labels(custom, gpu_operator=True)
-    assert gpu_plan.driver_major(custom) == 580
+    operated = gpu(name="op", types=("p4d.24xlarge",), driver="operator")
+    plan = gpu_plan.GpuPlan((ami_group, operated))
+    assert plan.operator and not plan.standalone_plugin
+    for group in (ami_group, operated):
+        labels = gpu_plan.node_labels(group, gpu_operator=True)
+        assert labels["nvidia.com/gpu.deploy.driver"] == "false"
+        assert labels["nvidia.com/gpu.deploy.container-toolkit"] == "false"
+        assert "gpuplane.io/device-plugin" not in labels
+    assert gpu_plan.driver_major(operated) == 580
+    assert gpu_plan.node_labels(ami_group, gpu_operator=False)["k8s.amazonaws.com/accelerator"] == "nvidia-a10g"
+    assert gpu_plan.node_labels(operated, gpu_operator=True)["k8s.amazonaws.com/accelerator"] == "nvidia-a100"
 
 
 def test_cuda_support_by_driver():

@@ -15,7 +15,7 @@ CA = "k8s.io/cluster-autoscaler"
 
 
 def group(rec: Recording, name: str) -> RecordedResource:
-    return next(r for r in rec.by_type(NODE_GROUP) if r.inputs["nodeGroupName"] == name)
+    return next(r for r in rec.by_type(NODE_GROUP) if r.inputs["labels"]["gpuplane.io/node-group"] == name)
 
 
 def sibling(rec: Recording, of: RecordedResource, type_: str) -> list[RecordedResource]:
@@ -253,4 +253,6 @@ def test_every_taggable_resource_carries_stack_tags(prod_run):
 
 def test_kubeconfig_output_is_secret(dev_run):
     assert dev_run.outputs["kubeconfig"] == "[secret]"
-    assert dev_run.outputs["nodeGroups"] == {"system": "system", "gpu": "gpu"}
+    groups = dev_run.outputs["nodeGroups"]
+    assert set(groups) == {"system", "gpu"}
+    assert all(name.startswith(f"{key}-") for key, name in groups.items())  # generated from the prefix

@@ -151,8 +151,11 @@ def test_prod_protects_and_retains_data_and_backs_it_up(prod_run, dev_run):
         assert len(data) == 1 + 3 + 3 + 3
         for resource in data:
             assert (resource.protect, resource.retain_on_delete) == (on, on), resource.urn
-        backup = rec.one("aws:efs/backupPolicy:BackupPolicy").inputs["backupPolicy"]["status"]
-        assert backup == ("ENABLED" if on else "DISABLED")
+        backup = rec.one("aws:efs/backupPolicy:BackupPolicy")
+        assert backup.inputs["backupPolicy"]["status"] == ("ENABLED" if on else "DISABLED")
+        # Backups and TLS enforcement stay with a retained file system.
+        for policy in (backup, rec.one("aws:efs/fileSystemPolicy:FileSystemPolicy")):
+            assert (policy.protect, policy.retain_on_delete) == (on, on), policy.urn
     # Infrastructure around the data stays deletable, so a destroy can remove the rest.
     assert not any(t.protect for t in prod_run.by_type(MT))
 

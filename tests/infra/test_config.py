@@ -165,7 +165,21 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         "non-nvidia ami on a gpu group",
         groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "amiType": "AL2023_x86_64_STANDARD"}),
         "gpuplane:nodeGroups[1].amiType:",
-        ["use an NVIDIA AMI type"],
+        ["use an NVIDIA AMI type", "AL2023_x86_64_NVIDIA"],
+    ),
+    (
+        "operator mode cannot install a driver on amazon linux",
+        groups(
+            {
+                "name": "gpu",
+                "kind": "gpu",
+                "instanceTypes": ["g5.xlarge"],
+                "driver": "operator",
+                "amiType": "AL2023_x86_64_STANDARD",
+            }
+        ),
+        "gpuplane:nodeGroups[1].amiType:",
+        ["has no NVIDIA driver"],
     ),
     (
         "capacity type spelling",

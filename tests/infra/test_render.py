@@ -73,7 +73,8 @@ def test_plan_json_follows_the_contract(dev_out):
         "aws:eks/nodeGroup:NodeGroup",
     } <= types
     groups = [r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup"]
-    assert {g["inputs"]["nodeGroupName"] for g in groups} == {"system", "gpu"}
+    assert {g["inputs"]["labels"]["gpuplane.io/node-group"] for g in groups} == {"system", "gpu"}
+    assert {g["inputs"]["nodeGroupNamePrefix"] for g in groups} == {"system-", "gpu-"}
     # camelCase provider property names, as the engine receives them
     assert "scalingConfig" in groups[0]["inputs"] and "scaling_config" not in groups[0]["inputs"]
     assert plan["outputs"]["kubeconfig"] == "[secret]"
