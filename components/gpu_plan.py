@@ -26,11 +26,6 @@ def ami_family(group: NodeGroupArgs) -> str:
     return versions.AMI_TYPES[group.resolved_ami_type][2]
 
 
-def ami_has_driver(group: NodeGroupArgs) -> bool:
-    """Whether the group's AMI brings the NVIDIA driver and container toolkit."""
-    return versions.AMI_TYPES[group.resolved_ami_type][1]
-
-
 def driver_major(group: NodeGroupArgs) -> int:
     """NVIDIA driver major version the group's nodes run (always the AMI's: see NodeGroupArgs.driver)."""
     return versions.AMI_DRIVER_MAJOR[ami_family(group)]
