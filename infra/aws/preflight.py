@@ -8,6 +8,7 @@ that need no opt-in, sorted) so the AZs checked are the AZs `pulumi up` would us
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
@@ -124,6 +125,7 @@ def run(
     except AwsError as exc:
         return [Check("credentials", "fail", exc.message, exc.fix)]
     checks = [Check("credentials", "pass", f"account {identity.account} as {identity.arn}")]
+    checks.append(access_entries(config, identity.arn))
     steps: list[tuple[str, Callable[[], list[Check]]]] = [
         ("region", lambda: [_region(config, session)]),
         ("availability zones and instance types", lambda: _offerings(config, session)),
@@ -144,6 +146,46 @@ def run(
         if name == "region" and checks[-1].status == "fail":
             break  # nothing else can be answered in a region we cannot use
     return checks
+
+
+def principal_of(caller_arn: str) -> str:
+    """The IAM principal an EKS access entry names for a caller: an assumed role's role, else the ARN itself.
+
+    `arn:aws:sts::111122223333:assumed-role/Admin/alice` -> `arn:aws:iam::111122223333:role/Admin` (EKS keys
+    access entries by the role; the role's path is not in the STS ARN, so paths are compared without it).
+    """
+    match = re.fullmatch(r"arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+", caller_arn)
+    if match:
+        return f"arn:{match.group(1)}:iam::{match.group(2)}:role/{match.group(3)}"
+    return caller_arn
+
+
+def access_entries(config: StackConfig, caller_arn: str) -> Check:
+    """The caller must not be in `adminPrincipals` while EKS makes its entry (`bootstrapCreatorAdmin`).
+
+    EKS creates the creator's access entry with the cluster; a second entry for the same principal from
+    `adminPrincipals` fails `pulumi up` with ResourceInUseException after the cluster exists.
+    """
+    cluster = config.platform.cluster
+    name = "access entries"
+    if not cluster.bootstrap_creator_admin:
+        return Check(name, "pass", "bootstrapCreatorAdmin is off: only cluster.adminPrincipals get access")
+    caller = principal_of(caller_arn)
+    strip_path = re.compile(r":(role|user)/(?:.*/)?([^/]+)$")
+    same = [p for p in cluster.admin_principals if strip_path.sub(r":\1/\2", p) == strip_path.sub(r":\1/\2", caller)]
+    if same:
+        return Check(
+            name,
+            "fail",
+            f"{same[0]} runs `pulumi up` and is in cluster.adminPrincipals while bootstrapCreatorAdmin is on: "
+            "EKS already makes its access entry, so creating a second one fails",
+            "Remove it from gpuplane:cluster.adminPrincipals, or set cluster.bootstrapCreatorAdmin: false",
+        )
+    return Check(
+        name,
+        "pass",
+        f"{caller} gets cluster-admin at creation; {len(cluster.admin_principals)} more in adminPrincipals",
+    )
 
 
 def _region(config: StackConfig, session: boto3.session.Session) -> Check:

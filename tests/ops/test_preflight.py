@@ -133,3 +133,46 @@ def test_cli_invalid_config_exits_2(tmp_path):
     result = CliRunner().invoke(app, ["preflight", "bad", "--stacks-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "gpuplane:profile" in result.output
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [
+        (
+            "arn:aws:sts::123456789012:assumed-role/platform-admin/alice",
+            "arn:aws:iam::123456789012:role/platform-admin",
+        ),
+        ("arn:aws:iam::123456789012:user/bob", "arn:aws:iam::123456789012:user/bob"),
+    ],
+)
+def test_principal_of_the_caller(caller, expected):
+    assert preflight.principal_of(caller) == expected
+
+
+def test_caller_in_admin_principals_fails_while_eks_makes_its_entry():
+    prod = config.load("prod")  # adminPrincipals: arn:aws:iam::123456789012:role/platform-admin
+    caller = "arn:aws:sts::123456789012:assumed-role/platform-admin/ci-run"
+    check = preflight.access_entries(prod, caller)
+    assert check.status == "fail"
+    assert "arn:aws:iam::123456789012:role/platform-admin runs `pulumi up`" in check.detail
+    assert "bootstrapCreatorAdmin: false" in check.fix
+    other = preflight.access_entries(prod, "arn:aws:sts::123456789012:assumed-role/deployer/ci-run")
+    assert other.status == "pass"
+    off = stack_config(
+        {
+            "profile": "prod",
+            "cluster": {
+                "bootstrapCreatorAdmin": False,
+                "adminPrincipals": ["arn:aws:iam::123456789012:role/platform-admin"],
+            },
+        }
+    )
+    assert preflight.access_entries(off, caller).status == "pass"
+
+
+def test_role_paths_do_not_hide_the_collision():
+    cfg = stack_config(
+        {"cluster": {**DEV_CLUSTER, "adminPrincipals": ["arn:aws:iam::123456789012:role/teams/ml/admin"]}}
+    )
+    caller = "arn:aws:sts::123456789012:assumed-role/admin/session"
+    assert preflight.access_entries(cfg, caller).status == "fail"
