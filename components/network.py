@@ -22,6 +22,8 @@ class Network(pulumi.ComponentResource):
 
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
+    private_subnets: list[pulumi.Output[str]]
+    """One private subnet id per AZ, in AZ order: for resources made once per AZ (EFS mount targets)."""
     public_subnet_ids: pulumi.Output[list[str]]
     availability_zones: pulumi.Output[list[str]]
 
@@ -160,6 +162,7 @@ class Network(pulumi.ComponentResource):
             private_ids.append(private.id)
 
         self.vpc_id = vpc.id
+        self.private_subnets = private_ids
         self.private_subnet_ids = pulumi.Output.all(*private_ids).apply(list)
         self.public_subnet_ids = pulumi.Output.all(*public_ids).apply(list)
         self.availability_zones = azs

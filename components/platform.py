@@ -94,7 +94,6 @@ class Platform(pulumi.ComponentResource):
                 args.storage,
                 network=self.network,
                 cluster=self.cluster,
-                zone_count=args.network.zone_count,
                 namespace=args.workload_namespace,
                 namespace_resource=self.workspace.namespace_resource,
                 nodes=nodes,

@@ -44,7 +44,6 @@ class SharedStorage(pulumi.ComponentResource):
         *,
         network: Network,
         cluster: Cluster,
-        zone_count: int,
         namespace: str,
         namespace_resource: pulumi.Resource,
         nodes: Sequence[pulumi.Resource],
@@ -105,11 +104,11 @@ class SharedStorage(pulumi.ComponentResource):
             aws.efs.MountTarget(
                 f"{name}-efs-mt-{index}",
                 file_system_id=fs.id,
-                subnet_id=network.private_subnet_ids.apply(functools.partial(_nth, index)),
+                subnet_id=subnet_id,
                 security_groups=[sg.id],
                 opts=child,
             )
-            for index in range(zone_count)
+            for index, subnet_id in enumerate(network.private_subnets)
         ]
 
         driver = self._csi_driver(name, args, cluster, [*cluster.before_compute, *nodes], tags)
@@ -229,10 +228,6 @@ class SharedStorage(pulumi.ComponentResource):
     def claim(self, volume: str, mount_path: str, *, read_only: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
         """Pod volume and container mount for a named volume; ValueError naming the defined ones if unknown."""
         return objects.volume_mount(volume, self.volume_names, mount_path, read_only=read_only)
-
-
-def _nth(index: int, values: list[str]) -> str:
-    return values[index]
 
 
 def _static_pv(volume: str, namespace: str, size: str, ids: list[str]) -> dict[str, Any]:
