@@ -48,7 +48,17 @@ def stack_with_groups(count: int) -> dict[str, Any]:
 def time_render(stack: str, stacks_dir: Path, out: Path) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "infra.cli", "render", stack, "--out", str(out), "--stacks-dir", str(stacks_dir)],
+        [
+            sys.executable,
+            "-m",
+            "gpuplane.infra.cli",
+            "render",
+            stack,
+            "--out",
+            str(out),
+            "--stacks-dir",
+            str(stacks_dir),
+        ],
         check=True,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,

@@ -9,10 +9,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import iam_policies
-from components.cluster import Cluster
-from components.config import AutoscalerArgs
-from manifests import versions
+from gpuplane.components import iam_policies
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import AutoscalerArgs
+from gpuplane.manifests import versions
 
 
 def autoscaler_values(

@@ -8,10 +8,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import iam_policies, teardown
-from components.config import ClusterArgs
-from components.kubeconfig import build_kubeconfig
-from manifests import versions
+from gpuplane.components import iam_policies, teardown
+from gpuplane.components.config import ClusterArgs
+from gpuplane.components.kubeconfig import build_kubeconfig
+from gpuplane.manifests import versions
 
 
 class Cluster(pulumi.ComponentResource):

@@ -17,9 +17,9 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from components import catalog
-from components.network_plan import plan_subnets
-from manifests import versions
+from gpuplane.components import catalog
+from gpuplane.components.network_plan import plan_subnets
+from gpuplane.manifests import versions
 
 Profile = Literal["dev", "prod"]
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]

@@ -9,10 +9,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.cluster import Cluster
-from components.gpu_plan import GpuPlan
-from manifests import versions
-from manifests.namespaces import namespace
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.gpu_plan import GpuPlan
+from gpuplane.manifests import versions
+from gpuplane.manifests.namespaces import namespace
 
 
 def _dump(config: dict[str, Any]) -> str:

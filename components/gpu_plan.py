@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.config import NodeGroupArgs
-from manifests import versions
+from gpuplane.components.config import NodeGroupArgs
+from gpuplane.manifests import versions
 
 # MIG instances per GPU for each compute-slice size (NVIDIA MIG user guide: A100/H100 profiles).
 _MIG_INSTANCES: Final[dict[int, int]] = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}

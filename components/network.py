@@ -7,9 +7,9 @@ import functools
 import pulumi
 import pulumi_aws as aws
 
-from components import teardown
-from components.config import NetworkArgs
-from components.network_plan import plan_subnets
+from gpuplane.components import teardown
+from gpuplane.components.config import NetworkArgs
+from gpuplane.components.network_plan import plan_subnets
 
 
 class Network(pulumi.ComponentResource):

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import gpu_plan, iam_policies
-from components.cluster import Cluster
-from components.config import NodeGroupArgs, Taint
-from components.node_template import autoscaler_tags, eks_taints
-from manifests import versions
+from gpuplane.components import gpu_plan, iam_policies
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import NodeGroupArgs, Taint
+from gpuplane.components.node_template import autoscaler_tags, eks_taints
+from gpuplane.manifests import versions
 
 
 class NodeGroup(pulumi.ComponentResource):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from components import gpu_plan
-from components.config import NodeGroupArgs, Taint, TaintEffect
-from manifests import versions
+from gpuplane.components import gpu_plan
+from gpuplane.components.config import NodeGroupArgs, Taint, TaintEffect
+from gpuplane.manifests import versions
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
 EKS_TAINT_EFFECTS: Final[dict[TaintEffect, str]] = {

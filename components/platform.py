@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pulumi
 
-from components.autoscaler import ClusterAutoscaler
-from components.cluster import Cluster
-from components.config import PlatformArgs, Taint
-from components.gpu import GpuEnablement
-from components.gpu_plan import GpuPlan
-from components.network import Network
-from components.node_group import NodeGroup
-from components.storage import SharedStorage
-from components.workspace import Workspace
-from manifests import versions
+from gpuplane.components.autoscaler import ClusterAutoscaler
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import PlatformArgs, Taint
+from gpuplane.components.gpu import GpuEnablement
+from gpuplane.components.gpu_plan import GpuPlan
+from gpuplane.components.network import Network
+from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.storage import SharedStorage
+from gpuplane.components.workspace import Workspace
+from gpuplane.manifests import versions
 
 
 class Platform(pulumi.ComponentResource):

@@ -10,12 +10,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import iam_policies
-from components.cluster import Cluster
-from components.config import StorageArgs
-from components.network import Network
-from manifests import storage as objects
-from manifests import versions
+from gpuplane.components import iam_policies
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import StorageArgs
+from gpuplane.components.network import Network
+from gpuplane.manifests import storage as objects
+from gpuplane.manifests import versions
 
 
 class SharedStorage(pulumi.ComponentResource):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster import Cluster
-from manifests.namespaces import namespace
-from manifests.tf_runtime import runtime_configmap
+from gpuplane.components.cluster import Cluster
+from gpuplane.manifests.namespaces import namespace
+from gpuplane.manifests.tf_runtime import runtime_configmap
 
 
 class Workspace(pulumi.ComponentResource):

@@ -5,7 +5,7 @@ import sys
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from infra import config, program
+from gpuplane.infra import config, program
 
 try:
     raw = config.from_engine_strings({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()})

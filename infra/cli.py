@@ -12,14 +12,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from components.config import PlatformArgs
-from infra import config as stack_config
-from infra import render as renderer
-from infra.aws import janitor as janitor_ops
-from infra.aws import kubeconfig as kubeconfig_ops
-from infra.aws import preflight as preflight_ops
-from infra.aws import token as token_ops
-from infra.aws.session import AwsError, make_session
+from gpuplane.components.config import PlatformArgs
+from gpuplane.infra import config as stack_config
+from gpuplane.infra import render as renderer
+from gpuplane.infra.aws import janitor as janitor_ops
+from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
+from gpuplane.infra.aws import preflight as preflight_ops
+from gpuplane.infra.aws import token as token_ops
+from gpuplane.infra.aws.session import AwsError, make_session
 
 app = typer.Typer(
     help="gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components.",

@@ -19,7 +19,7 @@ import boto3
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from components.config import FieldError, PlatformArgs
+from gpuplane.components.config import FieldError, PlatformArgs
 
 NAMESPACE = "gpuplane"
 PROJECT = "gpuplane"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from components.config import (
+from gpuplane.components.config import (
     AutoscalerArgs,
     ClusterArgs,
     GpuSharingArgs,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.platform import Platform
-from infra.config import StackConfig
+from gpuplane.components.platform import Platform
+from gpuplane.infra.config import StackConfig
 
 
 def build(config: StackConfig) -> dict[str, Any]:

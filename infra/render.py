@@ -20,8 +20,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from infra import mockrun, program
-from infra.config import StackConfig
+from gpuplane.infra import mockrun, program
+from gpuplane.infra.config import StackConfig
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resources drawn in the picture; everything else is counted in its component's box.

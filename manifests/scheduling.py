@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from manifests import versions
+from gpuplane.manifests import versions
 
 _CPU_FLAG_RE: Final = re.compile(r"^[A-Z0-9_]{2,32}$")
 

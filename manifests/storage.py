@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from manifests import versions
+from gpuplane.manifests import versions
 
 STORAGE_CLASS: Final = "efs-ap"
 Provisioning = Literal["static", "dynamic"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from infra import config, mockrun, render
+from gpuplane.infra import config, mockrun, render
 
 
 @pytest.fixture(scope="session")

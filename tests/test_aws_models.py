@@ -11,8 +11,8 @@ import re
 import botocore.session
 import pytest
 
-from components import catalog, config, node_template
-from manifests import versions
+from gpuplane.components import catalog, config, node_template
+from gpuplane.manifests import versions
 
 SESSION = botocore.session.get_session()
 EKS = SESSION.get_service_model("eks")

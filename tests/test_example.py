@@ -5,7 +5,7 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
-from infra import mockrun
+from gpuplane.infra import mockrun
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gpu-cluster" / "__main__.py"
 

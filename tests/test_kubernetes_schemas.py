@@ -5,8 +5,8 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from infra import render
-from manifests.namespaces import namespace
+from gpuplane.infra import render
+from gpuplane.manifests.namespaces import namespace
 
 
 @pytest.mark.parametrize("fixture", ["dev_run", "prod_run"])

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
 import yaml
+
+import gpuplane
+from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.platform import Platform
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,8 +31,13 @@ def test_pulumi_project_file():
 def test_distribution_packages_and_console_script():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert pyproject["project"]["name"] == "gpuplane"
-    assert set(pyproject["tool"]["setuptools"]["packages"]) == {"components", "manifests", "infra"}
-    assert pyproject["project"]["scripts"]["gpuplane"] == "infra.cli:app"
+    # One import name: the wheel is built from src/, where gpuplane/ links the top-level folders in.
+    assert pyproject["tool"]["setuptools"]["package-dir"] == {"": "src"}
+    assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == ["gpuplane*"]
+    for folder in ("components", "manifests", "infra"):
+        link = ROOT / "src" / "gpuplane" / folder
+        assert link.is_symlink() and link.resolve() == (ROOT / folder).resolve()
+    assert pyproject["project"]["scripts"]["gpuplane"] == "gpuplane.infra.cli:app"
     for dep in pyproject["project"]["dependencies"]:
         assert "==" in dep, f"unpinned dependency {dep}"
 
@@ -37,3 +47,23 @@ def test_stack_files_exist_for_both_shipped_stacks():
         config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
         assert config["gpuplane:profile"] == stack
         assert config["aws:region"]
+
+
+def test_public_api_is_one_import_name():
+    assert gpuplane.Platform is Platform
+    assert gpuplane.NodeGroup is NodeGroup
+    for name in gpuplane.__all__:
+        assert getattr(gpuplane, name) is not None
+
+
+def test_no_generic_top_level_imports_anywhere():
+    """`import gpuplane...` is the only import path in code, tests, docs and examples."""
+    bad = re.compile(r"^\s*(from|import) (components|manifests|infra)\b", re.M)
+    paths = [
+        p
+        for p in ROOT.rglob("*")
+        if p.suffix in {".py", ".md"}
+        and not any(part.startswith(".") or part in {"build", "src"} for part in p.relative_to(ROOT).parts)
+    ]
+    offenders = [str(p.relative_to(ROOT)) for p in paths if bad.search(p.read_text(errors="replace"))]
+    assert offenders == []

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pulumi
 
-from components.cluster import Cluster
-from components.config import ClusterArgs, NetworkArgs, NodeGroupArgs
-from components.network import Network
-from components.node_group import NodeGroup
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import ClusterArgs, NetworkArgs, NodeGroupArgs
+from gpuplane.components.network import Network
+from gpuplane.components.node_group import NodeGroup
 
 config = pulumi.Config()
 region = pulumi.Config("aws").get("region") or "us-east-1"

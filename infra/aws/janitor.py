@@ -15,9 +15,9 @@ from typing import Any
 import boto3
 import botocore.exceptions
 
-from components import teardown
-from infra.aws.session import AwsError, client, explain
-from infra.config import StackConfig
+from gpuplane.components import teardown
+from gpuplane.infra.aws.session import AwsError, client, explain
+from gpuplane.infra.config import StackConfig
 
 
 @dataclass

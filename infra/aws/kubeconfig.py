@@ -9,13 +9,13 @@ import boto3
 import botocore.exceptions
 import yaml
 
-from infra.aws.session import AwsError, client, explain
-from infra.aws.token import EXEC_API_V1BETA1
+from gpuplane.infra.aws.session import AwsError, client, explain
+from gpuplane.infra.aws.token import EXEC_API_V1BETA1
 
 
 def token_command(cluster_name: str, region: str, profile: str | None = None) -> tuple[str, list[str]]:
     """The exec command: this interpreter running the gpuplane CLI, so PATH and virtualenvs do not matter."""
-    args = ["-m", "infra.cli", "token", "--cluster", cluster_name, "--region", region]
+    args = ["-m", "gpuplane.infra.cli", "token", "--cluster", cluster_name, "--region", region]
     if profile:
         args += ["--profile", profile]
     return sys.executable, args

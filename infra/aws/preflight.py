@@ -16,11 +16,11 @@ from typing import Any, Final, Literal
 import boto3
 import botocore.exceptions
 
-from components.catalog import lookup
-from components.config import NodeGroupArgs
-from infra.aws.session import AwsError, caller_identity, client, explain
-from infra.config import StackConfig
-from manifests import versions
+from gpuplane.components.catalog import lookup
+from gpuplane.components.config import NodeGroupArgs
+from gpuplane.infra.aws.session import AwsError, caller_identity, client, explain
+from gpuplane.infra.config import StackConfig
+from gpuplane.manifests import versions
 
 Status = Literal["pass", "warn", "fail"]
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 import boto3
 import botocore.exceptions
 
-from infra.aws.session import explain
+from gpuplane.infra.aws.session import explain
 
 TOKEN_PREFIX: Final = "k8s-aws-v1."
 CLUSTER_ID_HEADER: Final = "x-k8s-aws-id"

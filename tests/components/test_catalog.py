@@ -7,7 +7,7 @@ from pathlib import Path
 import moto
 import pytest
 
-from components import catalog
+from gpuplane.components import catalog
 
 with gzip.open(Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz") as _data:
     # moto's copy of the EC2 DescribeInstanceTypes answer: an independent source of truth for the catalog.

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from infra.mockrun import Recording
+from gpuplane.infra.mockrun import Recording
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from components import gpu_plan
-from components.config import NodeGroupArgs
-from components.node_template import autoscaler_tags
-from manifests import tf_runtime
+from gpuplane.components import gpu_plan
+from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.node_template import autoscaler_tags
+from gpuplane.manifests import tf_runtime
 
 CA = "k8s.io/cluster-autoscaler/node-template"
 

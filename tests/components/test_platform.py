@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.mockrun import RecordedResource, Recording
+from gpuplane.infra.mockrun import RecordedResource, Recording
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

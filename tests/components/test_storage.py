@@ -7,8 +7,8 @@ import json
 import kubernetes_validate
 import pytest
 
-from infra.mockrun import RecordedResource, Recording
-from manifests import storage as objects
+from gpuplane.infra.mockrun import RecordedResource, Recording
+from gpuplane.manifests import storage as objects
 
 FS = "aws:efs/fileSystem:FileSystem"
 MT = "aws:efs/mountTarget:MountTarget"

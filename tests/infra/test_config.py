@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from components.config import NodeGroupArgs, PlatformArgs
-from infra import config
+from gpuplane.components.config import NodeGroupArgs, PlatformArgs
+from gpuplane.infra import config
 from tests.conftest import DEV_CLUSTER
 
 SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs
-from infra import docs
+from gpuplane.components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs
+from gpuplane.infra import docs
 
 
 def test_readme_config_reference_is_current():

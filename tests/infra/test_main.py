@@ -10,7 +10,7 @@ import pytest
 import yaml
 from pulumi.runtime import config as runtime_config
 
-from infra import mockrun
+from gpuplane.infra import mockrun
 
 MAIN = Path(__file__).resolve().parents[2] / "infra" / "__main__.py"
 STACKS = Path(__file__).resolve().parents[2] / "stacks"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from infra.cli import app
+from gpuplane.infra.cli import app
 
 runner = CliRunner()
 
@@ -176,6 +176,8 @@ def test_render_is_identical_across_processes_and_hash_seeds(tmp_path):
     for seed in ("1", "2"):
         out = tmp_path / f"seed{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-m", "infra.cli", "render", "prod", "--out", str(out)], check=True, env=env)
+        subprocess.run(
+            [sys.executable, "-m", "gpuplane.infra.cli", "render", "prod", "--out", str(out)], check=True, env=env
+        )
         outs.append(tree(out))
     assert outs[0] == outs[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from manifests import scheduling
+from gpuplane.manifests import scheduling
 
 
 @pytest.mark.parametrize(("cuda", "floor"), [(11, "449"), (12, "524"), (13, "579")])

@@ -13,7 +13,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from manifests.tf_runtime import (
+from gpuplane.manifests.tf_runtime import (
     ENTRYPOINT,
     SCRIPT_PATH,
     TFCluster,

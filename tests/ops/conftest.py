@@ -18,8 +18,8 @@ from moto import mock_aws
 from moto.servicequotas.models import ServiceQuotasBackend
 from moto.ssm.models import Parameter, ssm_backends
 
-from infra.aws.preflight import ami_parameter
-from manifests import versions
+from gpuplane.infra.aws.preflight import ami_parameter
+from gpuplane.manifests import versions
 
 REGION = "us-west-2"
 DEFAULT_ACCOUNT_ID = "123456789012"  # moto's account

@@ -9,7 +9,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 from typer.testing import CliRunner
 
-from infra.cli import app
+from gpuplane.infra.cli import app
 from tests.ops.conftest import GOOD_QUOTAS, seed_amis
 
 

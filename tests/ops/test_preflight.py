@@ -8,9 +8,9 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from infra import config
-from infra.aws import preflight
-from infra.cli import app
+from gpuplane.infra import config
+from gpuplane.infra.aws import preflight
+from gpuplane.infra.cli import app
 from tests.conftest import DEV_CLUSTER, stack_config
 from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
 

@@ -10,12 +10,12 @@ import pulumi
 import pytest
 from typer.testing import CliRunner
 
-from components import teardown
-from infra import config
-from infra.aws import janitor
-from infra.aws.session import AwsError
-from infra.cli import app
-from infra.mockrun import Recording
+from gpuplane.components import teardown
+from gpuplane.infra import config
+from gpuplane.infra.aws import janitor
+from gpuplane.infra.aws.session import AwsError
+from gpuplane.infra.cli import app
+from gpuplane.infra.mockrun import Recording
 
 CLUSTER = "gpuplane-dev"
 OWNED = {f"kubernetes.io/cluster/{CLUSTER}": "owned"}

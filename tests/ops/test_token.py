@@ -12,8 +12,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from infra.aws import token
-from infra.cli import app
+from gpuplane.infra.aws import token
+from gpuplane.infra.cli import app
 
 
 def _decode(value: str) -> str:
@@ -74,7 +74,7 @@ def test_kubeconfig_uses_gpuplane_token(aws, tmp_path):
     assert result.exit_code == 0, result.output
     document = yaml.safe_load(out.read_text())
     user = document["users"][0]["user"]["exec"]
-    assert user["args"][:4] == ["-m", "infra.cli", "token", "--cluster"]
+    assert user["args"][:4] == ["-m", "gpuplane.infra.cli", "token", "--cluster"]
     assert user["args"][4:] == ["gpuplane-dev", "--region", "us-west-2"]
     assert document["clusters"][0]["cluster"]["server"].startswith("https://")
     assert oct(out.stat().st_mode & 0o777) == "0o600"

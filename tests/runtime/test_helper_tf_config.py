@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from manifests.tf_runtime import TFCluster
+from gpuplane.manifests.tf_runtime import TFCluster
 from tests.runtime._support import FakeHost, printed, shell_params
 
 
