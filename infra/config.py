@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from gpuplane.components import partition
 from gpuplane.components.config import FieldError, PlatformArgs
 
 NAMESPACE = "gpuplane"
@@ -114,8 +114,8 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
 
 @functools.cache
 def eks_regions() -> frozenset[str]:
-    """Regions where EKS is offered, from the endpoint data botocore ships (offline)."""
-    return frozenset(boto3.session.Session().get_available_regions("eks"))
+    """Regions where EKS is offered in the aws, aws-cn and aws-us-gov partitions (botocore's endpoint data)."""
+    return partition.service_regions("eks")
 
 
 def load(stack: str, stacks_dir: Path = STACKS_DIR) -> StackConfig:
