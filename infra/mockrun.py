@@ -44,6 +44,7 @@ class RecordedResource:
     protect: bool
     retain_on_delete: bool
     deleted_with: str | None
+    import_id: str | None
     ignore_changes: list[str]
     hooks: dict[str, list[str]]
     inputs: dict[str, Any]
@@ -213,6 +214,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 deleted_with=request.deletedWith or None,
+                import_id=request.importId or None,
                 ignore_changes=list(request.ignoreChanges),
                 hooks=hooks,
                 inputs=_inputs_for_plan(request.object),
