@@ -7,8 +7,12 @@ that need no opt-in, sorted) so the AZs checked are the AZs `pulumi up` would us
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
+import shutil
+import socket
+import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
@@ -126,6 +130,8 @@ def run(
         return [Check("credentials", "fail", exc.message, exc.fix)]
     checks = [Check("credentials", "pass", f"account {identity.account} as {identity.arn}")]
     checks.append(access_entries(config, identity.arn))
+    checks.append(pulumi_cli())
+    checks.append(api_reachability(config, local_addresses()))
     steps: list[tuple[str, Callable[[], list[Check]]]] = [
         ("region", lambda: [_region(config, session)]),
         ("availability zones and instance types", lambda: _offerings(config, session)),
@@ -133,6 +139,7 @@ def run(
         ("AMIs", lambda: _amis(config, session)),
         ("Kubernetes version", lambda: [_kubernetes_version(config, session)]),
         ("EFS", lambda: [_efs(config, session)]),
+        ("Kubernetes version drift", lambda: [version_drift(config, session)]),
     ]
     for name, step in steps:
         progress(name)
@@ -358,3 +365,116 @@ def _efs(config: StackConfig, session: boto3.session.Session) -> Check:
         return Check("EFS", "fail", f"EFS is not offered in {config.region}", "Pick a region with EFS")
     client(session, "efs").describe_file_systems(MaxItems=1)
     return Check("EFS", "pass", f"EFS answers in {config.region}")
+
+
+# --- issue 10: the Pulumi CLI, reaching a private endpoint, version drift ------------------------------
+
+
+def _version_tuple(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def pulumi_cli(run: Callable[[list[str]], str] | None = None) -> Check:
+    """The Pulumi CLI on PATH must be new enough for resource hooks and `destroy --run-program`.
+
+    `requiredPulumiVersion` in Pulumi.yaml makes the CLI refuse itself too; this says so before `up`.
+    """
+    name = "Pulumi CLI"
+    minimum = versions.PULUMI_CLI_MIN_VERSION
+    if run is None:
+        path = shutil.which("pulumi")
+        if path is None:
+            return Check(name, "pass", f"not on PATH here; `pulumi up` needs >= {minimum} (Pulumi.yaml enforces it)")
+
+        def run(argv: list[str]) -> str:
+            done = subprocess.run([path, *argv[1:]], capture_output=True, text=True, timeout=60, check=False)
+            return done.stdout.strip() or done.stderr.strip()
+
+    try:
+        answer = run(["pulumi", "version"])
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check(name, "fail", f"`pulumi version` failed: {exc}", f"Install Pulumi CLI >= {minimum}")
+    found, wanted = _version_tuple(answer), _version_tuple(minimum)
+    if found is None or wanted is None:
+        return Check(name, "fail", f"`pulumi version` said {answer!r}", f"Install Pulumi CLI >= {minimum}")
+    if found < wanted:
+        return Check(
+            name,
+            "fail",
+            f"Pulumi CLI {answer} is older than {minimum} (resource hooks, `pulumi destroy --run-program`)",
+            f"Upgrade the Pulumi CLI to {minimum} or newer (https://www.pulumi.com/docs/install/)",
+        )
+    return Check(name, "pass", f"{answer} (>= {minimum})")
+
+
+def local_addresses() -> list[str]:
+    """The IPv4 addresses of the machine running preflight: its host name's, and its default route's source.
+
+    The UDP `connect` sends nothing; it only asks the kernel which address a packet would leave from.
+    """
+    found: set[str] = set()
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            found.add(str(info[4][0]))
+    except OSError:
+        pass
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 443))  # TEST-NET-1: never routed anywhere real
+            found.add(str(probe.getsockname()[0]))
+    except OSError:
+        pass
+    return sorted(a for a in found if not ipaddress.IPv4Address(a).is_loopback)
+
+
+def api_reachability(config: StackConfig, addresses: list[str]) -> Check:
+    """A private-only endpoint is reachable only from the networks admitted on 443 (cluster.apiAccessCidrs).
+
+    Warns (not fails) when none of this machine's addresses is inside them: a VPN or NAT may still make
+    the source address the API sees one of the admitted ones, which this machine cannot know.
+    """
+    cluster = config.platform.cluster
+    name = "API endpoint access"
+    if cluster.endpoint_public_access:
+        return Check(name, "pass", f"public endpoint, open to {', '.join(cluster.public_access_cidrs)}")
+    cidrs = cluster.api_access_cidrs if cluster.api_access_cidrs is not None else [config.platform.network.cidr]
+    networks = [ipaddress.IPv4Network(c) for c in cidrs]
+    inside = [a for a in addresses if any(ipaddress.IPv4Address(a) in n for n in networks)]
+    if inside:
+        return Check(name, "pass", f"private endpoint; this machine ({', '.join(inside)}) is in {', '.join(cidrs)}")
+    groups = cluster.api_access_security_group_ids
+    via = f" or the security groups {', '.join(groups)}" if groups else ""
+    return Check(
+        name,
+        "warn",
+        f"private-only endpoint admits {', '.join(cidrs) or 'no network'}{via} on 443, and none of this machine's "
+        f"addresses ({', '.join(addresses) or 'none found'}) is inside: the first Kubernetes object would time out",
+        "Run `pulumi up` from inside the VPC (or over VPN/peering), or add your network to cluster.apiAccessCidrs",
+    )
+
+
+def version_drift(config: StackConfig, session: boto3.session.Session) -> Check:
+    """An existing cluster whose version differs from the pinned `kubernetesVersion` (EKS upgraded it).
+
+    With `upgradePolicy: STANDARD`, EKS upgrades a control plane at the end of standard support; the
+    stack's pinned version then no longer matches, and the next `up` would try to downgrade (refused).
+    """
+    name = "Kubernetes version drift"
+    pinned = config.platform.cluster.kubernetes_version
+    try:
+        cluster = client(session, "eks").describe_cluster(name=config.cluster_name)["cluster"]
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return Check(name, "pass", f"no cluster {config.cluster_name} yet; it will run {pinned}")
+        raise
+    running = str(cluster.get("version", ""))
+    if running and running != pinned:
+        return Check(
+            name,
+            "warn",
+            f"cluster {config.cluster_name} runs {running} but cluster.kubernetesVersion pins {pinned} "
+            f"(upgradePolicy {config.platform.cluster.upgrade_policy}: EKS upgrades at the end of standard support)",
+            f'Set cluster.kubernetesVersion: "{running}" in the stack file (EKS never downgrades)',
+        )
+    return Check(name, "pass", f"cluster {config.cluster_name} runs {running}, as pinned")

@@ -176,3 +176,86 @@ def test_role_paths_do_not_hide_the_collision():
     )
     caller = "arn:aws:sts::123456789012:assumed-role/admin/session"
     assert preflight.access_entries(cfg, caller).status == "fail"
+
+
+# --- issue 10: Pulumi CLI version, private endpoint reachability, version drift --------------------------
+
+
+def _fake_pulumi(tmp_path, monkeypatch, version: str) -> None:
+    script = tmp_path / "pulumi"
+    script.write_text(f'#!/bin/sh\n[ "$1" = version ] && echo "{version}" && exit 0\nexit 1\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+
+
+@pytest.mark.parametrize(
+    ("version", "status"), [("v3.181.0", "fail"), ("v3.182.0", "pass"), ("v3.210.1", "pass"), ("garbage", "fail")]
+)
+def test_pulumi_cli_version_is_checked_when_on_path(tmp_path, monkeypatch, version, status):
+    _fake_pulumi(tmp_path, monkeypatch, version)
+    check = preflight.pulumi_cli()
+    assert check.status == status, check.detail
+    if status == "fail" and version != "garbage":
+        assert check.detail == (
+            f"Pulumi CLI {version} is older than 3.182.0 (resource hooks, `pulumi destroy --run-program`)"
+        )
+        assert "3.182.0 or newer" in check.fix
+
+
+def test_pulumi_cli_absent_is_not_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    check = preflight.pulumi_cli()
+    assert (check.status, check.detail) == (
+        "pass",
+        "not on PATH here; `pulumi up` needs >= 3.182.0 (Pulumi.yaml enforces it)",
+    )
+
+
+def test_old_pulumi_fails_the_whole_preflight_run(tmp_path, monkeypatch, set_quotas):
+    seed_amis()
+    set_quotas(GOOD_QUOTAS)
+    _fake_pulumi(tmp_path, monkeypatch, "v3.150.0")
+    assert _run(config.load("dev"))["Pulumi CLI"].status == "fail"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "addresses", "status"),
+    [
+        ({}, ["10.0.3.7"], "pass"),  # a runner inside the prod VPC
+        ({}, ["192.168.1.20"], "warn"),  # a laptop outside it
+        ({"apiAccessCidrs": ["192.168.1.0/24"]}, ["192.168.1.20"], "pass"),  # over a VPN range
+        ({"apiAccessCidrs": []}, ["10.0.3.7"], "warn"),  # nothing admitted at all
+    ],
+)
+def test_private_endpoint_reachability(cluster, addresses, status):
+    cfg = stack_config({"profile": "prod", "cluster": cluster})
+    check = preflight.api_reachability(cfg, addresses)
+    assert check.status == status, check.detail
+    if status == "warn":
+        assert "none of this machine's addresses" in check.detail
+        assert "cluster.apiAccessCidrs" in check.fix
+
+
+def test_public_endpoint_reachability_passes():
+    assert preflight.api_reachability(stack_config({"cluster": DEV_CLUSTER}), []).status == "pass"
+
+
+def test_local_addresses_are_ipv4_and_not_loopback():
+    for address in preflight.local_addresses():
+        assert not address.startswith("127.")
+        assert address.count(".") == 3
+
+
+def test_version_drift_after_eks_upgraded_the_cluster():
+    cfg = config.load("dev")
+    session = boto3.session.Session(region_name=cfg.region)
+    assert preflight.version_drift(cfg, session).status == "pass"
+    iam = session.client("iam")
+    role = iam.create_role(RoleName="eks", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    session.client("eks").create_cluster(
+        name=cfg.cluster_name, version="1.34", roleArn=role, resourcesVpcConfig={"subnetIds": []}
+    )
+    check = preflight.version_drift(cfg, session)
+    assert check.status == "warn"
+    assert "runs 1.34 but cluster.kubernetesVersion pins 1.35" in check.detail
+    assert check.fix == 'Set cluster.kubernetesVersion: "1.34" in the stack file (EKS never downgrades)'
