@@ -687,8 +687,9 @@ class StorageArgs(_Args):
     )
     protect: bool = Field(
         default=False,
-        description="Pulumi `protect` on the file system and data volumes: `pulumi destroy` refuses to delete "
-        "them. Default false (prod: true).",
+        description="Pulumi `protect` on the file system and what guards its data (backup policy, file-system "
+        "policy): `pulumi destroy` refuses to delete them, `--exclude-protected` keeps only them. "
+        "Default false (prod: true).",
     )
     retain_on_delete: bool = Field(
         default=False,

@@ -107,9 +107,24 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         wrong = [az for az in azs if az[:-1] != region]
         if wrong:
             problems.append(f"{NAMESPACE}:network.availabilityZones: {wrong} are not in the stack's region {region}")
+        problems.extend(_partition_problems(platform, region))
     if problems or platform is None or not isinstance(region, str):
         raise ConfigError(problems)
     return StackConfig(project=project, stack=stack, region=region, platform=platform)
+
+
+def _partition_problems(platform: PlatformArgs, region: str) -> list[str]:
+    """ARNs in the config must be of the region's partition (`arn:aws-cn:` in cn-*), or EKS refuses them."""
+    try:
+        expected = partition.of_region(region).id
+    except ValueError:
+        return []  # the region itself is already reported
+    return [
+        f"{NAMESPACE}:cluster.adminPrincipals[{index}]: '{arn}' is not in the partition of {region}; "
+        f"write it as arn:{expected}:..."
+        for index, arn in enumerate(platform.cluster.admin_principals)
+        if arn.split(":")[1] != expected
+    ]
 
 
 @functools.cache
