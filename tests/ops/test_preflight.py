@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import boto3
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from gpuplane.infra import config
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
+from gpuplane.manifests import versions
 from tests.conftest import DEV_CLUSTER, stack_config
 from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
 
@@ -259,3 +262,8 @@ def test_version_drift_after_eks_upgraded_the_cluster():
     assert check.status == "warn"
     assert "runs 1.34 but cluster.kubernetesVersion pins 1.35" in check.detail
     assert check.fix == 'Set cluster.kubernetesVersion: "1.34" in the stack file (EKS never downgrades)'
+
+
+def test_pulumi_yaml_requires_the_same_minimum_as_preflight():
+    project = yaml.safe_load((Path(__file__).resolve().parents[2] / "Pulumi.yaml").read_text())
+    assert project["requiredPulumiVersion"] == f">={versions.PULUMI_CLI_MIN_VERSION}"
