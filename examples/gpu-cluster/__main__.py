@@ -46,7 +46,8 @@ gpu = NodeGroup(
     subnet_ids=network.private_subnet_ids,
     tags=tags,
 )
-cluster.add_compute_addons([*system.node_group_resources, *gpu.node_group_resources])
+# coredns waits for the untainted system group only: a GPU node's boot must not hold it up.
+cluster.add_compute_addons(system.node_group_resources)
 
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
