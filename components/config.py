@@ -977,6 +977,17 @@ class PlatformArgs(_Args):
             )
 
     @property
+    def resolved_api_access_cidrs(self) -> list[str]:
+        """Networks admitted to the API on 443: as configured, else the VPC for a private-only endpoint.
+
+        A private-only endpoint is unreachable without a rule; the VPC's own CIDR lets a runner inside the
+        VPC (CI runner, bastion) finish `pulumi up`. With the public endpoint on, nothing is opened unasked.
+        """
+        if self.cluster.api_access_cidrs is not None:
+            return list(self.cluster.api_access_cidrs)
+        return [] if self.cluster.endpoint_public_access else [self.network.cidr]
+
+    @property
     def system_node_groups(self) -> list[NodeGroupArgs]:
         """Untainted CPU groups: where cluster services run, and the only groups they wait for."""
         return [g for g in self.resolved_node_groups if g.kind == "cpu" and not _blocks_scheduling(g)]

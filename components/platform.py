@@ -65,7 +65,7 @@ class Platform(pulumi.ComponentResource):
             region=region,
             tags=tags,
             delete_claim_volumes=disposable,
-            api_access_cidrs=_api_access_cidrs(args),
+            api_access_cidrs=args.resolved_api_access_cidrs,
             opts=child,
         )
         # New nodes carry the EFS driver's startup taint until its node agent runs there.
@@ -149,14 +149,3 @@ class Platform(pulumi.ComponentResource):
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
         )
-
-
-def _api_access_cidrs(args: PlatformArgs) -> list[str]:
-    """Networks admitted to the API on 443: as configured, else the VPC for a private-only endpoint.
-
-    A private-only endpoint is unreachable without a rule; the VPC's own CIDR lets a runner inside the VPC
-    (CI runner, bastion) finish `pulumi up`. With the public endpoint on, nothing is opened unasked.
-    """
-    if args.cluster.api_access_cidrs is not None:
-        return list(args.cluster.api_access_cidrs)
-    return [] if args.cluster.endpoint_public_access else [args.network.cidr]

@@ -438,7 +438,7 @@ def api_reachability(config: StackConfig, addresses: list[str]) -> Check:
     name = "API endpoint access"
     if cluster.endpoint_public_access:
         return Check(name, "pass", f"public endpoint, open to {', '.join(cluster.public_access_cidrs)}")
-    cidrs = cluster.api_access_cidrs if cluster.api_access_cidrs is not None else [config.platform.network.cidr]
+    cidrs = config.platform.resolved_api_access_cidrs
     networks = [ipaddress.IPv4Network(c) for c in cidrs]
     inside = [a for a in addresses if any(ipaddress.IPv4Address(a) in n for n in networks)]
     if inside:
