@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,7 +22,7 @@ from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
 from gpuplane.infra.aws import token as token_ops
-from gpuplane.infra.aws.session import AwsError, make_session
+from gpuplane.infra.aws.session import AwsError, make_session, stack_session
 
 app = typer.Typer(
     help="gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components.",
@@ -160,6 +160,11 @@ _ProfileOption = Annotated[
 ]
 
 
+def _session(config: stack_config.StackConfig, profile: str | None) -> Any:
+    """The stack's identity: `--profile` if given, else its `aws:profile`; then its `aws:assumeRoles`."""
+    return stack_session(config.region, profile or config.profile, config.assume_roles)
+
+
 def _fail(error: AwsError) -> typer.Exit:
     """Print an AWS failure as one message and its fix (never a traceback); the caller raises the result."""
     _err.print(f"[bold red]Error:[/] {error.message}", soft_wrap=True, highlight=False)
@@ -185,7 +190,7 @@ def preflight(
     """
     config = _load_or_exit(stack, stacks_dir, project_dir)
     try:
-        session = make_session(config.region, profile)
+        session = _session(config, profile)
     except AwsError as exc:
         raise _fail(exc) from None
     if json_output:
@@ -224,12 +229,17 @@ def token(
     cluster: Annotated[str, typer.Option("--cluster", help="EKS cluster name.")],
     region: Annotated[str | None, typer.Option(help="Region. Default: AWS_REGION / the profile's.")] = None,
     profile: _ProfileOption = None,
+    role_arn: Annotated[
+        list[str] | None, typer.Option("--role-arn", help="Role to assume (repeat for a chain, like aws:assumeRoles).")
+    ] = None,
 ) -> None:
     """Print an ExecCredential with an EKS bearer token (a kubeconfig `exec` plugin; no AWS CLI needed)."""
     try:
         resolved = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         session = make_session(resolved, profile)
         resolved = resolved or session.region_name
+        if role_arn and resolved:
+            session = stack_session(resolved, profile, tuple(role_arn))
         if not resolved:
             raise AwsError("no AWS region for the token", "Pass --region or set AWS_REGION")
         if session.get_credentials() is None:
@@ -255,7 +265,11 @@ def kubeconfig(
     config = _load_or_exit(stack, stacks_dir, project_dir)
     try:
         document = kubeconfig_ops.for_cluster(
-            make_session(config.region, profile), config.cluster_name, config.region, profile
+            _session(config, profile),
+            config.cluster_name,
+            config.region,
+            profile=profile or config.profile,
+            role_arns=config.assume_roles,
         )
     except AwsError as exc:
         raise _fail(exc) from None
@@ -289,7 +303,7 @@ def janitor(
     config = _load_or_exit(stack, stacks_dir, project_dir)
     include_volumes = volumes if volumes is not None else config.platform.profile != "prod"
     try:
-        session = make_session(config.region, profile)
+        session = _session(config, profile)
         with _err.status(f"scanning stack {stack}"):
             found = janitor_ops.plan(config, session, include_volumes=include_volumes)
     except AwsError as exc:

@@ -148,7 +148,7 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             if isinstance(key, str | int | float | bool) and key in seen:
                 self.duplicates.append(
                     f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one mapping; "
@@ -190,7 +190,7 @@ def _read_yaml(path: Path) -> tuple[Any, list[str]]:
         return None, [f"{path}: byte {exc.start} ({data[exc.start]:#04x}) is not UTF-8; allowed: UTF-8 text"]
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()  # type: ignore[no-untyped-call]
+        node = loader.get_single_node()
         if node is None:
             return {}, []
         expanded = _expanded_size(node, {})
@@ -198,7 +198,7 @@ def _read_yaml(path: Path) -> tuple[Any, list[str]]:
             return None, [
                 f"{path}: expands to more than {MAX_YAML_NODES} YAML nodes (aliases); allowed: at most {MAX_YAML_NODES}"
             ]
-        document = loader.construct_document(node)  # type: ignore[no-untyped-call]
+        document = loader.construct_document(node)
     except yaml.YAMLError as exc:
         return None, [f"{path}: not valid YAML: {' '.join(str(exc).split())}"]
     except RecursionError:

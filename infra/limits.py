@@ -79,7 +79,7 @@ def api_limits() -> ApiLimits:
     eks = session.get_service_model("eks")
     cluster = eks.operation_model("CreateCluster").input_shape.members
     group = eks.operation_model("CreateNodegroup").input_shape.members
-    labels, taint, tags = group["labels"], group["taints"].member.members, group["tags"]  # type: ignore[attr-defined]
+    labels, taint, tags = group["labels"], group["taints"].member.members, group["tags"]
     iam = session.get_service_model("iam").operation_model("CreateRole").input_shape.members
     return ApiLimits(
         cluster_name=_limit(cluster["name"].metadata),

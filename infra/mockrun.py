@@ -313,13 +313,13 @@ def run_file(main: Path, project: str, stack: str, region: str, config: Mapping[
         def export(name: str, value: Any) -> None:
             exports[name] = value
 
-        pulumi.export = export  # type: ignore[assignment]
+        pulumi.export = export
         folder = str(main.parent)
         sys.path.insert(0, folder)
         try:
             runpy.run_path(str(main), run_name="__main__")
         finally:
-            pulumi.export = original  # type: ignore[assignment]
+            pulumi.export = original
             sys.path.remove(folder)
         return exports
 

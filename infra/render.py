@@ -258,7 +258,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         groups.append(
             {
                 "name": name,
-                "kind": target.kinds.get(name, inputs.get("labels", {}).get("gpuplane.io/kind", "?")),
+                "kind": target.kinds.get(name, "gpu" if "NVIDIA" in str(inputs.get("amiType")) else "cpu"),
                 "instanceTypes": inputs.get("instanceTypes", []),
                 "amiType": inputs.get("amiType"),
                 "capacityType": inputs.get("capacityType"),
