@@ -30,6 +30,8 @@ def autoscaler_values(
     for index, taint in enumerate(startup_taints):
         extra["startup-taint" if index == 0 else f"startup-taint_{index}"] = taint
     return {
+        # It mounts no EFS volume: tolerating the startup taints lets it start before the EFS node agent.
+        "tolerations": [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints],
         "cloudProvider": "aws",
         "awsRegion": region,
         "autoDiscovery": {
@@ -57,16 +59,17 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         region: str,
         kubernetes_version: str,
         startup_taints: Sequence[str],
-        nodes: Sequence[pulumi.Resource],
+        after: Sequence[pulumi.Resource],
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`after`: what cluster services need (coredns, system node groups): never GPU groups."""
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
         role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=iam_policies.pod_identity_trust(),
+            assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
             description=f"cluster-autoscaler of {cluster.eks_name}",
             tags=tags,
             opts=child,
@@ -98,7 +101,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 startup_taints=startup_taints,
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=cluster.provider, depends_on=[association, *cluster.before_compute, *nodes]
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[association, *cluster.before_compute, *after],
+                # An in-cluster object: deleting the cluster deletes it (no effect outside the cluster).
+                deleted_with=cluster.resource,
             ),
         )
         self.role_arn = role.arn

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -11,6 +13,7 @@ import pulumi_kubernetes as k8s
 from gpuplane.components import iam_policies, teardown
 from gpuplane.components.config import ClusterArgs
 from gpuplane.components.kubeconfig import build_kubeconfig
+from gpuplane.components.partition import Partition, of_region
 from gpuplane.manifests import versions
 
 
@@ -34,6 +37,11 @@ class Cluster(pulumi.ComponentResource):
     oidc_issuer: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     provider: k8s.Provider
+    resource: aws.eks.Cluster
+    """The EKS cluster itself: `deleted_with` target of in-cluster objects that go away with it."""
+    partition: Partition
+    api_access_rules: list[pulumi.Resource]
+    """Ingress rules on 443 of the cluster security group; the Kubernetes provider depends on them."""
 
     def __init__(
         self,
@@ -47,11 +55,15 @@ class Cluster(pulumi.ComponentResource):
         delete_claim_volumes: bool = False,
         aws_profile: str | None = None,
         assume_roles: Sequence[str] = (),
+        api_access_cidrs: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev).
 
         `aws_profile`/`assume_roles`: the AWS identity of the program, used by the kubeconfig's token command.
+        `api_access_cidrs`: networks admitted on 443 to the cluster security group (resolved by the caller:
+        `args.api_access_cidrs`, or the VPC CIDR for a private-only endpoint). A private endpoint is only
+        reachable through that group, so the Kubernetes provider waits for these rules.
         """
         super().__init__("gpuplane:index:Cluster", name, None, opts)
         tags = dict(tags or {})
@@ -59,16 +71,17 @@ class Cluster(pulumi.ComponentResource):
         self._prefix = name
         self._tags = tags
         self.eks_name = cluster_name
+        self.partition = partition = of_region(region)
 
         role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=iam_policies.eks_cluster_trust(),
+            assume_role_policy=iam_policies.eks_cluster_trust(partition),
             description=f"EKS control plane role of {cluster_name}",
             tags=tags,
             opts=child,
         )
         role_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-role-eks", role=role.name, policy_arn=versions.POLICY_EKS_CLUSTER, opts=child
+            f"{name}-role-eks", role=role.name, policy_arn=partition.arn(versions.POLICY_EKS_CLUSTER), opts=child
         )
         key = aws.kms.Key(
             f"{name}-secrets-key",
@@ -119,6 +132,8 @@ class Cluster(pulumi.ComponentResource):
             ),
             # The core add-ons are installed below as EKS-managed add-ons instead of the self-managed copies.
             bootstrap_self_managed_addons=False,
+            # EKS's default is EXTENDED: a minor past standard support would bill $0.60/h instead of $0.10/h.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=args.upgrade_policy),
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -127,6 +142,7 @@ class Cluster(pulumi.ComponentResource):
             ),
         )
         self._cluster = cluster
+        self.resource = cluster
 
         access: list[pulumi.Resource] = []
         for index, principal in enumerate(args.admin_principals):
@@ -143,7 +159,7 @@ class Cluster(pulumi.ComponentResource):
                     f"{name}-admin-{index}-policy",
                     cluster_name=cluster.name,
                     principal_arn=principal,
-                    policy_arn=versions.ACCESS_POLICY_CLUSTER_ADMIN,
+                    policy_arn=partition.arn(versions.ACCESS_POLICY_CLUSTER_ADMIN),
                     access_scope={"type": "cluster"},
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
                 )
@@ -151,7 +167,7 @@ class Cluster(pulumi.ComponentResource):
 
         issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer or "")  # type: ignore[index]
         oidc = aws.iam.OpenIdConnectProvider(
-            f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], tags=tags, opts=child
+            f"{name}-oidc", url=issuer, client_id_lists=[partition.sts_audience], tags=tags, opts=child
         )
 
         # vpc-cni gets its IAM policy through IRSA instead of the node role, so nodes hold only what
@@ -159,14 +175,16 @@ class Cluster(pulumi.ComponentResource):
         cni_role = aws.iam.Role(
             f"{name}-vpc-cni-role",
             assume_role_policy=pulumi.Output.all(oidc.arn, issuer).apply(
-                lambda a: iam_policies.irsa_trust(a[0], a[1], "kube-system", "aws-node")
+                lambda a: iam_policies.irsa_trust(
+                    a[0], a[1], "kube-system", "aws-node", audience=partition.sts_audience
+                )
             ),
             description=f"VPC CNI (aws-node) of {cluster_name}",
             tags=tags,
             opts=child,
         )
         cni_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-vpc-cni-policy", role=cni_role.name, policy_arn=versions.POLICY_EKS_CNI, opts=child
+            f"{name}-vpc-cni-policy", role=cni_role.name, policy_arn=partition.arn(versions.POLICY_EKS_CNI), opts=child
         )
         self.before_compute: list[pulumi.Resource] = [
             self._addon(versions.ADDON_POD_IDENTITY_AGENT),
@@ -185,11 +203,15 @@ class Cluster(pulumi.ComponentResource):
         self.oidc_provider_arn = oidc.arn
         self.oidc_issuer = issuer
         self.cluster_security_group_id = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id or "")
+        self.api_access_rules = self._api_access(name, api_access_cidrs, args.api_access_security_group_ids)
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            # Objects are applied only after the admin access entries exist, or the first apply is denied.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*access, *self.before_compute]),
+            # Objects are applied only after the admin access entries exist, or the first apply is denied,
+            # and after the 443 rules exist, or a private-only endpoint cannot be reached at all.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*access, *self.before_compute, *self.api_access_rules]
+            ),
         )
         self.register_outputs(
             {
@@ -201,17 +223,43 @@ class Cluster(pulumi.ComponentResource):
             }
         )
 
+    def _api_access(self, name: str, cidrs: Sequence[str], groups: Sequence[str]) -> list[pulumi.Resource]:
+        """Ingress on 443 to the cluster security group (EKS user guide, "Cluster API server endpoint").
+
+        The cluster security group is made by EKS, so its rules are separate resources here; they go with
+        the group when the cluster is deleted.
+        """
+        sources: list[tuple[str, dict[str, str]]] = [(f"cidr-{i}", {"cidr_ipv4": c}) for i, c in enumerate(cidrs)] + [
+            (f"sg-{i}", {"referenced_security_group_id": g}) for i, g in enumerate(groups)
+        ]
+        return [
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-{suffix}",
+                security_group_id=self.cluster_security_group_id,
+                ip_protocol="tcp",
+                from_port=443,
+                to_port=443,
+                description="Kubernetes API from where Pulumi and kubectl run",
+                tags=self._tags,
+                opts=pulumi.ResourceOptions(parent=self),
+                **source,
+            )
+            for suffix, source in sources
+        ]
+
     def _addon(
         self,
         addon_name: str,
         service_account_role_arn: pulumi.Input[str] | None = None,
         depends_on: Sequence[pulumi.Resource] = (),
+        configuration_values: dict[str, Any] | None = None,
     ) -> aws.eks.Addon:
         return aws.eks.Addon(
             f"{self._prefix}-addon-{addon_name}",
             cluster_name=self._cluster.name,
             addon_name=addon_name,
             service_account_role_arn=service_account_role_arn,
+            configuration_values=json.dumps(configuration_values, sort_keys=True) if configuration_values else None,
             # EKS owns these add-ons: take over fields a previous manual install set.
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
@@ -219,9 +267,35 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
 
-    def add_compute_addons(self, node_groups: Sequence[pulumi.Resource]) -> list[aws.eks.Addon]:
-        """Add the add-ons that need running nodes (coredns), after the given node groups.
+    def add_compute_addons(
+        self, node_groups: Sequence[pulumi.Resource], *, startup_taints: Sequence[str] = ()
+    ) -> list[aws.eks.Addon]:
+        """Add the add-ons that need running nodes (coredns), after the given (system) node groups.
 
         Created before any node exists, coredns stays degraded and its EKS add-on creation times out.
+        coredns tolerates the startup taints (it mounts no EFS volume), so it need not wait for the agent
+        that lifts them.
         """
-        return [self._addon(versions.ADDON_COREDNS, depends_on=node_groups)]
+        return [
+            self._addon(
+                versions.ADDON_COREDNS,
+                depends_on=node_groups,
+                configuration_values=coredns_configuration(startup_taints),
+            )
+        ]
+
+
+def coredns_configuration(startup_taints: Sequence[str]) -> dict[str, Any] | None:
+    """Configuration values of the coredns add-on: its default tolerations plus the startup taints.
+
+    The add-on's schema (`aws eks describe-addon-configuration --addon-name coredns`) has `tolerations`,
+    which replaces the default list, so the defaults (CriticalAddonsOnly, control-plane) are repeated.
+    """
+    if not startup_taints:
+        return None
+    return {
+        "tolerations": [
+            *versions.COREDNS_DEFAULT_TOLERATIONS,
+            *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
+        ]
+    }

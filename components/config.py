@@ -50,6 +50,8 @@ _DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
+_SG_ID_RE: Final = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
+_FS_ID_RE: Final = re.compile(r"^fs-([0-9a-f]{8}|[0-9a-f]{17})$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
 # The most AZs any region has (us-east-1: six); also `azCount`'s upper bound.
 MAX_AZS_PER_REGION: Final = 6
@@ -209,6 +211,22 @@ class ClusterArgs(_Args):
         le=30,
         description="Waiting period before the secrets KMS key is deleted. Default 30.",
     )
+    api_access_cidrs: list[str] | None = Field(
+        default=None,
+        description="Networks allowed to reach the API endpoint on 443 through the cluster security group (where "
+        "Pulumi and kubectl run: the VPC itself, a VPN, a peered VPC). Default: the VPC CIDR when "
+        "`endpointPublicAccess` is false (a runner inside the VPC works), none otherwise.",
+    )
+    api_access_security_group_ids: list[str] = Field(
+        default_factory=list,
+        description="Security groups (e.g. of a CI runner or bastion in the VPC) allowed to reach the API on 443. "
+        "Default none.",
+    )
+    upgrade_policy: Literal["STANDARD", "EXTENDED"] = Field(
+        default="STANDARD",
+        description="EKS support type at the end of standard support: `STANDARD` (EKS upgrades the control plane "
+        "itself, $0.10/h) or `EXTENDED` (stays on the old minor, $0.60/h). Default `STANDARD`.",
+    )
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
@@ -230,6 +248,21 @@ class ClusterArgs(_Args):
     def _cidrs(cls, value: list[str]) -> list[str]:
         for cidr in value:
             _check_cidr(cidr)
+        return value
+
+    @field_validator("api_access_cidrs")
+    @classmethod
+    def _api_cidrs(cls, value: list[str] | None) -> list[str] | None:
+        for cidr in value or []:
+            _check_cidr(cidr)
+        return value
+
+    @field_validator("api_access_security_group_ids")
+    @classmethod
+    def _api_groups(cls, value: list[str]) -> list[str]:
+        for group in value:
+            if not _SG_ID_RE.match(group):
+                raise ValueError(f"'{group}' is not a security group id (sg- and 8 or 17 hex digits)")
         return value
 
     @field_validator("admin_principals")
@@ -560,6 +593,19 @@ class NodeGroupArgs(_Args):
 _EFS_PATH_RE: Final = re.compile(r"^(\/|(\/(?!\.)+[^$#<>;`|&?{}^*/\n]+){1,4})$")
 _EFS_PERMS_RE: Final = re.compile(r"^[0-7]{3,4}$")
 _K8S_QUANTITY_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+# EFS access point Path: at most 100 characters and 4 components (botocore `efs` model). The CSI driver's
+# dynamic provisioning makes `<basePath>/<namespace>/<claim>-<uuid>` with our StorageClass
+# (subPathPattern `${.PVC.namespace}/${.PVC.name}`, ensureUniqueDirectory appends `-` and a 36-char UUID).
+EFS_PATH_MAX_CHARS: Final = 100
+EFS_BASE_PATH_MAX_COMPONENTS: Final = 2
+EFS_UNIQUE_SUFFIX_CHARS: Final = 37
+
+
+def dynamic_access_point_path_length(base_path: str, namespace: str, claim: str) -> int:
+    """Length of the access point path the EFS CSI driver makes for a claim on the `efs-ap` StorageClass."""
+    return len(f"{base_path.rstrip('/')}/{namespace}/{claim}") + EFS_UNIQUE_SUFFIX_CHARS
+
+
 # EFS accepts uid/gid 0..4294967295 (PosixUser); 0 would make every workload root on the share, and
 # 4294967295 is (uid_t)-1, "no user". Workloads run non-root, so both ends are refused.
 POSIX_ID_MIN: Final = 1
@@ -663,6 +709,11 @@ class StorageArgs(_Args):
         default=False,
         description="AWS Backup daily backups of the file system (EFS backup policy). Default false (prod: true).",
     )
+    existing_file_system_id: str | None = Field(
+        default=None,
+        description="Take over a file system kept by an earlier stack's destroy (`fs-...`): it is imported into this "
+        "stack (Pulumi `import`), so its settings must match this section. Default none (create one).",
+    )
     allow_data_loss_on_prod: bool = Field(
         default=False,
         description="The explicit override needed to switch `protect` or `retainOnDelete` off on a prod stack. "
@@ -691,10 +742,29 @@ class StorageArgs(_Args):
     def _base(cls, value: str) -> str:
         if not _EFS_PATH_RE.match(value) or value == "/":
             raise ValueError(f"'{value}' is not an EFS path: absolute, 1-4 components, not '/'")
+        depth = len(value.strip("/").split("/"))
+        if depth > EFS_BASE_PATH_MAX_COMPONENTS:
+            raise ValueError(
+                f"'{value}' has {depth} components; at most {EFS_BASE_PATH_MAX_COMPONENTS}: the CSI driver appends "
+                "<namespace>/<claim> and an access point path has at most 4 components (EFS API)"
+            )
+        return value
+
+    @field_validator("existing_file_system_id")
+    @classmethod
+    def _fs_id(cls, value: str | None) -> str | None:
+        if value is not None and not _FS_ID_RE.match(value):
+            raise ValueError(f"'{value}' is not an EFS file system id (fs- and 8 or 17 hex digits)")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> StorageArgs:
+        if self.performance_mode == "maxIO" and self.throughput_mode == "elastic":
+            raise FieldError(
+                "performanceMode",
+                "'maxIO' cannot be used with throughputMode 'elastic' (EFS CreateFileSystem refuses the pair); "
+                "use generalPurpose, or throughputMode bursting/provisioned",
+            )
         if self.throughput_mode == "provisioned" and self.provisioned_throughput_mibps is None:
             raise FieldError("provisionedThroughputMibps", "is required when throughputMode is 'provisioned'")
         if self.throughput_mode != "provisioned" and self.provisioned_throughput_mibps is not None:
@@ -862,6 +932,8 @@ class PlatformArgs(_Args):
                 "nodeGroups",
                 "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
             )
+        self._check_cluster_services_capacity()
+        self._check_dynamic_paths()
         if self.profile == "prod" and self.cluster.endpoint_public_access:
             # A set of CIDRs that together cover the whole address space (0.0.0.0/1 + 128.0.0.0/1) is as
             # open as a literal /0.
@@ -896,6 +968,48 @@ class PlatformArgs(_Args):
                 f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
             )
         return self
+
+    def _check_cluster_services_capacity(self) -> None:
+        """Cluster services (coredns, the EFS controller, the autoscaler) run on untainted groups only.
+
+        They wait for those groups (never for GPU groups), so at least one must start with a node.
+        """
+        untainted = [g for g in self.resolved_node_groups if not _blocks_scheduling(g)]
+        if not self.system_node_groups:
+            raise FieldError(
+                "nodeGroups",
+                f"no untainted CPU group (untainted: {[g.name for g in untainted]}); cluster services (coredns, the "
+                "EFS controller, the autoscaler) wait for untainted CPU groups only, never for GPU nodes: add one",
+            )
+        if all(g.min_size == 0 for g in self.system_node_groups):
+            names = ", ".join(g.name for g in self.system_node_groups)
+            raise FieldError(
+                "nodeGroups",
+                f"every untainted CPU group ({names}) has minSize 0: coredns, the EFS controller and the autoscaler "
+                "would have no node to run on (the autoscaler cannot scale up without running itself); "
+                "give one of them minSize >= 1",
+            )
+
+    @property
+    def system_node_groups(self) -> list[NodeGroupArgs]:
+        """Untainted CPU groups: where cluster services run, and the only groups they wait for."""
+        return [g for g in self.resolved_node_groups if g.kind == "cpu" and not _blocks_scheduling(g)]
+
+    def _check_dynamic_paths(self) -> None:
+        """The access point paths the CSI driver will make for our dynamic claims must fit the EFS limit."""
+        storage = self.storage
+        if not storage.enabled:
+            return
+        claims = [v.name for v in storage.volumes if v.provisioning == "dynamic"] or ["x"]
+        for claim in claims:
+            length = dynamic_access_point_path_length(storage.base_path, self.workload_namespace, claim)
+            if length > EFS_PATH_MAX_CHARS:
+                raise FieldError(
+                    "storage.basePath",
+                    f"'{storage.base_path}' makes the access point path of claim '{claim}' in namespace "
+                    f"'{self.workload_namespace}' {length} characters (basePath/namespace/claim-<uuid>); EFS allows "
+                    f"{EFS_PATH_MAX_CHARS}: shorten basePath, the namespace or the volume name",
+                )
 
     @property
     def resolved_node_groups(self) -> list[NodeGroupArgs]:

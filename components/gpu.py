@@ -121,9 +121,14 @@ class GpuEnablement(pulumi.ComponentResource):
         kubernetes_version: str,
         dcgm_exporter: bool,
         startup_taints: Sequence[str],
-        nodes: Sequence[pulumi.Resource],
+        after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """Install the charts after `after`: what cluster services need (coredns, system node groups).
+
+        Never after the GPU groups: a DaemonSet with no GPU node yet is ready at once, and a GPU node's
+        boot must not hold up `up`.
+        """
         super().__init__("gpuplane:index:GpuEnablement", name, None, opts)
         charts: list[tuple[str, str, str, str, dict[str, Any]]] = []
         if plan.operator:
@@ -164,7 +169,7 @@ class GpuEnablement(pulumi.ComponentResource):
             ns = k8s.core.v1.Namespace(
                 f"{name}-ns",
                 metadata=ns_doc["metadata"],
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider),
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource),
             )
             for release, chart, repo, version, values in charts:
                 k8s.helm.v3.Release(
@@ -176,6 +181,11 @@ class GpuEnablement(pulumi.ComponentResource):
                     repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
                     values=values,
                     create_namespace=False,
-                    opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[ns, *nodes]),
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        provider=cluster.provider,
+                        depends_on=[ns, *after],
+                        deleted_with=cluster.resource,
+                    ),
                 )
         self.register_outputs({"releases": self.releases})

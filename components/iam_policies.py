@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuplane.components.partition import Partition
 
 
 def _document(*statements: dict[str, Any]) -> str:
@@ -16,17 +19,29 @@ def service_trust(service: str, *, tag_session: bool = False) -> str:
     return _document({"Effect": "Allow", "Principal": {"Service": service}, "Action": action})
 
 
-def eks_cluster_trust() -> str:
+def eks_cluster_trust(partition: Partition) -> str:
     """Trust policy of the EKS cluster role; `sts:TagSession` is required by EKS auto mode and harmless here."""
-    return service_trust("eks.amazonaws.com", tag_session=True)
+    return service_trust(partition.service_principal("eks"), tag_session=True)
 
 
-def pod_identity_trust() -> str:
+def node_trust(partition: Partition) -> str:
+    """Trust policy of a node role: EC2, whose principal differs by partition (`ec2.amazonaws.com.cn`)."""
+    return service_trust(partition.service_principal("ec2"))
+
+
+def pod_identity_trust(partition: Partition) -> str:
     """Trust policy for EKS Pod Identity (the agent assumes the role, tagging the session with the pod's)."""
-    return service_trust("pods.eks.amazonaws.com", tag_session=True)
+    return service_trust(partition.service_principal("pods.eks"), tag_session=True)
 
 
-def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_account: str) -> str:
+def irsa_trust(
+    oidc_provider_arn: str,
+    issuer_url: str,
+    namespace: str,
+    service_account: str,
+    *,
+    audience: str = "sts.amazonaws.com",
+) -> str:
     """Trust policy for IAM Roles for Service Accounts: only this service account of this cluster.
 
     Both `sub` and `aud` are pinned, as the EKS user guide recommends; a trust on the provider alone would
@@ -44,7 +59,7 @@ def irsa_trust(oidc_provider_arn: str, issuer_url: str, namespace: str, service_
                     "Condition": {
                         "StringEquals": {
                             f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
-                            f"{host}:aud": "sts.amazonaws.com",
+                            f"{host}:aud": audience,
                         }
                     },
                 }

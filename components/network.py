@@ -25,6 +25,8 @@ class Network(pulumi.ComponentResource):
     private_subnets: list[pulumi.Output[str]]
     """One private subnet id per AZ, in AZ order: for resources made once per AZ (EFS mount targets)."""
     public_subnet_ids: pulumi.Output[list[str]]
+    private_routes: list[pulumi.Resource]
+    """The routes nodes need to reach ECR and the endpoint: private defaults via NAT, the public ones NAT uses."""
     availability_zones: pulumi.Output[list[str]]
 
     def __init__(
@@ -78,7 +80,7 @@ class Network(pulumi.ComponentResource):
         public_rt = aws.ec2.RouteTable(
             f"{name}-public-rt", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-public"}, opts=child
         )
-        aws.ec2.Route(
+        public_default = aws.ec2.Route(
             f"{name}-public-default",
             route_table_id=public_rt.id,
             destination_cidr_block="0.0.0.0/0",
@@ -92,6 +94,8 @@ class Network(pulumi.ComponentResource):
         private_ids: list[pulumi.Output[str]] = []
         public_ids: list[pulumi.Output[str]] = []
         nats: list[aws.ec2.NatGateway] = []
+        # NAT traffic leaves through the public subnets' route to the internet gateway: nodes need it too.
+        private_routes: list[pulumi.Resource] = [public_default]
         for index, position in enumerate(positions):
             az = azs.apply(functools.partial(_nth, index))
             public_cidr = next(p.cidr for p in plan if p.az == position and p.tier == "public")
@@ -110,8 +114,10 @@ class Network(pulumi.ComponentResource):
                 },
                 opts=guarded,
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{index}-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child
+            private_routes.append(
+                aws.ec2.RouteTableAssociation(
+                    f"{name}-public-{index}-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child
+                )
             )
             public_ids.append(public.id)
             if args.nat_gateways == "perAz" or index == 0:
@@ -149,20 +155,22 @@ class Network(pulumi.ComponentResource):
                 tags={**tags, "Name": f"{cluster_name}-private-{index}"},
                 opts=child,
             )
-            aws.ec2.Route(
+            default_route = aws.ec2.Route(
                 f"{name}-private-{index}-default",
                 route_table_id=private_rt.id,
                 destination_cidr_block="0.0.0.0/0",
                 nat_gateway_id=nats[-1].id,
                 opts=child,
             )
-            aws.ec2.RouteTableAssociation(
+            association = aws.ec2.RouteTableAssociation(
                 f"{name}-private-{index}-rta", subnet_id=private.id, route_table_id=private_rt.id, opts=child
             )
+            private_routes.extend([default_route, association])
             private_ids.append(private.id)
 
         self.vpc_id = vpc.id
         self.private_subnets = private_ids
+        self.private_routes = private_routes
         self.private_subnet_ids = pulumi.Output.all(*private_ids).apply(list)
         self.public_subnet_ids = pulumi.Output.all(*public_ids).apply(list)
         self.availability_zones = azs

@@ -39,8 +39,10 @@ class NodeGroup(pulumi.ComponentResource):
         tags: dict[str, str] | None = None,
         startup_taints: Sequence[Taint] = (),
         gpu_operator: bool = False,
+        routes: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`routes`: what the nodes' subnets need to reach ECR and the API (private routes, NAT gateways)."""
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
@@ -48,13 +50,15 @@ class NodeGroup(pulumi.ComponentResource):
 
         role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=iam_policies.service_trust("ec2.amazonaws.com"),
+            assume_role_policy=iam_policies.node_trust(cluster.partition),
             description=f"Nodes of node group {args.name}",
             tags=tags,
             opts=child,
         )
         attachments = [
-            aws.iam.RolePolicyAttachment(f"{name}-role-{suffix}", role=role.name, policy_arn=arn, opts=child)
+            aws.iam.RolePolicyAttachment(
+                f"{name}-role-{suffix}", role=role.name, policy_arn=cluster.partition.arn(arn), opts=child
+            )
             for suffix, arn in (
                 ("worker", versions.POLICY_EKS_WORKER_NODE),
                 ("ecr", versions.POLICY_ECR_PULL_ONLY),
@@ -117,8 +121,9 @@ class NodeGroup(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                # vpc-cni and the pod identity agent must be on the cluster before a node joins.
-                depends_on=[*attachments, *cluster.before_compute],
+                # vpc-cni and the pod identity agent must be on the cluster before a node joins, and the
+                # private routes must exist or nodes cannot pull images or reach the endpoint, and never join.
+                depends_on=[*attachments, *cluster.before_compute, *routes],
                 # The cluster-autoscaler owns the size once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
             ),

@@ -30,6 +30,10 @@ class Platform(pulumi.ComponentResource):
     cluster: Cluster
     node_groups: dict[str, NodeGroup]
     workspace: Workspace
+    cluster_services_ready: list[pulumi.Resource]
+    """What anything that runs pods in the cluster must wait for: coredns (cluster DNS) and the system
+    (untainted CPU) node groups. Never the GPU groups: a GPU node's boot must not hold up `pulumi up`.
+    Workloads added after the platform (serving, training) depend on these."""
 
     def __init__(
         self,
@@ -68,6 +72,7 @@ class Platform(pulumi.ComponentResource):
             region=region,
             tags=tags,
             delete_claim_volumes=disposable,
+            api_access_cidrs=_api_access_cidrs(args),
             opts=child,
         )
         # New nodes carry the EFS driver's startup taint until its node agent runs there.
@@ -82,11 +87,18 @@ class Platform(pulumi.ComponentResource):
                 tags=tags,
                 startup_taints=startup,
                 gpu_operator=self.gpu_plan.operator,
+                routes=self.network.private_routes,
                 opts=child,
             )
             for group in args.resolved_node_groups
         }
-        nodes = [resource for group in self.node_groups.values() for resource in group.node_group_resources]
+        system = {g.name for g in args.system_node_groups}
+        system_nodes = [
+            resource
+            for group_name, group in self.node_groups.items()
+            if group_name in system
+            for resource in group.node_group_resources
+        ]
         self.workspace = Workspace(
             f"{name}-workspace",
             namespace_name=args.workload_namespace,
@@ -103,15 +115,15 @@ class Platform(pulumi.ComponentResource):
                 cluster=self.cluster,
                 namespace=args.workload_namespace,
                 namespace_resource=self.workspace.namespace_resource,
-                nodes=nodes,
+                nodes=system_nodes,
                 tags=tags,
                 opts=child,
             )
-        # Pods that must become Ready (chart Deployments, DaemonSets on tainted nodes) wait for the EFS
-        # driver too: until its node agent runs, every node still carries the startup taint.
-        schedulable: list[pulumi.Resource] = [*nodes, *([self.storage.csi_driver] if self.storage else [])]
-        self.cluster.add_compute_addons(schedulable)
+        # coredns, the autoscaler and the GPU DaemonSets tolerate the EFS startup taint (none mounts EFS),
+        # so they wait for the system nodes only, not for the EFS driver's node agent that lifts it.
         startup_keys = [t.key for t in startup]
+        coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
+        self.cluster_services_ready = [*system_nodes, *coredns]
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
             self.gpu = GpuEnablement(
@@ -121,7 +133,7 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_version=args.cluster.kubernetes_version,
                 dcgm_exporter=args.observability.dcgm_exporter,
                 startup_taints=startup_keys,
-                nodes=schedulable,
+                after=self.cluster_services_ready,
                 opts=child,
             )
         self.autoscaler: ClusterAutoscaler | None = None
@@ -133,7 +145,7 @@ class Platform(pulumi.ComponentResource):
                 region=region,
                 kubernetes_version=args.cluster.kubernetes_version,
                 startup_taints=startup_keys,
-                nodes=schedulable,
+                after=self.cluster_services_ready,
                 tags=tags,
                 opts=child,
             )
@@ -144,3 +156,14 @@ class Platform(pulumi.ComponentResource):
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
         )
+
+
+def _api_access_cidrs(args: PlatformArgs) -> list[str]:
+    """Networks admitted to the API on 443: as configured, else the VPC for a private-only endpoint.
+
+    A private-only endpoint is unreachable without a rule; the VPC's own CIDR lets a runner inside the VPC
+    (CI runner, bastion) finish `pulumi up`. With the public endpoint on, nothing is opened unasked.
+    """
+    if args.cluster.api_access_cidrs is not None:
+        return list(args.cluster.api_access_cidrs)
+    return [] if args.cluster.endpoint_public_access else [args.network.cidr]

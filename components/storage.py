@@ -27,8 +27,11 @@ class SharedStorage(pulumi.ComponentResource):
 
     Teardown order comes from the dependency graph, so `pulumi destroy` succeeds in one pass: Kubernetes
     volumes go before the CSI driver (they depend on it), the driver before the nodes and cluster, mount
-    targets before their security group and the file system. On prod the file system, its access points
-    and volumes are protected and retained on delete (see README, "Data safety").
+    targets before their security group and the file system. On prod only the data is protected and
+    retained on delete: the file system and what guards it (its backup policy and file system policy). They
+    depend on nothing of the cluster's, so `pulumi destroy --exclude-protected` keeps them and nothing else.
+    Access points, volumes and claims are pointers to directories: the next `up` makes them again.
+    `existing_file_system_id` imports a file system kept by an earlier stack instead of creating one.
     """
 
     file_system_id: pulumi.Output[str]
@@ -54,6 +57,17 @@ class SharedStorage(pulumi.ComponentResource):
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.retain_on_delete)
+        # Import, not lookup: the new stack owns the file system again (protected, retained, its backup and
+        # TLS policies managed), exactly as the stack that made it did. The tags name the old stack and
+        # differ, so they are ignored for the import (Pulumi refuses an import whose inputs differ).
+        existing = args.existing_file_system_id
+
+        def adopt(resource_id: str | None) -> pulumi.ResourceOptions:
+            if resource_id is None:
+                return keep
+            return pulumi.ResourceOptions.merge(
+                keep, pulumi.ResourceOptions(import_=resource_id, ignore_changes=["tags", "tagsAll"])
+            )
 
         fs = aws.efs.FileSystem(
             f"{name}-efs",
@@ -64,21 +78,22 @@ class SharedStorage(pulumi.ComponentResource):
             throughput_mode=args.throughput_mode,
             provisioned_throughput_in_mibps=args.provisioned_throughput_mibps,
             tags={**tags, "Name": f"{cluster.eks_name}-shared"},
-            opts=keep,
+            opts=adopt(existing),
         )
         aws.efs.FileSystemPolicy(
             f"{name}-efs-policy",
             file_system_id=fs.id,
             policy=fs.arn.apply(iam_policies.efs_tls_only_policy),
             # Kept with the data: deleting it would drop TLS enforcement on a retained file system.
-            opts=keep,
+            # Its id is the file system's (the provider imports it by file system id).
+            opts=adopt(existing),
         )
         aws.efs.BackupPolicy(
             f"{name}-efs-backup",
             file_system_id=fs.id,
             backup_policy=aws.efs.BackupPolicyBackupPolicyArgs(status="ENABLED" if args.backups else "DISABLED"),
             # Kept with the data: deleting it sets backups to DISABLED on a retained file system.
-            opts=keep,
+            opts=adopt(existing),
         )
 
         sg = aws.ec2.SecurityGroup(
@@ -117,7 +132,11 @@ class SharedStorage(pulumi.ComponentResource):
         # Kubernetes side. Everything depends on the driver (so it is deleted first) and on the mount
         # targets (a volume is only usable once the file system is reachable in every AZ).
         k8s_deps: list[pulumi.Resource] = [driver, *mount_targets]
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=k8s_deps)
+        # They go with the cluster: deleting an EFS volume or claim (reclaim policy Retain) changes nothing
+        # outside it, so a destroy need not delete them one by one first.
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, provider=cluster.provider, depends_on=k8s_deps, deleted_with=cluster.resource
+        )
         sc = fs.id.apply(
             lambda fs_id: objects.storage_class(
                 fs_id, uid=args.uid, gid=args.gid, base_path=args.base_path, directory_perms=args.directory_perms
@@ -132,12 +151,9 @@ class SharedStorage(pulumi.ComponentResource):
             parameters=sc.apply(lambda d: d["parameters"]),
             opts=k8s_opts,
         )
-        keep_k8s = pulumi.ResourceOptions.merge(
-            k8s_opts,
-            pulumi.ResourceOptions(
-                protect=args.protect, retain_on_delete=args.retain_on_delete, depends_on=[namespace_resource]
-            ),
-        )
+        # Not protected: volumes and claims point at directories; the next `up` makes them again. Protecting
+        # them would make `--exclude-protected` keep the cluster they depend on (README, "Teardown").
+        claim_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[namespace_resource]))
         for volume in args.volumes:
             if volume.provisioning == "static":
                 ap = aws.efs.AccessPoint(
@@ -151,7 +167,9 @@ class SharedStorage(pulumi.ComponentResource):
                         ),
                     ),
                     tags={**tags, "Name": f"{cluster.eks_name}-{volume.name}"},
-                    opts=keep,
+                    # Recreatable: an access point is a path and an identity, not data; a new one for the
+                    # same path finds the same files.
+                    opts=child,
                 )
                 pv = pulumi.Output.all(fs.id, ap.id).apply(
                     functools.partial(_static_pv, volume.name, namespace, volume.size)
@@ -163,13 +181,13 @@ class SharedStorage(pulumi.ComponentResource):
                         "labels": {"app.kubernetes.io/managed-by": "gpuplane", "gpuplane.io/volume": volume.name},
                     },
                     spec=pv.apply(lambda d: d["spec"]),
-                    opts=keep_k8s,
+                    opts=claim_opts,
                 )
             pvc = objects.persistent_volume_claim(
                 volume.name, namespace, provisioning=volume.provisioning, size=volume.size
             )
             k8s.core.v1.PersistentVolumeClaim(
-                f"{name}-pvc-{volume.name}", metadata=pvc["metadata"], spec=pvc["spec"], opts=keep_k8s
+                f"{name}-pvc-{volume.name}", metadata=pvc["metadata"], spec=pvc["spec"], opts=claim_opts
             )
 
         self.file_system_id = fs.id
@@ -189,10 +207,10 @@ class SharedStorage(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         sa, ns = versions.EFS_CSI_CONTROLLER_SA, versions.EFS_CSI_NAMESPACE
         if args.csi_identity == "podIdentity":
-            trust: pulumi.Input[str] = iam_policies.pod_identity_trust()
+            trust: pulumi.Input[str] = iam_policies.pod_identity_trust(cluster.partition)
         else:
             trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
-                lambda a: iam_policies.irsa_trust(a[0], a[1], ns, sa)
+                lambda a: iam_policies.irsa_trust(a[0], a[1], ns, sa, audience=cluster.partition.sts_audience)
             )
         role = aws.iam.Role(
             f"{name}-efs-csi-role",
@@ -202,7 +220,10 @@ class SharedStorage(pulumi.ComponentResource):
             opts=child,
         )
         attachment = aws.iam.RolePolicyAttachment(
-            f"{name}-efs-csi-policy", role=role.name, policy_arn=versions.POLICY_EFS_CSI, opts=child
+            f"{name}-efs-csi-policy",
+            role=role.name,
+            policy_arn=cluster.partition.arn(versions.POLICY_EFS_CSI),
+            opts=child,
         )
         identity: dict[str, Any] = (
             {

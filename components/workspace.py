@@ -31,7 +31,8 @@ class Workspace(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpuplane:index:Workspace", name, None, opts)
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
+        # In-cluster only: deleting the cluster deletes them, so a destroy need not wait for each one.
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(namespace_name, "restricted", kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
         cm_doc = runtime_configmap(namespace_name)
@@ -39,7 +40,7 @@ class Workspace(pulumi.ComponentResource):
             f"{name}-runtime",
             metadata=cm_doc["metadata"],
             data=cm_doc["data"],
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[ns]),
+            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns])),
         )
         self.namespace_resource = ns
         self.namespace = ns.metadata.apply(lambda m: m.name or namespace_name)

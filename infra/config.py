@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import boto3
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from gpuplane.components import partition
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.infra import limits
 
@@ -364,8 +364,8 @@ _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 
 @functools.cache
 def eks_regions() -> frozenset[str]:
-    """Regions where EKS is offered, from the endpoint data botocore ships (offline)."""
-    return frozenset(boto3.session.Session().get_available_regions("eks"))
+    """Regions where EKS is offered in the aws, aws-cn and aws-us-gov partitions (botocore's endpoint data)."""
+    return partition.service_regions("eks")
 
 
 def load(

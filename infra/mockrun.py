@@ -26,6 +26,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpuplane.components import partition
+
 ACCOUNT_ID = "123456789012"
 SECRET_PLACEHOLDER = "[secret]"
 
@@ -44,6 +46,8 @@ class RecordedResource:
     provider: str | None
     protect: bool
     retain_on_delete: bool
+    deleted_with: str | None
+    import_id: str | None
     ignore_changes: list[str]
     hooks: dict[str, list[str]]
     inputs: dict[str, Any]
@@ -103,6 +107,7 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
     def __init__(self, region: str) -> None:
         self.region = region
         self.unanswered: list[str] = []
+        self.partition = partition.of_region(region)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         """Echo the inputs, plus ids/ARNs/endpoints derived from the URN."""
@@ -154,7 +159,7 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
             url = str(inputs.get("url", "")).removeprefix("https://")
             state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"
-        return resource_id, state
+        return resource_id, _in_partition(state, self.partition)
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         """Answer the few invokes the program makes (AZs, caller identity, region, partition)."""
@@ -170,7 +175,8 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         if args.token == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}, []
         if args.token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}, []
+            found = self.partition
+            return {"partition": found.id, "dnsSuffix": found.dns_suffix, "id": found.id}, []
         self.unanswered.append(args.token)
         raise UnansweredInvoke(args.token)
 
@@ -224,6 +230,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider or None,
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
+                deleted_with=request.deletedWith or None,
+                import_id=request.importId or None,
                 ignore_changes=list(request.ignoreChanges),
                 hooks=hooks,
                 inputs=_inputs_for_plan(request.object),
@@ -231,6 +239,26 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             )
         )
         return response
+
+
+def _in_partition(state: dict[str, Any], where: partition.Partition) -> dict[str, Any]:
+    """Placeholder ARNs and hosts of the stack's partition (`arn:aws-cn:`, `.amazonaws.com.cn`)."""
+    if where.id == "aws":
+        return state
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.replace("arn:aws:", f"arn:{where.id}:")
+            if where.dns_suffix != "amazonaws.com":
+                value = value.replace(".amazonaws.com", f".{where.dns_suffix}")
+            return value
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {k: fix(v) for k, v in value.items()}
+        return value
+
+    return {k: fix(v) for k, v in state.items()}
 
 
 def _inputs_for_plan(struct: Any) -> dict[str, Any]:

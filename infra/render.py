@@ -122,6 +122,7 @@ def plan_document(config: StackConfig | Target, recording: mockrun.Recording) ->
             "provider": r.provider,
             "protect": r.protect,
             "retainOnDelete": r.retain_on_delete,
+            "deletedWith": r.deleted_with,
             "inputs": r.inputs,
         }
         for r in sorted(recording.resources, key=lambda r: r.urn)

@@ -54,6 +54,15 @@ ADDON_VPC_CNI: Final = "vpc-cni"
 ADDON_KUBE_PROXY: Final = "kube-proxy"
 ADDON_COREDNS: Final = "coredns"
 ADDON_POD_IDENTITY_AGENT: Final = "eks-pod-identity-agent"
+# The coredns add-on's own tolerations (its Deployment in EKS clusters, 2025-2026 builds); repeated in our
+# configuration values because setting `tolerations` replaces them.
+COREDNS_DEFAULT_TOLERATIONS: Final = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
+)
+# Oldest Pulumi CLI with resource hooks and delete hooks on `pulumi destroy --run-program` (Pulumi release
+# notes 3.182.0; pulumi #19933). Also `requiredPulumiVersion` in Pulumi.yaml.
+PULUMI_CLI_MIN_VERSION: Final = "3.182.0"
 
 # --- Control plane logging (botocore `eks` model, shape LogType) ------------------------------------
 CONTROL_PLANE_LOG_TYPES: Final = ("api", "audit", "authenticator", "controllerManager", "scheduler")

@@ -18,6 +18,7 @@ from typing import Any, Final
 import boto3
 import botocore.exceptions
 
+from gpuplane.components import partition
 from gpuplane.infra.aws.session import explain
 
 TOKEN_PREFIX: Final = "k8s-aws-v1."
@@ -30,8 +31,7 @@ _EXEC_APIS: Final = (EXEC_API_V1BETA1, "client.authentication.k8s.io/v1")
 
 def sts_endpoint(region: str) -> str:
     """The regional STS endpoint EKS expects the token to be signed for (never the global one)."""
-    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-    return f"https://sts.{region}.{suffix}"
+    return f"https://{partition.of_region(region).sts_host(region)}"
 
 
 def presigned_url(session: boto3.session.Session, cluster_name: str, region: str) -> str:

@@ -184,17 +184,6 @@ def test_autoscaler_can_be_switched_off(run_platform):
     assert rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
 
 
-def test_charts_wait_for_the_efs_agent_that_lifts_the_startup_taint(dev_run):
-    efs = next(a for a in dev_run.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "aws-efs-csi-driver")
-    for chart in dev_run.by_type(RELEASE):
-        assert efs.urn in chart.dependencies, chart.inputs["name"]
-
-
-def test_coredns_waits_for_the_efs_agent_too(dev_run):
-    addons = {a.inputs["addonName"]: a for a in dev_run.by_type("aws:eks/addon:Addon")}
-    assert addons["aws-efs-csi-driver"].urn in addons["coredns"].dependencies
-
-
 def test_gpu_nodes_carry_the_autoscaler_accelerator_label(dev_run):
     assert labels(dev_run, "gpu")["k8s.amazonaws.com/accelerator"] == "nvidia-a10g"
     assert "k8s.amazonaws.com/accelerator" not in labels(dev_run, "system")

@@ -209,7 +209,9 @@ def test_core_addons_order_and_cni_identity(dev_run):
     for ng in dev_run.by_type(NODE_GROUP):
         assert addons["vpc-cni"].urn in ng.dependencies
         assert addons["eks-pod-identity-agent"].urn in ng.dependencies
-        assert ng.urn in addons["coredns"].dependencies  # coredns needs nodes
+        # coredns needs nodes, but only the system (untainted CPU) groups, never a GPU group
+        is_system = ng.inputs["labels"]["gpuplane.io/node-group"] == "system"
+        assert (ng.urn in addons["coredns"].dependencies) is is_system
     cni_role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.name.endswith("vpc-cni-role"))
     assert addons["vpc-cni"].inputs["serviceAccountRoleArn"] == cni_role.outputs["arn"]
     trust = json.loads(cni_role.inputs["assumeRolePolicy"])

@@ -94,7 +94,10 @@ def test_csi_addon_identity_is_wired_to_the_controller_service_account(run_platf
         a for a in rec.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "eks-pod-identity-agent"
     )
     assert pod_identity_agent.urn in addon.dependencies
-    assert all(ng.urn in addon.dependencies for ng in rec.by_type("aws:eks/nodeGroup:NodeGroup"))
+    # The controller runs on the system group; the driver never waits for a GPU group.
+    for ng in rec.by_type("aws:eks/nodeGroup:NodeGroup"):
+        is_system = ng.inputs["labels"]["gpuplane.io/node-group"] == "system"
+        assert (ng.urn in addon.dependencies) is is_system, ng.urn
 
 
 def test_storage_objects_are_valid_and_bound_by_name(dev_run):
@@ -146,11 +149,13 @@ def test_dynamic_volume_is_a_claim_on_the_storage_class(run_platform):
 
 def test_prod_protects_and_retains_data_and_backs_it_up(prod_run, dev_run):
     for rec, on in ((prod_run, True), (dev_run, False)):
-        data = [rec.one(FS), *rec.by_type(AP), *rec.by_type("kubernetes:core/v1:PersistentVolume")]
-        data += rec.by_type("kubernetes:core/v1:PersistentVolumeClaim")
-        assert len(data) == 1 + 3 + 3 + 3
-        for resource in data:
-            assert (resource.protect, resource.retain_on_delete) == (on, on), resource.urn
+        fs = rec.one(FS)
+        assert (fs.protect, fs.retain_on_delete) == (on, on)
+        # Pointers to the data, made again by the next `up`: never protected (they would keep the cluster).
+        pointers = [*rec.by_type(AP), *rec.by_type("kubernetes:core/v1:PersistentVolume")]
+        pointers += rec.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+        assert len(pointers) == 3 + 3 + 3
+        assert all((r.protect, r.retain_on_delete) == (False, False) for r in pointers)
         backup = rec.one("aws:efs/backupPolicy:BackupPolicy")
         assert backup.inputs["backupPolicy"]["status"] == ("ENABLED" if on else "DISABLED")
         # Backups and TLS enforcement stay with a retained file system.
@@ -174,7 +179,8 @@ def test_destroy_order_follows_the_dependency_graph(dev_run):
         assert depends(dev_run, volume, cluster), volume.urn
     assert depends(dev_run, addon, cluster)
     for ng in dev_run.by_type("aws:eks/nodeGroup:NodeGroup"):  # the driver before the nodes it runs on
-        assert depends(dev_run, addon, ng)
+        if ng.inputs["labels"]["gpuplane.io/node-group"] == "system":
+            assert depends(dev_run, addon, ng)
 
 
 def test_storage_can_be_switched_off(run_platform):

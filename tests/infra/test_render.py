@@ -56,6 +56,7 @@ def test_plan_json_follows_the_contract(dev_out):
         "provider",
         "protect",
         "retainOnDelete",
+        "deletedWith",
         "inputs",
     }
     urns = {r["urn"] for r in plan["resources"]}

@@ -1,0 +1,209 @@
+"""A MODEL of how long `pulumi up` and `pulumi destroy` take: the critical path of a rendered plan.
+
+Nothing here measures a real `up` (no AWS from this machine). The plan's graph is real: it is the graph
+the engine would walk, built from `plan.json` the way the engine orders operations. Creates wait for a
+resource's dependencies, its provider and its parent; deletes run the other way round (a resource goes
+only after everything that depends on it, is parented to it or uses it as provider is gone), and a
+resource `deletedWith` a resource that is deleted too is not deleted at all (it costs nothing). The
+durations are typical values per resource type, each with where it comes from, and only the ORDER of
+magnitude matters: the result to read is WHICH resources sit on the critical path.
+
+Run: .venv/bin/python -m benchmarks.timeline [--plan build/prod/plan.json ...]   (default: dev and prod,
+rendered in-process). Prints the path and total per stack, for create and for destroy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from gpuplane.infra import config, render
+
+Operation = Literal["create", "destroy"]
+
+# type token -> (create seconds, delete seconds, source). Typical values, not measurements of ours.
+DURATIONS: dict[str, tuple[float, float, str]] = {
+    "aws:eks/cluster:Cluster": (
+        600,
+        300,
+        "EKS user guide (create-cluster: 'typically takes 10-15 minutes'); deletes commonly take ~5 min",
+    ),
+    "aws:eks/nodeGroup:NodeGroup": (
+        240,
+        300,
+        "EKS managed node groups: EC2 boot + join, typically 3-5 min; delete drains and terminates, ~5 min",
+    ),
+    "aws:eks/addon:Addon": (
+        60,
+        30,
+        "EKS add-ons: ACTIVE once the Deployment/DaemonSet is ready, typically ~1 min",
+    ),
+    "aws:eks/accessEntry:AccessEntry": (5, 5, "EKS API call, seconds"),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": (5, 5, "EKS API call, seconds"),
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": (5, 5, "EKS API call, seconds"),
+    "aws:ec2/natGateway:NatGateway": (
+        120,
+        60,
+        "EC2 NAT gateway: pending -> available typically 1-3 min; deleting ~1 min",
+    ),
+    "aws:ec2/eip:Eip": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/vpc:Vpc": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/subnet:Subnet": (5, 5, "EC2 API call, seconds (destroy-time ENI cleanup is the teardown hooks')"),
+    "aws:ec2/internetGateway:InternetGateway": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/routeTable:RouteTable": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/route:Route": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/securityGroup:SecurityGroup": (5, 5, "EC2 API call, seconds"),
+    "aws:ec2/launchTemplate:LaunchTemplate": (5, 5, "EC2 API call, seconds"),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": (5, 5, "EC2 API call, seconds"),
+    "aws:autoscaling/tag:Tag": (5, 5, "Auto Scaling API call, seconds"),
+    "aws:efs/fileSystem:FileSystem": (10, 10, "EFS: creating -> available in seconds"),
+    "aws:efs/mountTarget:MountTarget": (
+        90,
+        60,
+        "EFS mount targets: creating -> available typically ~1.5 min; deletion ~1 min",
+    ),
+    "aws:efs/accessPoint:AccessPoint": (5, 5, "EFS API call, seconds"),
+    "aws:efs/backupPolicy:BackupPolicy": (5, 5, "EFS API call, seconds"),
+    "aws:efs/fileSystemPolicy:FileSystemPolicy": (5, 5, "EFS API call, seconds"),
+    "aws:iam/role:Role": (5, 5, "IAM API call, seconds"),
+    "aws:iam/rolePolicy:RolePolicy": (5, 5, "IAM API call, seconds"),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": (5, 5, "IAM API call, seconds"),
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": (5, 5, "IAM API call, seconds"),
+    "aws:kms/key:Key": (5, 5, "KMS API call (deletion is only scheduled), seconds"),
+    "aws:kms/alias:Alias": (5, 5, "KMS API call, seconds"),
+    "aws:cloudwatch/logGroup:LogGroup": (5, 5, "CloudWatch Logs API call, seconds"),
+    "kubernetes:helm.sh/v3:Release": (
+        60,
+        30,
+        "Helm install with wait: pods pulled and Ready, typically ~1 min; uninstall ~30 s",
+    ),
+    "kubernetes:core/v1:Namespace": (2, 30, "Kubernetes API; a namespace delete waits for its contents"),
+}
+DEFAULT_DURATION = (2.0, 2.0, "Kubernetes API call (ConfigMap, PV, PVC, StorageClass...), seconds")
+NO_DURATION = (0.0, 0.0, "components and providers: no cloud call")
+
+
+@dataclass(frozen=True)
+class Path_:
+    """A critical path: its resources in order (URNs), the time each adds, and the total."""
+
+    stack: str
+    operation: Operation
+    steps: list[tuple[str, str, float]]
+    """(URN, type, seconds this step adds)."""
+    total: float
+
+    def names(self) -> list[str]:
+        """The resource names on the path, in order."""
+        return [urn.rsplit("::", 1)[-1] for urn, _, _ in self.steps]
+
+    def types(self) -> list[str]:
+        """The type tokens on the path, in order."""
+        return [type_ for _, type_, _ in self.steps]
+
+
+def duration(resource: Mapping[str, Any], operation: Operation) -> float:
+    """Modelled seconds of one resource's create or delete."""
+    if not resource["custom"] or str(resource["type"]).startswith("pulumi:providers:"):
+        return 0.0
+    create, delete, _ = DURATIONS.get(str(resource["type"]), DEFAULT_DURATION)
+    return create if operation == "create" else delete
+
+
+def _prerequisites(resources: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """URN -> URNs that must be created first: dependencies, provider and parent (engine order)."""
+    urns = {str(r["urn"]) for r in resources}
+    before: dict[str, set[str]] = {}
+    for resource in resources:
+        needs = set(resource["dependencies"])
+        if resource.get("provider"):
+            needs.add(str(resource["provider"]).rsplit("::", 1)[0])
+        if resource.get("parent"):
+            needs.add(str(resource["parent"]))
+        before[str(resource["urn"])] = needs & urns
+    return before
+
+
+def critical_path(plan: Mapping[str, Any], operation: Operation) -> Path_:
+    """The longest chain of modelled durations through the plan's graph, for create or destroy."""
+    resources: list[Mapping[str, Any]] = list(plan["resources"])
+    by_urn = {str(r["urn"]): r for r in resources}
+    before = _prerequisites(resources)
+    if operation == "destroy":
+        after: dict[str, set[str]] = {urn: set() for urn in by_urn}
+        for urn, needs in before.items():
+            for need in needs:
+                after[need].add(urn)  # `need` is deleted only after `urn`
+        before = after
+    cost: dict[str, float] = {}
+    for urn, resource in by_urn.items():
+        skipped = operation == "destroy" and resource.get("deletedWith") in by_urn
+        cost[urn] = 0.0 if skipped else duration(resource, operation)
+    finish: dict[str, float] = {}
+    via: dict[str, str | None] = {}
+
+    def visit(urn: str, stack: tuple[str, ...] = ()) -> float:
+        if urn in finish:
+            return finish[urn]
+        if urn in stack:
+            raise ValueError(f"dependency cycle through {urn}")
+        best, best_urn = 0.0, None
+        for prior in sorted(before[urn]):
+            done = visit(prior, (*stack, urn))
+            if done > best:
+                best, best_urn = done, prior
+        finish[urn] = best + cost[urn]
+        via[urn] = best_urn
+        return finish[urn]
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(by_urn)))
+    end = max(sorted(by_urn), key=visit)
+    chain: list[str] = []
+    current: str | None = end
+    while current is not None:
+        chain.append(current)
+        current = via[current]
+    chain.reverse()
+    steps = [(u, str(by_urn[u]["type"]), cost[u]) for u in chain if cost[u] > 0]
+    return Path_(str(plan.get("stack", "")), operation, steps, finish[end])
+
+
+def render_plan(stack: str) -> dict[str, Any]:
+    """plan.json of a shipped stack, rendered in-process under mocks."""
+    stack_config = config.load(stack)
+    return render.plan_document(stack_config, render.run_stack(stack_config))
+
+
+def report(path: Path_) -> str:
+    """Markdown: the path, one row per step, and the total."""
+    lines = [
+        f"**{path.stack}, {path.operation}: {path.total / 60:.1f} min (model)**",
+        "",
+        "| step | type | adds (s) |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {urn.rsplit('::', 1)[-1]} | `{type_}` | {secs:g} |" for urn, type_, secs in path.steps]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the create and destroy critical paths of dev and prod (or of the given plan.json files)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0] if __doc__ else None)
+    parser.add_argument("--plan", action="append", type=Path, help="a rendered plan.json (repeatable)")
+    args = parser.parse_args(argv)
+    plans = [json.loads(p.read_text()) for p in args.plan] if args.plan else [render_plan(s) for s in ("dev", "prod")]
+    print("Durations are a MODEL (typical values per resource type, sources in DURATIONS), not measurements.\n")
+    for plan in plans:
+        for operation in ("create", "destroy"):
+            print(report(critical_path(plan, operation)), end="\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
