@@ -78,8 +78,12 @@ class Project:
 
     @property
     def is_gpuplane(self) -> bool:
-        """True when `main` is gpuplane's own program (render builds it directly instead of running main)."""
-        return self.name == PROJECT and (self.main / "__main__.py").is_file() and (self.main / "program.py").is_file()
+        """True for gpuplane's own project: render builds its program directly.
+
+        By name, so a copy of the project's Pulumi.yaml and stacks/ without infra/ (an installed wheel
+        rendering the user's own project) works too.
+        """
+        return self.name == PROJECT
 
 
 def find_project(start: Path) -> Project | None:
