@@ -53,11 +53,14 @@ class Cluster(pulumi.ComponentResource):
         region: str,
         tags: dict[str, str] | None = None,
         delete_claim_volumes: bool = False,
+        aws_profile: str | None = None,
+        assume_roles: Sequence[str] = (),
         api_access_cidrs: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev).
 
+        `aws_profile`/`assume_roles`: the AWS identity of the program, used by the kubeconfig's token command.
         `api_access_cidrs`: networks admitted on 443 to the cluster security group (resolved by the caller:
         `args.api_access_cidrs`, or the VPC CIDR for a private-only endpoint). A private endpoint is only
         reachable through that group, so the Kubernetes provider waits for these rules.
@@ -194,7 +197,7 @@ class Cluster(pulumi.ComponentResource):
         self.certificate_authority = cluster.certificate_authority.apply(lambda ca: ca.data or "")
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(cluster.name, cluster.endpoint, self.certificate_authority).apply(
-                lambda a: build_kubeconfig(a[0], a[1], a[2], region)
+                lambda a: build_kubeconfig(a[0], a[1], a[2], region, profile=aws_profile, role_arns=tuple(assume_roles))
             )
         )
         self.oidc_provider_arn = oidc.arn

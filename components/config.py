@@ -53,6 +53,8 @@ _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/
 _SG_ID_RE: Final = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
 _FS_ID_RE: Final = re.compile(r"^fs-([0-9a-f]{8}|[0-9a-f]{17})$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+# The most AZs any region has (us-east-1: six); also `azCount`'s upper bound.
+MAX_AZS_PER_REGION: Final = 6
 
 
 class FieldError(ValueError):
@@ -135,6 +137,10 @@ class NetworkArgs(_Args):
             return value
         if len(value) < 2:
             raise ValueError(f"{value} names {len(value)} AZ; EKS needs subnets in at least 2 AZs")
+        if len(value) > MAX_AZS_PER_REGION:
+            raise ValueError(
+                f"{value} names {len(value)} AZs; no AWS region has more than {MAX_AZS_PER_REGION} (us-east-1)"
+            )
         if len(set(value)) != len(value):
             raise ValueError(f"{value} names an AZ twice; each AZ once")
         for az in value:
@@ -449,17 +455,19 @@ class NodeGroupArgs(_Args):
     @field_validator("labels")
     @classmethod
     def _labels(cls, value: dict[str, str]) -> dict[str, str]:
+        # Every bad label in one message: a user fixing three labels should not need three rounds.
+        problems: list[str] = []
         for key, label in value.items():
             if not _K8S_KEY_RE.match(key):
-                raise ValueError(f"label key '{key}' is not a valid Kubernetes label key")
-            if any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
-                raise ValueError(
+                problems.append(f"label key '{key}' is not a valid Kubernetes label key")
+            elif any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
+                problems.append(
                     f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})"
                 )
             if not _K8S_VALUE_RE.match(label):
-                raise ValueError(
-                    f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')"
-                )
+                problems.append(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
+        if problems:
+            raise ValueError("; ".join(problems))
         return value
 
     @model_validator(mode="after")
@@ -638,6 +646,8 @@ class VolumeArgs(_Args):
     def _size(cls, value: str) -> str:
         if not _K8S_QUANTITY_RE.match(value):
             raise ValueError(f"'{value}' is not a Kubernetes quantity like 100Gi")
+        if float(re.sub(r"[A-Za-z]+$", "", value)) == 0:
+            raise ValueError(f"'{value}' is zero; a claim needs a positive size like 100Gi")
         return value
 
     @property
@@ -926,7 +936,12 @@ class PlatformArgs(_Args):
         self._check_cluster_services_capacity()
         self._check_dynamic_paths()
         if self.profile == "prod" and self.cluster.endpoint_public_access:
-            open_cidrs = [c for c in self.cluster.public_access_cidrs if ipaddress.IPv4Network(c).prefixlen == 0]
+            # A set of CIDRs that together cover the whole address space (0.0.0.0/1 + 128.0.0.0/1) is as
+            # open as a literal /0.
+            networks = [ipaddress.IPv4Network(c) for c in self.cluster.public_access_cidrs]
+            everything = ipaddress.IPv4Network("0.0.0.0/0")
+            covered = everything in ipaddress.collapse_addresses(networks)
+            open_cidrs = self.cluster.public_access_cidrs if covered else []
             if open_cidrs:
                 raise FieldError(
                     "cluster.publicAccessCidrs",

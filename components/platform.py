@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 
 from gpuplane.components.autoscaler import ClusterAutoscaler
@@ -39,8 +41,11 @@ class Platform(pulumi.ComponentResource):
         args: PlatformArgs,
         *,
         region: str,
+        aws_profile: str | None = None,
+        assume_roles: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        # aws_profile/assume_roles: the stack's AWS identity, for the Kubernetes provider's token command.
         super().__init__("gpuplane:index:Platform", name, None, opts)
         project, stack = pulumi.get_project(), pulumi.get_stack()
         cluster_name = args.cluster_name or f"{project}-{stack}"
@@ -62,6 +67,8 @@ class Platform(pulumi.ComponentResource):
             args.cluster,
             cluster_name=cluster_name,
             subnet_ids=self.network.private_subnet_ids,
+            aws_profile=aws_profile,
+            assume_roles=assume_roles,
             region=region,
             tags=tags,
             delete_claim_volumes=disposable,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,12 +16,13 @@ from rich.table import Table
 
 from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import config as stack_config
+from gpuplane.infra import mockrun
 from gpuplane.infra import render as renderer
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
 from gpuplane.infra.aws import token as token_ops
-from gpuplane.infra.aws.session import AwsError, make_session
+from gpuplane.infra.aws.session import AwsError, make_session, stack_session
 
 app = typer.Typer(
     help="gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components.",
@@ -32,27 +35,114 @@ EXIT_INVALID_CONFIG = 2
 EXIT_FAILED = 1
 
 
-def _load_or_exit(stack: str, stacks_dir: Path) -> stack_config.StackConfig:
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuplane {_dist_version()}")
+        raise typer.Exit()
+
+
+def _dist_version() -> str:
     try:
-        return stack_config.load(stack, stacks_dir)
+        return importlib.metadata.version("gpuplane")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown (not installed)"
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components."""
+
+
+_ProjectOption = Annotated[
+    Path | None, typer.Option("--project", help="Folder of the Pulumi.yaml. Default: nearest one from here upward.")
+]
+_StacksDirOption = Annotated[
+    Path | None, typer.Option(help="Where the stack files are. Default: the project's stackConfigDir.")
+]
+
+
+def _refuse(problems: list[str], title: str) -> typer.Exit:
+    _err.print(f"[bold red]{title}[/]", soft_wrap=True, highlight=False)
+    for problem in problems:
+        _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
+    _err.print("Nothing was rendered or created.")
+    return typer.Exit(EXIT_INVALID_CONFIG)
+
+
+def _project_or_exit(project_dir: Path | None, stacks_dir: Path | None) -> stack_config.Project:
+    """The Pulumi project, found the way the engine finds it; `--stacks-dir` overrides its stack folder."""
+    try:
+        if project_dir is not None:
+            path = project_dir / "Pulumi.yaml"
+            if not path.is_file():
+                raise stack_config.ConfigError([f"--project: {project_dir} holds no Pulumi.yaml"])
+            project = stack_config.read_project(path)
+        else:
+            found = stack_config.find_project(Path.cwd())
+            if found is None and stacks_dir is None:
+                raise stack_config.ConfigError(
+                    [
+                        f"no Pulumi.yaml in {Path.cwd()} or above; run from a Pulumi project, "
+                        "or pass --project DIR or --stacks-dir DIR"
+                    ]
+                )
+            project = found or stack_config.Project(
+                root=Path.cwd(), name=stack_config.PROJECT, stacks_dir=Path.cwd(), main=Path(__file__).parent
+            )
     except stack_config.ConfigError as exc:
-        path = stack_config.stack_file(stack, stacks_dir)
-        _err.print(f"[bold red]Invalid config for stack '{stack}'[/] ({path}):", soft_wrap=True)
-        for problem in exc.problems:
-            _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-        _err.print("Nothing was rendered or created.")
-        raise typer.Exit(EXIT_INVALID_CONFIG) from None
+        raise _refuse(exc.problems, "Cannot find the Pulumi project:") from None
+    return dataclasses.replace(project, stacks_dir=stacks_dir) if stacks_dir is not None else project
+
+
+def _load_or_exit(
+    stack: str, stacks_dir: Path | None = None, project_dir: Path | None = None
+) -> stack_config.StackConfig:
+    project = _project_or_exit(project_dir, stacks_dir)
+    try:
+        return stack_config.load(stack, project.stacks_dir, project.name, project.config)
+    except stack_config.ConfigError as exc:
+        raise _refuse(exc.problems, f"Invalid config for stack '{stack}' ({project.stacks_dir}):") from None
 
 
 @app.command()
 def render(
-    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
-    out: Annotated[Path | None, typer.Option(help="Output directory. Default: build/<stack>")] = None,
-    stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+    stack: Annotated[str, typer.Argument(help="Stack name (dev, org/dev, org/project/dev): Pulumi.<name>.yaml")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (replaced only if it holds a render). Default: build/<stack>")
+    ] = None,
+    stacks_dir: _StacksDirOption = None,
+    project_dir: _ProjectOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Render STACK offline: plan.json, manifests/, helm/ and stack.md, plus a summary table."""
-    config = _load_or_exit(stack, stacks_dir)
-    renderer.write(config, out or Path("build") / stack, Console(width=max(Console().width, 140)))
+    project = _project_or_exit(project_dir, stacks_dir)
+    try:
+        short = stack_config.stack_short_name(stack)
+    except stack_config.ConfigError as exc:
+        raise _refuse(exc.problems, "Invalid stack name:") from None
+    target = out or Path("build") / short
+    problem = renderer.out_dir_problem(target)
+    if problem:
+        raise _refuse([problem], "Refusing the output directory:")
+    try:
+        if project.is_gpuplane:
+            config = _load_or_exit(stack, project.stacks_dir, project_dir)
+            result = renderer.write(config, target, None if json_output else _wide())
+        else:
+            result = renderer.write_program(project, stack, target, None if json_output else _wide())
+    except (stack_config.ConfigError, mockrun.UnansweredInvoke) as exc:
+        problems = exc.problems if isinstance(exc, stack_config.ConfigError) else [str(exc)]
+        raise _refuse(problems, f"Cannot render stack '{stack}':") from None
+    if json_output:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+
+
+def _wide() -> Console:
+    return Console(width=max(Console().width, 140))
 
 
 @app.command()
@@ -65,8 +155,14 @@ def schema() -> None:
 
 # --- AWS operations -----------------------------------------------------------------------------------
 
-_ProfileOption = Annotated[str | None, typer.Option(help="AWS profile. Default: the environment's credentials.")]
-_StacksDirOption = Annotated[Path, typer.Option(help="Where the stack files are.")]
+_ProfileOption = Annotated[
+    str | None, typer.Option(help="AWS profile. Default: the stack's aws:profile, else the environment's.")
+]
+
+
+def _session(config: stack_config.StackConfig, profile: str | None) -> Any:
+    """The stack's identity: `--profile` if given, else its `aws:profile`; then its `aws:assumeRoles`."""
+    return stack_session(config.region, profile or config.profile, config.assume_roles)
 
 
 def _fail(error: AwsError) -> typer.Exit:
@@ -85,15 +181,16 @@ def preflight(
     stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
     json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     profile: _ProfileOption = None,
-    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+    stacks_dir: _StacksDirOption = None,
+    project_dir: _ProjectOption = None,
 ) -> None:
     """Check the account before `pulumi up`: credentials, region, AZ offerings, vCPU quotas, AMIs, EFS.
 
     Exits 1 if any check fails (warnings do not fail), 2 on invalid stack config.
     """
-    config = _load_or_exit(stack, stacks_dir)
+    config = _load_or_exit(stack, stacks_dir, project_dir)
     try:
-        session = make_session(config.region, profile)
+        session = _session(config, profile)
     except AwsError as exc:
         raise _fail(exc) from None
     if json_output:
@@ -132,12 +229,17 @@ def token(
     cluster: Annotated[str, typer.Option("--cluster", help="EKS cluster name.")],
     region: Annotated[str | None, typer.Option(help="Region. Default: AWS_REGION / the profile's.")] = None,
     profile: _ProfileOption = None,
+    role_arn: Annotated[
+        list[str] | None, typer.Option("--role-arn", help="Role to assume (repeat for a chain, like aws:assumeRoles).")
+    ] = None,
 ) -> None:
     """Print an ExecCredential with an EKS bearer token (a kubeconfig `exec` plugin; no AWS CLI needed)."""
     try:
         resolved = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         session = make_session(resolved, profile)
         resolved = resolved or session.region_name
+        if role_arn and resolved:
+            session = stack_session(resolved, profile, tuple(role_arn))
         if not resolved:
             raise AwsError("no AWS region for the token", "Pass --region or set AWS_REGION")
         if session.get_credentials() is None:
@@ -156,13 +258,18 @@ def kubeconfig(
     stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
     out: Annotated[Path | None, typer.Option(help="Where to write it. Default: build/<stack>/kubeconfig")] = None,
     profile: _ProfileOption = None,
-    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+    stacks_dir: _StacksDirOption = None,
+    project_dir: _ProjectOption = None,
 ) -> None:
     """Write a kubeconfig for STACK's live cluster whose credentials come from `gpuplane token`."""
-    config = _load_or_exit(stack, stacks_dir)
+    config = _load_or_exit(stack, stacks_dir, project_dir)
     try:
         document = kubeconfig_ops.for_cluster(
-            make_session(config.region, profile), config.cluster_name, config.region, profile
+            _session(config, profile),
+            config.cluster_name,
+            config.region,
+            profile=profile or config.profile,
+            role_arns=config.assume_roles,
         )
     except AwsError as exc:
         raise _fail(exc) from None
@@ -189,13 +296,14 @@ def janitor(
     ] = None,
     timeout: Annotated[int, typer.Option(help="Seconds to wait for deletions to finish.")] = 900,
     profile: _ProfileOption = None,
-    stacks_dir: _StacksDirOption = stack_config.STACKS_DIR,
+    stacks_dir: _StacksDirOption = None,
+    project_dir: _ProjectOption = None,
 ) -> None:
     """Find what Kubernetes left in STACK's VPC (by the cluster's tags only) and, with --delete, remove it."""
-    config = _load_or_exit(stack, stacks_dir)
+    config = _load_or_exit(stack, stacks_dir, project_dir)
     include_volumes = volumes if volumes is not None else config.platform.profile != "prod"
     try:
-        session = make_session(config.region, profile)
+        session = _session(config, profile)
         with _err.status(f"scanning stack {stack}"):
             found = janitor_ops.plan(config, session, include_volumes=include_volumes)
     except AwsError as exc:

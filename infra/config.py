@@ -8,10 +8,12 @@ from the engine, and turns pydantic's errors into messages that name the key as 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import json
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,22 @@ from pydantic import BaseModel, ValidationError
 
 from gpuplane.components import partition
 from gpuplane.components.config import FieldError, PlatformArgs
+from gpuplane.infra import limits
 
 NAMESPACE = "gpuplane"
 PROJECT = "gpuplane"
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
+# Bounds on what a stack file may make us read: no real stack file comes near them, a hostile one
+# (megabytes, or a few lines of nested YAML aliases that expand to billions of nodes) stops here.
+MAX_FILE_BYTES = 1 << 20
+MAX_YAML_NODES = 100_000
+# Keys a Pulumi stack file holds at its top level (the engine's `workspace.ProjectStack`).
+STACK_FILE_KEYS = frozenset({"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"})
+# Namespaces a typo is checked against (`gpuplan:`, `aws_:`): a close miss is refused, anything else is
+# another provider's config and left alone.
+KNOWN_NAMESPACES = (NAMESPACE, "aws", "kubernetes", "pulumi")
+# A stack name part as the engine takes it (`tokens.ValidateStackName`): letters, digits, `-`, `_`, `.`.
+_STACK_PART = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 class ConfigError(Exception):
@@ -42,6 +56,9 @@ class StackConfig:
     stack: str
     region: str
     platform: PlatformArgs
+    profile: str | None = None
+    assume_roles: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def cluster_name(self) -> str:
@@ -49,25 +66,182 @@ class StackConfig:
         return self.platform.cluster_name or f"{self.project}-{self.stack}"
 
 
+@dataclass(frozen=True)
+class Project:
+    """A Pulumi project as the engine finds it: `Pulumi.yaml`'s folder, name, stack folder, main, config."""
+
+    root: Path
+    name: str
+    stacks_dir: Path
+    main: Path
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_gpuplane(self) -> bool:
+        """True for gpuplane's own project: render builds its program directly.
+
+        By name, so a copy of the project's Pulumi.yaml and stacks/ without infra/ (an installed wheel
+        rendering the user's own project) works too.
+        """
+        return self.name == PROJECT
+
+
+def find_project(start: Path) -> Project | None:
+    """The nearest `Pulumi.yaml` from `start` upward, like the Pulumi CLI; None when there is none."""
+    for folder in [start.resolve(), *start.resolve().parents]:
+        for name in ("Pulumi.yaml", "Pulumi.yml"):
+            if (folder / name).is_file():
+                return read_project(folder / name)
+    return None
+
+
+def read_project(path: Path) -> Project:
+    """Read a `Pulumi.yaml`: name, `stackConfigDir`, `main` and project-level `config:` (namespaced)."""
+    document, problems = _read_yaml(path)
+    if problems:
+        raise ConfigError(problems)
+    if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+        raise ConfigError([f"{path}: not a Pulumi project file (no `name:`)"])
+    name = str(document["name"])
+    root = path.parent
+    stacks = root / str(document.get("stackConfigDir") or ".")
+    main = root / str(document.get("main") or ".")
+    config: dict[str, Any] = {}
+    raw_config = document.get("config") or {}
+    if not isinstance(raw_config, dict):
+        raise ConfigError([f"{path}: 'config' must be a mapping of keys to values"])
+    for key, value in raw_config.items():
+        full = str(key) if ":" in str(key) else f"{name}:{key}"
+        if isinstance(value, dict) and set(value) <= {"type", "description", "default", "value", "secret", "items"}:
+            if "value" in value or "default" in value:
+                config[full] = value.get("value", value.get("default"))
+        else:
+            config[full] = value
+    return Project(root=root, name=name, stacks_dir=stacks, main=main, config=config)
+
+
+def stack_short_name(stack: str) -> str:
+    """`dev`, `org/dev` or `org/project/dev` -> `dev`; ConfigError for a name the engine refuses."""
+    parts = stack.split("/")
+    if (
+        not 1 <= len(parts) <= 3
+        or stack.startswith("/")
+        or any(not _STACK_PART.match(p) or p in (".", "..") for p in parts)
+    ):
+        raise ConfigError(
+            [
+                f"stack name {stack!r} is not one the engine accepts; allowed: [org/[project/]]name, each part "
+                "letters, digits, '-', '_', '.' (not '.' or '..'), at most 100 characters"
+            ]
+        )
+    return parts[-1]
+
+
 def stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
-    """Path of a stack's config file."""
-    return stacks_dir / f"Pulumi.{stack}.yaml"
+    """Path of a stack's config file (`org/project/dev` reads `Pulumi.dev.yaml`, as the engine does)."""
+    return stacks_dir / f"Pulumi.{stack_short_name(stack)}.yaml"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that records duplicate keys instead of keeping the last one silently."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                self.duplicates.append(
+                    f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one mapping; "
+                    "allowed: each key once (YAML keeps only the last)"
+                )
+            seen.add(key) if isinstance(key, str | int | float | bool) else None
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes `node` stands for once every alias is expanded (memoised: aliases share nodes)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a recursive alias counts once instead of looping
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[id(node)] = min(size, MAX_YAML_NODES * 10)
+    return memo[id(node)]
+
+
+def _read_yaml(path: Path) -> tuple[Any, list[str]]:
+    """Read a YAML file within the bounds above: (document, problems); document is None on a problem."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, [f"{path}: is {size} bytes; allowed: at most {MAX_FILE_BYTES} bytes"]
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, [f"{path}: cannot be read ({exc.strerror})"]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, [f"{path}: is UTF-16; allowed: UTF-8 (save the file as UTF-8)"]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, [f"{path}: byte {exc.start} ({data[exc.start]:#04x}) is not UTF-8; allowed: UTF-8 text"]
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}, []
+        expanded = _expanded_size(node, {})
+        if expanded > MAX_YAML_NODES:
+            return None, [
+                f"{path}: expands to more than {MAX_YAML_NODES} YAML nodes (aliases); allowed: at most {MAX_YAML_NODES}"
+            ]
+        document = loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        return None, [f"{path}: not valid YAML: {' '.join(str(exc).split())}"]
+    except RecursionError:
+        return None, [f"{path}: nested too deeply; allowed: a plain stack config"]
+    finally:
+        loader.dispose()
+    return document, [f"{path}: {d}" for d in loader.duplicates]
 
 
 def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
-    """The `config:` map of `stacks/Pulumi.<stack>.yaml`, or ConfigError if it is missing or not YAML."""
+    """The `config:` map of `Pulumi.<stack>.yaml`, or ConfigError listing every problem of the file."""
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
         known = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in stacks_dir.glob("Pulumi.*.yaml"))
         raise ConfigError([f"stack '{stack}': no file {path}; known stacks: {', '.join(known) or 'none'}"])
-    try:
-        document = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
-    config = document.get("config", {}) if isinstance(document, dict) else None
+    document, problems = _read_yaml(path)
+    if document is None:
+        raise ConfigError(problems)
+    if not isinstance(document, dict):
+        raise ConfigError([*problems, f"{path}: must be a mapping with a 'config:' key"])
+    for key in document:
+        if key not in STACK_FILE_KEYS:
+            hint = "; config keys go under 'config:'" if ":" in str(key) else ""
+            problems.append(
+                f"{path}: top-level key {key!r} is not a stack file key{hint}; "
+                f"allowed: {', '.join(sorted(STACK_FILE_KEYS))}"
+            )
+    config = document.get("config", {})
+    if config is None:
+        config = {}
     if not isinstance(config, dict):
-        raise ConfigError([f"{path}: 'config' must be a mapping of keys to values"])
+        raise ConfigError([*problems, f"{path}: 'config' must be a mapping of keys to values"])
+    if problems:
+        # Reported together with every config problem by `load`.
+        config = {**config, FILE_PROBLEMS: problems}
     return config
+
+
+FILE_PROBLEMS = "\0file-problems"
 
 
 def from_engine_strings(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,18 +250,50 @@ def from_engine_strings(raw: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in raw.items():
         decoded[key] = value
         if isinstance(value, str) and value[:1] in ("{", "["):
-            with contextlib.suppress(json.JSONDecodeError):
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
                 decoded[key] = json.loads(value)
     return decoded
 
 
+def key_problems(raw: Mapping[str, Any], project: str) -> list[str]:
+    """Keys the engine would refuse or read differently, and namespace typos."""
+    problems: list[str] = []
+    for key in raw:
+        text = str(key)
+        if text == FILE_PROBLEMS:
+            continue
+        namespace, _, name = text.partition(":")
+        if not name:
+            problems.append(
+                f"{text}: has no namespace, which the engine refuses; "
+                f"allowed: <namespace>:<key>, e.g. {NAMESPACE}:{text}"
+            )
+            continue
+        if name.startswith("config:"):
+            problems.append(
+                f"{text}: the engine reads this as {namespace}:{name.removeprefix('config:')}; write it that way"
+            )
+            continue
+        known = [*KNOWN_NAMESPACES, project]
+        if namespace not in known:
+            close = difflib.get_close_matches(namespace, known, n=1, cutoff=0.75)
+            if close:
+                problems.append(
+                    f"{text}: namespace {namespace!r} looks like a typo of {close[0]!r}; "
+                    f"allowed namespaces here: {', '.join(sorted(set(known)))}"
+                )
+    return problems
+
+
 def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackConfig:
     """Validate a stack's config map (`namespace:key` -> value). Raises ConfigError listing every problem."""
-    problems: list[str] = []
+    problems: list[str] = list(raw.get(FILE_PROBLEMS, []))
+    problems += key_problems(raw, project)
+    problems += limits.raw_problems({k: v for k, v in raw.items() if k != FILE_PROBLEMS})
     ours: dict[str, Any] = {}
     for key, value in raw.items():
         namespace, _, name = str(key).partition(":")
-        if namespace == NAMESPACE:
+        if namespace == NAMESPACE and not name.startswith("config:"):
             ours[name] = value
     region = raw.get("aws:region")
     regions = eks_regions()
@@ -97,20 +303,68 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         problems.append(
             f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
         )
+    profile, roles = _identity(raw, problems)
+    if any("not a finite number" in p or "entries; allowed" in p for p in problems):
+        # pydantic on a huge or non-finite value is slow or misleading: stop with what is known.
+        raise ConfigError(problems)
+    api = limits.config_problems(ours, NAMESPACE)
+    problems += api
+    reported = {p.split(": ", 1)[0] for p in api}
     platform: PlatformArgs | None = None
     try:
         platform = PlatformArgs.model_validate(ours)
     except ValidationError as exc:
-        problems.extend(format_errors(exc))
+        problems.extend(line for line in format_errors(exc) if not any(line.startswith(f"{r}") for r in reported))
     if platform is not None and isinstance(region, str):
         azs = platform.network.availability_zones or []
         wrong = [az for az in azs if az[:-1] != region]
         if wrong:
             problems.append(f"{NAMESPACE}:network.availabilityZones: {wrong} are not in the stack's region {region}")
         problems.extend(_partition_problems(platform, region))
+    if platform is not None:
+        name = platform.cluster_name or f"{project}-{stack}"
+        problems += [
+            p for p in limits.platform_problems(platform, name, NAMESPACE, project, stack) if p not in problems
+        ]
     if problems or platform is None or not isinstance(region, str):
         raise ConfigError(problems)
-    return StackConfig(project=project, stack=stack, region=region, platform=platform)
+    return StackConfig(
+        project=project,
+        stack=stack,
+        region=region,
+        platform=platform,
+        profile=profile,
+        assume_roles=roles,
+        raw={k: v for k, v in raw.items() if k != FILE_PROBLEMS},
+    )
+
+
+def _identity(raw: Mapping[str, Any], problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    """`aws:profile` and the role ARNs of `aws:assumeRoles` (or the older `aws:assumeRole`)."""
+    profile = raw.get("aws:profile")
+    if profile is not None and (not isinstance(profile, str) or not profile):
+        problems.append(f"aws:profile: {profile!r} is not a profile name; allowed: a name from ~/.aws/config")
+        profile = None
+    roles: list[str] = []
+    entries = raw.get("aws:assumeRoles", raw.get("aws:assumeRole"))
+    if isinstance(entries, dict):
+        entries = [entries]
+    if entries is not None and not isinstance(entries, list):
+        problems.append(f"aws:assumeRoles: {entries!r} is not a list; allowed: a list of {{roleArn: ...}}")
+        entries = []
+    for index, entry in enumerate(entries or []):
+        arn = entry.get("roleArn") if isinstance(entry, dict) else None
+        if not isinstance(arn, str) or not _ROLE_ARN.match(arn):
+            problems.append(
+                f"aws:assumeRoles[{index}].roleArn: {arn!r} is not an IAM role ARN; "
+                "allowed: arn:aws:iam::<account>:role/<name>"
+            )
+        else:
+            roles.append(arn)
+    return profile, tuple(roles)
+
+
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 
 
 def _partition_problems(platform: PlatformArgs, region: str) -> list[str]:
@@ -133,9 +387,12 @@ def eks_regions() -> frozenset[str]:
     return partition.service_regions("eks")
 
 
-def load(stack: str, stacks_dir: Path = STACKS_DIR) -> StackConfig:
-    """Read and validate `stacks/Pulumi.<stack>.yaml`."""
-    return parse(read_stack_file(stack, stacks_dir), stack)
+def load(
+    stack: str, stacks_dir: Path = STACKS_DIR, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
+) -> StackConfig:
+    """Read and validate `Pulumi.<stack>.yaml`, over the project's own `config:` values (`defaults`)."""
+    short = stack_short_name(stack)
+    return parse({**(defaults or {}), **read_stack_file(stack, stacks_dir)}, short, project)
 
 
 def format_errors(exc: ValidationError) -> list[str]:

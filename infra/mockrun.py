@@ -12,9 +12,12 @@ resource's URN, so two runs give byte-identical output.
 from __future__ import annotations
 
 import hashlib
+import runpy
 import string
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -86,11 +89,24 @@ def _digest(text: str, length: int, alphabet: str = string.hexdigits[:16]) -> st
     return "".join(alphabet[b % len(alphabet)] for b in raw[:length])
 
 
+class UnansweredInvoke(Exception):
+    """The program called an invoke (a data source) the offline renderer cannot answer."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(
+            f"the program calls invoke {token}, which the offline render cannot answer (it answers "
+            "getAvailabilityZones, getCallerIdentity, getRegion and getPartition); render needs a program "
+            "whose data comes from config or from gpuplane's components"
+        )
+        self.token = token
+
+
 class PlaceholderMocks(pulumi_mocks.Mocks):
     """Answers resource registrations and invokes with deterministic, plausible cloud values."""
 
     def __init__(self, region: str) -> None:
         self.region = region
+        self.unanswered: list[str] = []
         self.partition = partition.of_region(region)
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
@@ -161,7 +177,8 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         if args.token == "aws:index/getPartition:getPartition":
             found = self.partition
             return {"partition": found.id, "dnsSuffix": found.dns_suffix, "id": found.id}, []
-        raise NotImplementedError(f"the offline renderer has no mock for invoke {args.token}")
+        self.unanswered.append(args.token)
+        raise UnansweredInvoke(args.token)
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -277,15 +294,18 @@ def run(
     project: str,
     stack: str,
     region: str,
+    config: Mapping[str, str] | None = None,
 ) -> Recording:
     """Run `program` under mocks as project/stack and return what it registered and exported.
 
     `program` returns its stack outputs (name -> value or Output); they are resolved here, secrets
     replaced by a placeholder.
     """
-    monitor = RecordingMonitor(PlaceholderMocks(region))
+    mocks = PlaceholderMocks(region)
+    monitor = RecordingMonitor(mocks)
     _reset_runtime()
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config or {}))
     exported: dict[str, Any] = {}
 
     def body() -> None:
@@ -296,6 +316,39 @@ def run(
             resolved = _sync_await(out.future())
             exported[key] = SECRET_PLACEHOLDER if secret else _plain(resolved)
 
-    _sync_await(run_pulumi_func(body))
+    try:
+        _sync_await(run_pulumi_func(body))
+    except Exception:
+        if mocks.unanswered:
+            raise UnansweredInvoke(mocks.unanswered[0]) from None
+        raise
+    if mocks.unanswered:
+        raise UnansweredInvoke(mocks.unanswered[0])
     monitor.recording.outputs = exported
     return monitor.recording
+
+
+def run_file(main: Path, project: str, stack: str, region: str, config: Mapping[str, str]) -> Recording:
+    """Run a Pulumi Python program file (its `main`) under mocks, as the language host would run it.
+
+    Its exports (`pulumi.export`) land in the stack resource's outputs; they are collected from there.
+    """
+    exports: dict[str, Any] = {}
+
+    def program() -> Mapping[str, Any]:
+        original = pulumi.export
+
+        def export(name: str, value: Any) -> None:
+            exports[name] = value
+
+        pulumi.export = export
+        folder = str(main.parent)
+        sys.path.insert(0, folder)
+        try:
+            runpy.run_path(str(main), run_name="__main__")
+        finally:
+            pulumi.export = original
+            sys.path.remove(folder)
+        return exports
+
+    return run(program, project, stack, region, config)

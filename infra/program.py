@@ -14,7 +14,13 @@ from gpuplane.infra.config import StackConfig
 
 def build(config: StackConfig) -> dict[str, Any]:
     """Create the platform and return the stack outputs (name -> value or Output)."""
-    platform = Platform(config.cluster_name, config.platform, region=config.region)
+    platform = Platform(
+        config.cluster_name,
+        config.platform,
+        region=config.region,
+        aws_profile=config.profile,
+        assume_roles=config.assume_roles,
+    )
     outputs: dict[str, Any] = {
         "clusterName": platform.cluster.cluster_name,
         "endpoint": platform.cluster.endpoint,

@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,17 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from gpuplane.infra import mockrun, program
-from gpuplane.infra.config import StackConfig
+from gpuplane.infra import limits, mockrun, program
+from gpuplane.infra.config import (
+    FILE_PROBLEMS,
+    ConfigError,
+    Project,
+    StackConfig,
+    eks_regions,
+    key_problems,
+    read_stack_file,
+    stack_short_name,
+)
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resources drawn in the picture; everything else is counted in its component's box.
@@ -48,13 +58,59 @@ def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
     return (r.parent, r.type, str(r.inputs.get(field, "")) if field else "")
 
 
+MARKER = ".gpuplane-render"
+"""File every render leaves in its output folder: only a folder holding it is ever replaced."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the files and the summary say about the stack, whether gpuplane's own program or another one."""
+
+    project: str
+    stack: str
+    region: str
+    profile: str
+    config: dict[str, Any]
+    kinds: dict[str, str]
+
+    @classmethod
+    def of(cls, config: StackConfig | Target) -> Target:
+        """The target of a validated gpuplane stack (a Target is returned as it is)."""
+        if isinstance(config, Target):
+            return config
+        data = config.platform.model_dump(mode="json", by_alias=True)
+        return cls(
+            project=config.project,
+            stack=config.stack,
+            region=config.region,
+            profile=config.platform.profile,
+            config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
+            kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
+        )
+
+
+def out_dir_problem(out_dir: Path) -> str | None:
+    """Why `out_dir` may not be replaced by a render, or None: it must be absent, empty, or a render."""
+    if not out_dir.exists():
+        return None
+    if not out_dir.is_dir():
+        return f"--out {out_dir}: is a file; allowed: a new folder, an empty one, or a previous render"
+    if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+        return (
+            f"--out {out_dir}: holds files that are not a gpuplane render (no {MARKER}); allowed: a new folder, "
+            "an empty one, or a previous render. Nothing was deleted."
+        )
+    return None
+
+
 def run_stack(config: StackConfig) -> mockrun.Recording:
     """Run the gpuplane program for `config` under mocks."""
     return mockrun.run(lambda: program.build(config), config.project, config.stack, config.region)
 
 
-def plan_document(config: StackConfig, recording: mockrun.Recording) -> dict[str, Any]:
+def plan_document(config: StackConfig | Target, recording: mockrun.Recording) -> dict[str, Any]:
     """The `plan.json` document: config, resources (sorted by URN) and outputs."""
+    target = Target.of(config)
     resources = [
         {
             "urn": r.urn,
@@ -72,17 +128,18 @@ def plan_document(config: StackConfig, recording: mockrun.Recording) -> dict[str
         for r in sorted(recording.resources, key=lambda r: r.urn)
     ]
     return {
-        "project": config.project,
-        "stack": config.stack,
-        "config": {"aws:region": config.region, **_config_json(config)},
+        "project": target.project,
+        "stack": target.stack,
+        "config": target.config,
         "resources": resources,
         "outputs": recording.outputs,
     }
 
 
-def _config_json(config: StackConfig) -> dict[str, Any]:
-    data = config.platform.model_dump(mode="json", by_alias=True)
-    return {f"gpuplane:{key}": value for key, value in data.items()}
+def counts(recording: mockrun.Recording) -> dict[str, int]:
+    """How many resources the plan holds: components (boxes) and cloud resources (what AWS/Kubernetes get)."""
+    cloud = sum(1 for r in recording.resources if r.custom)
+    return {"resources": len(recording.resources), "components": len(recording.resources) - cloud, "cloud": cloud}
 
 
 def kubernetes_objects(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
@@ -119,8 +176,9 @@ def _file_name(parts: list[str]) -> str:
     return re.sub(r"[^a-z0-9.-]+", "-", stem.lower()).strip("-") + ".yaml"
 
 
-def picture(config: StackConfig, recording: mockrun.Recording) -> str:
+def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
     """A Mermaid flowchart: components as boxes, main resources inside, main dependencies as arrows."""
+    about = Target.of(config)
     # Registration order varies between runs (registrations are async): sort for a stable picture.
     resources = sorted(recording.resources, key=lambda r: r.urn)
     by_urn = {r.urn: r for r in resources}
@@ -181,22 +239,66 @@ def picture(config: StackConfig, recording: mockrun.Recording) -> str:
     types = Counter(r.type for r in recording.resources if r.custom)
     table = "\n".join(f"| `{t}` | {n} |" for t, n in sorted(types.items()))
     return (
-        f"# Stack `{config.stack}` of `{config.project}` ({config.platform.profile}, {config.region})\n\n"
+        f"# Stack `{about.stack}` of `{about.project}` ({about.profile}, {about.region})\n\n"
         "Components are boxes, arrows point from a resource to what it depends on.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
     )
 
 
-def summary_table(config: StackConfig, recording: mockrun.Recording) -> Table:
+def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[str, Any]:
+    """The summary as data (what `render --json` prints and the table shows); works without a cluster."""
+    target = Target.of(config)
+    clusters = recording.by_type("aws:eks/cluster:Cluster")
+    cluster = clusters[0].inputs if len(clusters) == 1 else None
+    groups = []
+    for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
+        inputs = r.inputs
+        name = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
+        sc = inputs.get("scalingConfig", {})
+        groups.append(
+            {
+                "name": name,
+                "kind": target.kinds.get(name, "gpu" if "NVIDIA" in str(inputs.get("amiType")) else "cpu"),
+                "instanceTypes": inputs.get("instanceTypes", []),
+                "amiType": inputs.get("amiType"),
+                "capacityType": inputs.get("capacityType"),
+                "minSize": sc.get("minSize"),
+                "desiredSize": sc.get("desiredSize"),
+                "maxSize": sc.get("maxSize"),
+                "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+            }
+        )
+    return {
+        "project": target.project,
+        "stack": target.stack,
+        "profile": target.profile,
+        "region": target.region,
+        "kubernetesVersion": cluster.get("version") if cluster else None,
+        "endpoint": (
+            None
+            if cluster is None
+            else "public+private"
+            if cluster.get("vpcConfig", {}).get("endpointPublicAccess")
+            else "private only"
+        ),
+        "availabilityZones": len(recording.outputs.get("availabilityZones", []) or []),
+        "counts": counts(recording),
+        "nodeGroups": groups,
+    }
+
+
+def summary_table(config: StackConfig | Target, recording: mockrun.Recording) -> Table:
     """The terminal summary: one row per node group, with the facts people check before `pulumi up`."""
-    cluster = recording.one("aws:eks/cluster:Cluster").inputs
-    vpc_cfg = cluster.get("vpcConfig", {})
-    endpoint = "public+private" if vpc_cfg.get("endpointPublicAccess") else "private only"
+    facts = summary(config, recording)
+    n = facts["counts"]
+    cluster = (
+        f"EKS {facts['kubernetesVersion']}, endpoint {facts['endpoint']}" if facts["endpoint"] else "no EKS cluster"
+    )
     title = (
-        f"{config.project}/{config.stack} ({config.platform.profile}) in {config.region}: EKS "
-        f"{cluster.get('version')}, endpoint {endpoint}, {len(recording.outputs.get('availabilityZones', []))} AZs, "
-        f"{sum(1 for r in recording.resources if r.custom)} resources"
+        f"{facts['project']}/{facts['stack']} ({facts['profile']}) in {facts['region']}: {cluster}, "
+        f"{facts['availabilityZones']} AZs; {n['resources']} resources in plan.json = "
+        f"{n['cloud']} cloud resources + {n['components']} components"
     )
     table = Table(title=title)
     for column in (
@@ -209,33 +311,67 @@ def summary_table(config: StackConfig, recording: mockrun.Recording) -> Table:
         "taints",
     ):
         table.add_column(column)
-    kinds = {g.name: g.kind for g in config.platform.resolved_node_groups}
-    for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
-        inputs = r.inputs
-        group = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
-        sc = inputs.get("scalingConfig", {})
-        taints = ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])) or "-"
+    for group in facts["nodeGroups"]:
         table.add_row(
-            group,
-            kinds.get(group, "?"),
-            ", ".join(inputs.get("instanceTypes", [])),
-            str(inputs.get("amiType")),
-            str(inputs.get("capacityType")),
-            f"{sc.get('minSize')}/{sc.get('desiredSize')}/{sc.get('maxSize')}",
-            taints,
+            group["name"],
+            group["kind"],
+            ", ".join(group["instanceTypes"]),
+            str(group["amiType"]),
+            str(group["capacityType"]),
+            f"{group['minSize']}/{group['desiredSize']}/{group['maxSize']}",
+            ", ".join(group["taints"]) or "-",
         )
     return table
 
 
-def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> mockrun.Recording:
-    """Render `config` into `out_dir` (replaced atomically) and print the summary table."""
-    recording = run_stack(config)
+def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
+    """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
+    return write_recording(Target.of(config), run_stack(config), out_dir, console)
+
+
+def write_program(project: Project, stack: str, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
+    """Render another Pulumi program (`project.main`) offline, the same contract as gpuplane's own.
+
+    Its stack file is read with the same front door (encoding, size, aliases, keys); the program runs
+    under mocks with its config set as the engine would set it, and any invoke the mocks cannot answer
+    stops the render naming it (`mockrun.UnansweredInvoke`).
+    """
+    short = stack_short_name(stack)
+    raw = {**project.config, **read_stack_file(stack, project.stacks_dir)}
+    problems = [*raw.pop(FILE_PROBLEMS, []), *key_problems(raw, project.name), *limits.raw_problems(raw)]
+    region = raw.get("aws:region")
+    if not isinstance(region, str) or region not in eks_regions():
+        problems.append(f"aws:region: {region!r} is not a region where EKS is offered; set it in the stack file")
+    if problems:
+        raise ConfigError(problems)
+    assert isinstance(region, str)
+    engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+    main = project.main / "__main__.py" if project.main.is_dir() else project.main
+    recording = mockrun.run_file(main, project.name, short, region, engine_config)
+    target = Target(
+        project=project.name,
+        stack=short,
+        region=region,
+        profile="program",
+        config=dict(sorted(raw.items())),
+        kinds={},
+    )
+    return write_recording(target, recording, out_dir, console)
+
+
+def write_recording(
+    target: Target, recording: mockrun.Recording, out_dir: Path, console: Console | None = None
+) -> dict[str, Any]:
+    """Write a recording into `out_dir` (replaced atomically, only if it is absent, empty or a render)."""
+    problem = out_dir_problem(out_dir)
+    if problem:
+        raise ConfigError([problem])
     out_dir = out_dir.resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
     try:
-        plan = plan_document(config, recording)
-        (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n")
+        plan = plan_document(target, recording)
+        (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n")
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
@@ -243,14 +379,16 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
             (staging / folder).mkdir()
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
-        (staging / "stack.md").write_text(picture(config, recording))
+        (staging / "stack.md").write_text(picture(target, recording))
+        (staging / MARKER).write_text("gpuplane render output; `gpuplane render` replaces this folder.\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    facts = summary(target, recording)
     if console is not None:
-        console.print(summary_table(config, recording))
+        console.print(summary_table(target, recording))
         console.print(f"wrote {out_dir}: plan.json, manifests/, helm/, stack.md")
-    return recording
+    return facts

@@ -51,7 +51,7 @@ _QUANTITY = re.compile(r"^(?P<num>[+-]?(\d+\.?\d*|\.\d+))(?P<suffix>[numkMGTPE]|
 
 def runtime_script() -> str:
     """The helper script's text, read from the installed package (the single copy there is)."""
-    return resources.files("manifests").joinpath("runtime", SCRIPT_NAME).read_text(encoding="utf-8")
+    return resources.files("gpuplane.manifests").joinpath("runtime", SCRIPT_NAME).read_text(encoding="utf-8")
 
 
 def runtime_configmap(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import boto3
@@ -13,17 +12,33 @@ from gpuplane.infra.aws.session import AwsError, client, explain
 from gpuplane.infra.aws.token import EXEC_API_V1BETA1
 
 
-def token_command(cluster_name: str, region: str, profile: str | None = None) -> tuple[str, list[str]]:
-    """The exec command: this interpreter running the gpuplane CLI, so PATH and virtualenvs do not matter."""
-    args = ["-m", "gpuplane.infra.cli", "token", "--cluster", cluster_name, "--region", region]
+def token_command(
+    cluster_name: str, region: str, profile: str | None = None, role_arns: tuple[str, ...] = ()
+) -> tuple[str, list[str]]:
+    """The exec command: `gpuplane token` found on PATH, as the stack's profile and roles.
+
+    Why PATH: the file then works for any teammate who installed gpuplane (no absolute path into one
+    checkout's virtualenv).
+    """
+    args = ["token", "--cluster", cluster_name, "--region", region]
     if profile:
         args += ["--profile", profile]
-    return sys.executable, args
+    for arn in role_arns:
+        args += ["--role-arn", arn]
+    return "gpuplane", args
 
 
-def build(cluster_name: str, endpoint: str, ca_data: str, region: str, profile: str | None = None) -> dict[str, Any]:
+def build(
+    cluster_name: str,
+    endpoint: str,
+    ca_data: str,
+    region: str,
+    *,
+    profile: str | None = None,
+    role_arns: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """The kubeconfig document (one cluster, one user, one context, all named after the cluster)."""
-    command, args = token_command(cluster_name, region, profile)
+    command, args = token_command(cluster_name, region, profile, role_arns)
     return {
         "apiVersion": "v1",
         "kind": "Config",
@@ -48,7 +63,12 @@ def build(cluster_name: str, endpoint: str, ca_data: str, region: str, profile: 
 
 
 def for_cluster(
-    session: boto3.session.Session, cluster_name: str, region: str, profile: str | None = None
+    session: boto3.session.Session,
+    cluster_name: str,
+    region: str,
+    *,
+    profile: str | None = None,
+    role_arns: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Describe the cluster and build its kubeconfig; AwsError when it does not exist or is not ready."""
     try:
@@ -69,7 +89,7 @@ def for_cluster(
             f"EKS cluster '{cluster_name}' is {cluster.get('status', 'not ready')} and has no endpoint yet",
             "Wait until it is ACTIVE and run again",
         )
-    return build(cluster_name, str(endpoint), str(ca_data), region, profile)
+    return build(cluster_name, str(endpoint), str(ca_data), region, profile=profile, role_arns=role_arns)
 
 
 def dump(document: dict[str, Any]) -> str:

@@ -15,7 +15,16 @@ from botocore.config import Config
 
 from gpuplane.components.teardown import RETRY_CONFIG
 
-__all__ = ["RETRY_CONFIG", "AwsError", "Identity", "caller_identity", "client", "explain", "make_session"]
+__all__ = [
+    "RETRY_CONFIG",
+    "AwsError",
+    "Identity",
+    "caller_identity",
+    "client",
+    "explain",
+    "make_session",
+    "stack_session",
+]
 
 
 class AwsError(Exception):
@@ -44,6 +53,30 @@ def make_session(region: str | None, profile: str | None = None) -> boto3.sessio
         return boto3.session.Session(region_name=region or None, profile_name=profile)
     except botocore.exceptions.ProfileNotFound as exc:
         raise AwsError(f"AWS profile '{profile}' is not configured", "Check ~/.aws/config or drop --profile") from exc
+
+
+def stack_session(
+    region: str, profile: str | None = None, assume_roles: tuple[str, ...] = (), session_name: str = "gpuplane"
+) -> boto3.session.Session:
+    """The identity `pulumi up` uses for a stack: its `aws:profile`, then each role of `aws:assumeRoles` in turn.
+
+    Every command that calls AWS for a stack goes through here, so preflight, janitor and kubeconfig act
+    as the same principal as the stack's AWS provider, not as whatever the environment holds.
+    """
+    session = make_session(region, profile)
+    for arn in assume_roles:
+        try:
+            answer = client(session, "sts").assume_role(RoleArn=arn, RoleSessionName=session_name)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            raise explain(exc, f"assuming role {arn} (aws:assumeRoles)") from None
+        creds = answer["Credentials"]
+        session = boto3.session.Session(
+            aws_access_key_id=creds["AccessKeyId"],
+            aws_secret_access_key=creds["SecretAccessKey"],
+            aws_session_token=creds["SessionToken"],
+            region_name=region,
+        )
+    return session
 
 
 def client(session: boto3.session.Session, service: str, config: Config | None = None) -> Any:

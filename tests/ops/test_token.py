@@ -74,8 +74,9 @@ def test_kubeconfig_uses_gpuplane_token(aws, tmp_path):
     assert result.exit_code == 0, result.output
     document = yaml.safe_load(out.read_text())
     user = document["users"][0]["user"]["exec"]
-    assert user["args"][:4] == ["-m", "gpuplane.infra.cli", "token", "--cluster"]
-    assert user["args"][4:] == ["gpuplane-dev", "--region", "us-west-2"]
+    # `gpuplane` from PATH: no absolute path into this checkout's venv, so the file works for a teammate.
+    assert user["command"] == "gpuplane"
+    assert user["args"] == ["token", "--cluster", "gpuplane-dev", "--region", "us-west-2"]
     assert document["clusters"][0]["cluster"]["server"].startswith("https://")
     assert oct(out.stat().st_mode & 0o777) == "0o600"
 

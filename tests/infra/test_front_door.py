@@ -1,0 +1,180 @@
+"""Every class of bad input: exit 2, the key path and value named, nothing written, no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuplane.infra import config
+from gpuplane.infra.cli import app
+
+runner = CliRunner()
+GOOD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+GROUP = "  gpuplane:nodeGroups:\n    - {name: system, instanceTypes: [m6i.large]%s}\n"
+
+
+def _render(tmp_path: Path, text: str | bytes) -> tuple[int, str, Path]:
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    path = stacks / "Pulumi.bad.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["render", "bad", "--out", str(out), "--stacks-dir", str(stacks)])
+    return result.exit_code, result.output, out
+
+
+REGION = "config:\n  aws:region: us-west-2\n"
+BASE = REGION + "  gpuplane:cluster: {endpointPublicAccess: false}\n"
+CASES: dict[str, tuple[str | bytes, list[str]]] = {
+    "not-utf8": (b"config:\n  aws:region: us-west-2\n  gpuplane:tags: {team: \xff\xfe}\n", ["not UTF-8", "0xff"]),
+    "utf16": ("config:\n  aws:region: us-west-2\n".encode("utf-16"), ["UTF-16"]),
+    "too-big": (BASE + "#" * (config.MAX_FILE_BYTES + 1), ["bytes", str(config.MAX_FILE_BYTES)]),
+    "billion-laughs": (
+        BASE
+        + "  x:\n    a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+        + "".join(
+            f"    {chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
+            f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+            for i in range(8)
+        ),
+        ["expands to more than", "YAML nodes"],
+    ),
+    "infinity": (
+        BASE + "  gpuplane:storage:\n    provisionedThroughputMibps: .inf\n",
+        ["gpuplane:storage.provisionedThroughputMibps", "inf"],
+    ),
+    "long-list": (
+        BASE + "  gpuplane:tags: {" + ", ".join(f"k{i}: v" for i in range(300)) + "}\n",
+        ["gpuplane:tags", "300 entries"],
+    ),
+    "cluster-name-pattern": (
+        BASE + "  gpuplane:clusterName: -bad\n",
+        ["gpuplane:clusterName", "'-bad'", "does not match"],
+    ),
+    "cluster-name-role": (
+        BASE + "  gpuplane:clusterName: " + "c" * 60 + "\n",
+        ["gpuplane:clusterName", "IAM role names", "64"],
+    ),
+    "label-too-long": (
+        BASE + GROUP % (", labels: {team: " + "v" * 64 + "}"),
+        ["gpuplane:nodeGroups[0].labels.team", "64 characters", "1 to 63"],
+    ),
+    "taint-too-long": (
+        BASE
+        + GROUP % (", taints: [{key: team, value: " + "v" * 64 + "}]")
+        + "    - {name: gpu2, instanceTypes: [m6i.large]}\n",
+        ["gpuplane:nodeGroups[0].taints[0].value", "0 to 63"],
+    ),
+    "too-many-tags": (
+        BASE + "  gpuplane:tags: {" + ", ".join(f"k{i}: v" for i in range(49)) + "}\n",
+        ["gpuplane:tags", "51", "at most 50"],
+    ),
+    "tag-key-too-long": (BASE + "  gpuplane:tags: {" + "k" * 129 + ": v}\n", ["gpuplane:tags.kkk", "1 to 128"]),
+    "too-many-azs": (
+        BASE + "  gpuplane:network:\n    availabilityZones: [" + ", ".join(f"us-west-2{z}" for z in "abcdefg") + "]\n",
+        ["gpuplane:network.availabilityZones", "no AWS region has more than 6"],
+    ),
+    "volume-size-zero": (
+        BASE + "  gpuplane:storage:\n    volumes: [{name: data, size: 0Gi}]\n",
+        ["gpuplane:storage.volumes[0].size", "'0Gi' is zero"],
+    ),
+    "no-namespace": (BASE + "  profile: dev\n", ["profile: has no namespace", "gpuplane:profile"]),
+    "namespace-typo": (BASE + "  gpuplan:profile: dev\n", ["gpuplan:profile", "typo of 'gpuplane'"]),
+    "config-spelling": (
+        BASE + "  gpuplane:config:profile: prod\n",
+        ["gpuplane:config:profile", "reads this as gpuplane:profile"],
+    ),
+    "top-level-key": ("gpuplane:profile: dev\n" + BASE, ["top-level key 'gpuplane:profile'", "under 'config:'"]),
+    "duplicate-key": (
+        BASE + "  gpuplane:profile: dev\n  gpuplane:profile: prod\n",
+        ["'gpuplane:profile' appears twice"],
+    ),
+    "prod-open-cidr-set": (
+        REGION + "  gpuplane:profile: prod\n  gpuplane:cluster:\n    endpointPublicAccess: true\n"
+        "    publicAccessCidrs: [0.0.0.0/1, 128.0.0.0/1]\n",
+        ["gpuplane:cluster.publicAccessCidrs", "whole internet"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_exits_2_naming_the_key_and_writes_nothing(tmp_path, case):
+    text, expected = CASES[case]
+    code, output, out = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 2, output
+    for fragment in expected:
+        assert fragment in flat, (fragment, output)
+    assert "Traceback" not in output
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stacks"]
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    text = (
+        BASE
+        + "  gpuplan:profile: dev\n  gpuplane:clusterName: -x\n"
+        + GROUP % (", labels: {a: " + "v" * 64 + ", b: " + "w" * 64 + "}")
+    )
+    code, output, _ = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 2
+    for fragment in ("gpuplan:profile", "gpuplane:clusterName", "labels.a", "labels.b"):
+        assert fragment in flat, fragment
+
+
+def test_engine_path_applies_the_same_rules():
+    raw = config.from_engine_strings(
+        {"aws:region": "us-west-2", "gpuplane:storage": '{"provisionedThroughputMibps": Infinity}', "profile": "dev"}
+    )
+    with pytest.raises(config.ConfigError) as caught:
+        config.parse(raw, "dev")
+    text = "\n".join(caught.value.problems)
+    assert "gpuplane:storage.provisionedThroughputMibps: inf is not a finite number" in text
+    assert "profile: has no namespace" in text
+
+
+@pytest.mark.parametrize("stack", ["..", "../prod", "/etc/passwd", "a/b/c/d", "a/../b"])
+def test_stack_names_the_engine_refuses_are_refused(tmp_path, stack):
+    result = runner.invoke(app, ["render", stack, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "is not one the engine accepts" in " ".join(result.output.split())
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("stack", ["dev", "org/dev", "org/gpuplane/dev"])
+def test_qualified_stack_names_read_the_short_file(stack):
+    assert config.stack_file(stack, Path("stacks")) == Path("stacks/Pulumi.dev.yaml")
+
+
+def test_out_that_is_not_a_render_is_refused_and_kept(tmp_path):
+    keep = tmp_path / "mine.txt"
+    keep.write_text("precious")
+    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "not a gpuplane render" in " ".join(result.output.split())
+    assert keep.read_text() == "precious"
+
+
+def test_previous_render_is_replaced_and_json_summary_matches_plan(tmp_path):
+    out = tmp_path / "r"
+    assert runner.invoke(app, ["render", "dev", "--out", str(out)]).exit_code == 0
+    assert (out / ".gpuplane-render").is_file()
+    result = runner.invoke(app, ["render", "dev", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    plan = json.loads((out / "plan.json").read_text())
+    counts = facts["counts"]
+    assert counts["resources"] == len(plan["resources"])
+    assert counts["cloud"] == sum(r["custom"] for r in plan["resources"])
+    assert counts["components"] == counts["resources"] - counts["cloud"]
+    assert {g["name"] for g in facts["nodeGroups"]} == {"system", "gpu"}
+
+
+def test_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith("gpuplane ")
