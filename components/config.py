@@ -14,11 +14,13 @@ import ipaddress
 import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpuplane.components import catalog
+from gpuplane.components.args_base import FieldError, _Args
 from gpuplane.components.network_plan import plan_subnets
+from gpuplane.components.workload_args import ServingArgs
 from gpuplane.manifests import versions
 
 Profile = Literal["dev", "prod"]
@@ -51,30 +53,6 @@ _MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
-
-
-class FieldError(ValueError):
-    """A validation error about one named field of the model being validated.
-
-    `infra.config` appends `field` to the model's key path, so the user sees
-    `gpuplane:nodeGroups[1].minSize` rather than just the group.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class _Args(BaseModel):
-    """Base: camelCase keys, unknown keys rejected, defaults validated too."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_default=True,
-    )
 
 
 def _check_cidr(value: str) -> str:
@@ -618,13 +596,14 @@ class StorageArgs(_Args):
         default=None, ge=1, description="MiB/s when `throughputMode` is `provisioned` (then required). Default none."
     )
     uid: int = Field(
-        default=1000,
+        default=10001,
         description=f"POSIX uid of the workloads (`runAsUser`), enforced by access points; {POSIX_ID_MIN}-"
-        f"{POSIX_ID_MAX}. Default 1000.",
+        f"{POSIX_ID_MAX}; workloads need 10001 or more (Pod Security `restricted`, clear of image "
+        "users). Default 10001.",
     )
     gid: int = Field(
-        default=1000,
-        description=f"POSIX gid of the workloads (`runAsGroup`); {POSIX_ID_MIN}-{POSIX_ID_MAX}. Default 1000.",
+        default=10001,
+        description=f"POSIX gid of the workloads (`runAsGroup`); {POSIX_ID_MIN}-{POSIX_ID_MAX}. Default 10001.",
     )
     directory_perms: str = Field(default="750", description="Mode of directories access points create. Default `750`.")
     base_path: str = Field(
@@ -801,6 +780,14 @@ class PlatformArgs(_Args):
         description="Namespace (Pod Security `restricted`) for TensorFlow workloads and the runtime helper. "
         "Default `ml`.",
     )
+    serving: list[ServingArgs] = Field(
+        default_factory=list,
+        description="TensorFlow Serving workloads (docs/workloads.md). Default none.",
+    )
+    ingress_class: str | None = Field(
+        default=None,
+        description="IngressClass for TensorBoard's Ingress (no controller is installed). Default: no Ingress.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -880,6 +867,9 @@ class PlatformArgs(_Args):
                 "cluster.serviceIpv4Cidr",
                 f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
             )
+        from gpuplane.components import workload_checks  # noqa: PLC0415 - it imports this module's types
+
+        workload_checks.check_workloads(self)
         return self
 
     @property

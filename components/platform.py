@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pulumi
+import pulumi_aws as aws
 
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
@@ -11,7 +12,9 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.gpu_plan import GpuPlan
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
+from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.components.workspace import Workspace
 from gpuplane.manifests import versions
 
@@ -130,6 +133,7 @@ class Platform(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
+        self.serving = self._workloads(name, args, tags, schedulable)
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -137,3 +141,37 @@ class Platform(pulumi.ComponentResource):
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
         )
+
+    def _workloads(
+        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+    ) -> dict[str, TfServing]:
+        """TensorFlow workloads, last: they need nodes, the EFS driver, the claims and the runtime ConfigMap."""
+        if not args.serving:
+            return {}
+        context = WorkloadContext.of(args)
+        after: list[pulumi.Resource] = [self.workspace, *schedulable, *([self.storage] if self.storage else [])]
+        if any(v.autoscaling for s in args.serving for v in s.variants):
+            # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
+            after.append(
+                aws.eks.Addon(
+                    f"{name}-addon-metrics-server",
+                    cluster_name=self.cluster.cluster_name,
+                    addon_name=versions.ADDON_METRICS_SERVER,
+                    resolve_conflicts_on_create="OVERWRITE",
+                    resolve_conflicts_on_update="OVERWRITE",
+                    tags=tags,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=schedulable),
+                )
+            )
+        return {
+            s.name: TfServing(
+                f"{name}-serving-{s.name}",
+                s,
+                context=context,
+                cluster=self.cluster,
+                depends_on=after,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for s in args.serving
+        }

@@ -40,7 +40,7 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any
             yield f"{field}[{container.get('name')}]", container
 
 
-def violations(spec: Mapping[str, Any]) -> list[str]:  # noqa: C901, PLR0912 - one flat list of the published rules
+def violations(spec: Mapping[str, Any]) -> list[str]:
     """Every `restricted` rule the pod spec breaks, as `where: what` lines; empty when admitted."""
     found: list[str] = []
     pod_ctx: Mapping[str, Any] = spec.get("securityContext") or {}
@@ -79,7 +79,7 @@ def violations(spec: Mapping[str, Any]) -> list[str]:  # noqa: C901, PLR0912 - o
             found.append(f"{where}: appArmorProfile Unconfined is forbidden")
         if ctx.get("allowPrivilegeEscalation") is not False:
             found.append(f"{where}: allowPrivilegeEscalation must be false")
-        if not (ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")) is True):
+        if ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")) is not True:
             found.append(f"{where}: runAsNonRoot must be true (pod or container)")
         if ctx.get("runAsUser") == 0:
             found.append(f"{where}: runAsUser 0 (root) is forbidden")

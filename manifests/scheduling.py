@@ -100,7 +100,7 @@ def cpu_millicores(quantity: str) -> int:
     millis = number if match.group("suffix") == "m" else number * 1000
     if millis <= 0:
         raise ValueError(f"'{quantity}' must be more than zero CPUs")
-    return int(round(millis))
+    return round(millis)
 
 
 def memory_bytes(quantity: str) -> int:
