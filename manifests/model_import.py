@@ -95,13 +95,15 @@ def service_account(imp: Import) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta, "automountServiceAccountToken": False}
 
 
-def s3_copy_command(imp: Import) -> list[str]:
-    """The aws-cli step: skip when the import is complete, else copy the object or prefix to staging."""
-    done = (
-        f"{imp.destination}/saved_model.pb" if imp.kind == "model" else f"{imp.destination}/.gpuplane-import-complete"
-    )
+def s3_copy_command(imp: Import, *, data_root: str = DATA_ROOT, staging: str = STAGING) -> list[str]:
+    """The aws-cli step: skip when the import is complete, else copy the object or prefix to staging.
+
+    `data_root` and `staging` are the pod's paths; tests run the same command on a local tree.
+    """
+    dest = data_root + imp.destination.removeprefix(DATA_ROOT)
+    done = f"{dest}/saved_model.pb" if imp.kind == "model" else f"{dest}/.gpuplane-import-complete"
     recursive = "--recursive " if imp.source.endswith("/") else ""
-    target = f"{STAGING}/s3/" if recursive else f"{STAGING}/s3/{imp.source.rstrip('/').rsplit('/', 1)[-1]}"
+    target = f"{staging}/s3/" if recursive else f"{staging}/s3/{imp.source.rstrip('/').rsplit('/', 1)[-1]}"
     script = (
         f"if [ -e {shlex.quote(done)} ]; then echo 'already imported'; exit 0; fi; "
         f"exec aws s3 cp {recursive}--only-show-errors {shlex.quote(imp.source)} {shlex.quote(target)}"
