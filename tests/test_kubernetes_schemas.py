@@ -24,7 +24,7 @@ def test_objects_go_through_the_cluster_provider(dev_run):
     for r in dev_run.resources:
         if r.type.startswith("kubernetes:"):
             assert r.provider and r.provider.startswith(provider.urn), r.urn
-    configmap = dev_run.one("kubernetes:core/v1:ConfigMap")
+    configmap = dev_run.one("kubernetes:core/v1:ConfigMap", "gpuplane-dev-workspace-runtime")
     ml = next(n for n in dev_run.by_type("kubernetes:core/v1:Namespace") if n.inputs["metadata"]["name"] == "ml")
     assert ml.urn in configmap.dependencies
     assert configmap.inputs["data"]["gpuplane-entrypoint.sh"].startswith("#!/bin/sh")
