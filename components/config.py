@@ -18,7 +18,8 @@ from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpuplane.components import catalog
-from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.args_base import FieldError as FieldError  # noqa: PLC0414 - re-exported for infra.config
+from gpuplane.components.args_base import _Args
 from gpuplane.components.network_plan import plan_subnets
 from gpuplane.components.workload_args import ServingArgs
 from gpuplane.manifests import versions

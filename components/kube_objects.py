@@ -22,6 +22,7 @@ _KINDS: dict[tuple[str, str], Any] = {
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): k8s.autoscaling.v2.HorizontalPodAutoscaler,
     ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
+    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 
 

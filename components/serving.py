@@ -126,10 +126,11 @@ class TfServing(pulumi.ComponentResource):
         after: list[pulumi.Resource] = []
         self.import_job: pulumi.Resource | None = None
         if imp is not None:
-            sa_obj, cm_obj, job_obj = import_objects
+            sa_obj, cm_obj, policy_obj, job_obj = import_objects
             sa = kube_objects.apply(f"{name}-import-sa", sa_obj, k8s_opts)
             cm = kube_objects.apply(f"{name}-import-script", cm_obj, k8s_opts)
-            job_deps: list[pulumi.Resource] = [*base, sa, cm]
+            policy = kube_objects.apply(f"{name}-import-netpol", policy_obj, k8s_opts)
+            job_deps: list[pulumi.Resource] = [*base, sa, cm, policy]
             if imp.source.startswith("s3://"):
                 job_deps.append(self._s3_access(name, imp, cluster, context, tags or {}))
             timeout = f"{imp.deadline_seconds // 60 + 5}m"

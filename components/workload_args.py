@@ -169,11 +169,11 @@ class ResourcesArgs(_Args):
 
     def kubernetes(self, gpu_resource: str | None = None) -> dict[str, dict[str, str]]:
         """The container's `resources` (GPUs as limits, which Kubernetes copies to requests)."""
-        requests = {
+        requests: dict[str, str] = {
             "cpu": self.requests.get("cpu", self.limits["cpu"]),
             "memory": self.requests.get("memory", self.limits["memory"]),
         }
-        limits = dict(self.limits)
+        limits: dict[str, str] = {str(k): v for k, v in self.limits.items()}
         if self.gpus and gpu_resource:
             limits[gpu_resource] = str(self.gpus)
         return {"requests": requests, "limits": limits}

@@ -138,6 +138,7 @@ def job(imp: Import) -> dict[str, Any]:
             {
                 "name": "s3-copy",
                 "image": versions.AWS_CLI_IMAGE,
+                "imagePullPolicy": "Always",
                 "command": s3_copy_command(imp),
                 "env": [{"name": "HOME", "value": "/tmp"}],
                 "resources": resources_,
@@ -148,6 +149,7 @@ def job(imp: Import) -> dict[str, Any]:
     container = {
         "name": "import",
         "image": versions.PYTHON_IMAGE,
+        "imagePullPolicy": "Always",
         "command": ["python3", f"/opt/gpuplane-import/{SCRIPT_NAME}"],
         "env": _env(imp),
         "resources": resources_,
@@ -169,7 +171,12 @@ def job(imp: Import) -> dict[str, Any]:
     }
     if not init:
         del pod["initContainers"]
-    meta = {"name": imp.job_name, "namespace": imp.namespace, "labels": _labels(imp)}
+    meta = {
+        "name": imp.job_name,
+        "namespace": imp.namespace,
+        "labels": _labels(imp),
+        "annotations": dict(workload_security.DIGEST_SKIP),
+    }
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -191,7 +198,8 @@ def job(imp: Import) -> dict[str, Any]:
 
 def objects(imp: Import) -> list[dict[str, Any]]:
     """ServiceAccount, script ConfigMap and Job, in apply order."""
-    return [service_account(imp), config_map(imp), job(imp)]
+    deny = workload_security.network_policy(f"{imp.workload}-import", imp.namespace, _labels(imp), [])
+    return [service_account(imp), config_map(imp), deny, job(imp)]
 
 
 def s3_bucket_and_prefix(source: str) -> tuple[str, str]:

@@ -98,14 +98,15 @@ def violations(spec: Mapping[str, Any]) -> list[str]:
 def pod_spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The pod spec inside a workload object (Pod, Deployment, Job, JobSet's jobs, ...); None if it has none."""
     kind = obj.get("kind")
-    spec = obj.get("spec") or {}
-    if kind == "Pod":
-        return spec
-    if kind in {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}:
-        return (spec.get("template") or {}).get("spec")
+    spec: Mapping[str, Any] = obj.get("spec") or {}
     if kind == "CronJob":
-        return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {}).get("spec")
-    return None
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    elif kind == "Pod":
+        return spec
+    elif kind not in {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}:
+        return None
+    pod: Mapping[str, Any] | None = (spec.get("template") or {}).get("spec")
+    return pod
 
 
 def object_violations(obj: Mapping[str, Any]) -> list[str]:

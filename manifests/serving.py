@@ -166,7 +166,7 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "serving",
         "image": variant.image,
-        "imagePullPolicy": "IfNotPresent",
+        "imagePullPolicy": "Always",
         "args": server_args(serving),
         "ports": [
             {"name": "grpc", "containerPort": versions.TF_SERVING_GRPC_PORT, "protocol": "TCP"},
@@ -218,7 +218,8 @@ def deployment(serving: Serving, variant: Variant) -> dict[str, Any]:
     if variant.hpa is None:
         spec = {"replicas": variant.replicas, **spec}
     name = f"{serving.name}-{variant.name}"
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(serving, name, variant.name), "spec": spec}
+    meta = {**_meta(serving, name, variant.name), "annotations": dict(workload_security.DIGEST_SKIP)}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
 
 
 def _ports() -> list[dict[str, Any]]:
@@ -279,7 +280,9 @@ def horizontal_pod_autoscaler(serving: Serving, variant: Variant) -> dict[str, A
 
 def objects(serving: Serving) -> list[dict[str, Any]]:
     """Every object of the workload, in apply order."""
-    result = [config_map(serving), service(serving)]
+    ports = [versions.TF_SERVING_GRPC_PORT, versions.TF_SERVING_REST_PORT]
+    policy = workload_security.network_policy(serving.name, serving.namespace, serving.selector(), ports)
+    result = [config_map(serving), policy, service(serving)]
     for variant in serving.variants:
         result += [deployment(serving, variant), service(serving, variant.name)]
         result += [
