@@ -21,7 +21,7 @@ from gpuplane.components import catalog
 from gpuplane.components.args_base import FieldError as FieldError  # noqa: PLC0414 - re-exported for infra.config
 from gpuplane.components.args_base import _Args
 from gpuplane.components.network_plan import plan_subnets
-from gpuplane.components.workload_args import ServingArgs
+from gpuplane.components.workload_args import ServingArgs, TrainingArgs
 from gpuplane.manifests import versions
 
 Profile = Literal["dev", "prod"]
@@ -784,6 +784,11 @@ class PlatformArgs(_Args):
     serving: list[ServingArgs] = Field(
         default_factory=list,
         description="TensorFlow Serving workloads (docs/workloads.md). Default none.",
+    )
+    training: list[TrainingArgs] = Field(
+        default_factory=list,
+        description="Distributed TensorFlow training workloads; runs are submitted by `gpuplane train` "
+        "(docs/workloads.md). Default none.",
     )
     ingress_class: str | None = Field(
         default=None,

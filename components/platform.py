@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
@@ -14,9 +15,11 @@ from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
 from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
+from gpuplane.components.training import TfTraining
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.components.workspace import Workspace
 from gpuplane.manifests import versions
+from gpuplane.manifests.namespaces import namespace
 
 
 class Platform(pulumi.ComponentResource):
@@ -134,6 +137,7 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
         self.serving = self._workloads(name, args, tags, schedulable)
+        self.training = self._training(name, args, schedulable)
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -174,4 +178,36 @@ class Platform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for s in args.serving
+        }
+
+    def _training(self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource]) -> dict[str, TfTraining]:
+        """Training workloads' long-lived parts, and the JobSet controller their runs need."""
+        if not args.training:
+            return {}
+        provider = pulumi.ResourceOptions(parent=self, provider=self.cluster.provider)
+        # The controller's manager and webhook run non-root with a restricted securityContext (its chart);
+        # its namespace enforces `restricted` like ours.
+        ns_doc = namespace(versions.JOBSET_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-jobset-ns", metadata=ns_doc["metadata"], opts=provider)
+        controller = k8s.helm.v3.Release(
+            f"{name}-jobset",
+            name="jobset",
+            namespace=versions.JOBSET_NAMESPACE,
+            chart=versions.JOBSET_CHART,
+            version=versions.JOBSET_VERSION,
+            opts=pulumi.ResourceOptions(parent=self, provider=self.cluster.provider, depends_on=[ns, *schedulable]),
+        )
+        context = WorkloadContext.of(args)
+        after: list[pulumi.Resource] = [self.workspace, controller, *([self.storage] if self.storage else [])]
+        return {
+            t.name: TfTraining(
+                f"{name}-training-{t.name}",
+                t,
+                context=context,
+                cluster=self.cluster,
+                ingress_class=args.ingress_class,
+                depends_on=after,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for t in args.training
         }

@@ -261,3 +261,119 @@ class ServingArgs(_Args):
         if dupes:
             raise FieldError("variants", f"variant name(s) {dupes} used more than once; names must be unique")
         return self
+
+
+class RoleArgs(_Args):
+    """One role of a training run (chief, worker or ps): how many tasks and how big each is."""
+
+    replicas: int = Field(default=1, ge=1, le=256, description="Tasks of this role. Default 1.")
+    resources: ResourcesArgs = Field(description="Requests, limits and GPU units of each task. Required.")
+    node_groups: list[str] | None = Field(
+        default=None, description="Node groups it may run on. Default: every group of its kind that fits it."
+    )
+
+
+class VolumeMountArgs(_Args):
+    """A named volume mounted into every training task."""
+
+    volume: str = Field(description="Named volume (storage.volumes). Required.")
+    mount_path: str = Field(description="Absolute path in the container, e.g. `/data`. Required.")
+
+    @field_validator("mount_path")
+    @classmethod
+    def _abs(cls, value: str) -> str:
+        if not value.startswith("/") or posixpath.normpath(value) != value or value in ("/", "/tmp"):
+            raise ValueError(f"'{value}' must be a normalized absolute path other than / and /tmp")
+        return value
+
+
+class DataImportArgs(ImportArgs):
+    """A one-shot import that fills a directory of a named volume before training starts."""
+
+    volume: str = Field(default="datasets", description="Named volume to fill. Default `datasets`.")
+    path: str = Field(description="Directory inside the volume. Required.")
+
+    _rel = field_validator("path")(classmethod(lambda cls, v: check_relative_path(v)))
+
+
+class TensorboardArgs(_Args):
+    """TensorBoard on the logs volume, reached with `kubectl port-forward` (or an Ingress)."""
+
+    volume: str = Field(default="logs", description="Named volume holding the event files. Default `logs`.")
+    path: str | None = Field(default=None, description="Directory inside the volume. Default: the workload name.")
+
+    _rel = field_validator("path")(classmethod(lambda cls, v: None if v is None else check_relative_path(v)))
+
+
+class TrainingArgs(_Args):
+    """A distributed TensorFlow training workload, submitted as runs by `gpuplane train`."""
+
+    name: str = Field(description="Workload name (DNS label), prefix of every run's name. Required.")
+    strategy: Literal["parameterServer", "multiWorkerMirrored"] = Field(
+        description="`parameterServer` (chief + workers + ps; the run succeeds when the chief does) or "
+        "`multiWorkerMirrored` (workers only, all started together). Required."
+    )
+    image: str | None = Field(
+        default=None,
+        description="Training image, pinned. Default `tensorflow/tensorflow:<pinned>` (`-gpu` when a role has GPUs).",
+    )
+    command: Annotated[list[str], Field(min_length=1)] = Field(description="The program and its arguments. Required.")
+    chief: RoleArgs | None = Field(default=None, description="parameterServer: the chief (1 replica). Default none.")
+    worker: RoleArgs = Field(description="The workers (at least 1). Required.")
+    ps: RoleArgs | None = Field(default=None, description="parameterServer: the parameter servers. Default none.")
+    volumes: list[VolumeMountArgs] = Field(default_factory=list, description="Named volumes to mount. Default none.")
+    data_import: DataImportArgs | None = Field(
+        default=None, description="Fill a datasets directory before the run starts. Default none."
+    )
+    tensorboard: TensorboardArgs | None = Field(default=None, description="A TensorBoard Deployment. Default none.")
+    ttl_seconds_after_finished: int = Field(
+        default=86400, ge=0, description="Finished runs are deleted after this many seconds. Default 86400 (1 day)."
+    )
+    backoff_limit: int = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="Pod failures per role before the run fails (preemptions excluded). Default 3.",
+    )
+    active_deadline_seconds: int | None = Field(
+        default=None, ge=1, description="Hard limit on a role's run time, Pending time included. Default: none."
+    )
+    run_id: str | None = Field(
+        default=None, description="Run name suffix. Default: a hash of the spec (a changed spec is a new run)."
+    )
+
+    _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
+    _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", value):
+            raise ValueError(f"'{value}' must be 1-16 chars of lowercase letters, digits and '-'")
+        return value
+
+    @model_validator(mode="after")
+    def _roles(self) -> TrainingArgs:
+        if self.strategy == "multiWorkerMirrored":
+            for key in ("ps", "chief"):
+                if getattr(self, key) is not None:
+                    raise FieldError(
+                        key,
+                        "is a parameterServer role; multiWorkerMirrored runs workers only (worker 0 acts as chief)",
+                    )
+        else:
+            if self.ps is None:
+                raise FieldError("ps", "is required with strategy parameterServer (at least one parameter server)")
+            if self.chief is None:
+                raise FieldError("chief", "is required with strategy parameterServer (the run ends when it succeeds)")
+            if self.chief.replicas != 1:
+                raise FieldError("chief.replicas", f"{self.chief.replicas}: TensorFlow allows exactly one chief")
+        mounts = [m.mount_path for m in self.volumes]
+        if len(set(mounts)) != len(mounts):
+            raise FieldError("volumes", f"mount paths {mounts} repeat; give each volume its own path")
+        return self
+
+    def roles(self) -> list[tuple[str, RoleArgs]]:
+        """(role, args) in TF_CONFIG order: chief, worker, ps."""
+        found = [("chief", self.chief), ("worker", self.worker), ("ps", self.ps)]
+        return [(name, role) for name, role in found if role is not None]

@@ -25,7 +25,7 @@ from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, PlatformArgs
-    from gpuplane.components.workload_args import ServingArgs, ServingVariantArgs
+    from gpuplane.components.workload_args import RoleArgs, ServingArgs, ServingVariantArgs, TrainingArgs
 
 MIB: Final = 2**20
 # What the DaemonSets on every node request (aws-node, kube-proxy, pod identity agent, EFS CSI node,
@@ -212,6 +212,37 @@ def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = 
             raise FieldError(f"{prefix}variants[{index}].{key}", str(exc)) from exc
 
 
+def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: WorkloadContext) -> Placement:
+    """Where one training role runs (the TensorFlow image: amd64, AVX, CUDA 12 for the -gpu image)."""
+    gpus = args.resources.gpus
+    return place(
+        f"training '{training.name}' role '{role}'",
+        cpu_millis=args.resources.cpu_request_millis,
+        memory_bytes=args.resources.memory_request_bytes,
+        gpus=gpus,
+        groups=context.node_groups,
+        named=args.node_groups,
+        cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR if gpus else None,
+        cpu_features=versions.TF_SERVING_CPU_FEATURES,
+    )
+
+
+def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> None:
+    """Everything about one TrainingArgs that depends on the platform; FieldError with the key path."""
+    for index, mount in enumerate(training.volumes):
+        check_volume(mount.volume, context, f"{prefix}volumes[{index}].volume")
+    if training.data_import is not None:
+        check_volume(training.data_import.volume, context, f"{prefix}dataImport.volume")
+    if training.tensorboard is not None:
+        check_volume(training.tensorboard.volume, context, f"{prefix}tensorboard.volume")
+    for role, args in training.roles():
+        try:
+            role_placement(training, role, args, context)
+        except ValueError as exc:
+            key = "resources.gpus" if "GPU node group" in str(exc) else "resources"
+            raise FieldError(f"{prefix}{role}.{key}", str(exc)) from exc
+
+
 def check_uid(context: WorkloadContext) -> None:
     """Workload pods run as the storage uid/gid, which `restricted` pods need above 10000."""
     for key, value in (("uid", context.uid), ("gid", context.gid)):
@@ -225,16 +256,21 @@ def check_uid(context: WorkloadContext) -> None:
 
 def check_workloads(args: PlatformArgs) -> None:
     """All workload cross-checks of a platform (called from PlatformArgs' validator)."""
-    if not args.serving:
+    if not args.serving and not args.training:
         return
     context = WorkloadContext.of(args)
     check_uid(context)
     seen: dict[str, str] = {}
-    for index, serving in enumerate(args.serving):
-        key = f"serving[{index}]"
-        if serving.name in seen:
+    workloads = [("serving", i, w) for i, w in enumerate(args.serving)]
+    workloads += [("training", i, w) for i, w in enumerate(args.training)]
+    for section, index, workload in workloads:
+        key = f"{section}[{index}]"
+        if workload.name in seen:
             raise FieldError(
-                f"{key}.name", f"'{serving.name}' is already used by {seen[serving.name]}; names must be unique"
+                f"{key}.name", f"'{workload.name}' is already used by {seen[workload.name]}; names must be unique"
             )
-        seen[serving.name] = key
-        check_serving(serving, context, prefix=f"{key}.")
+        seen[workload.name] = key
+    for index, serving in enumerate(args.serving):
+        check_serving(serving, context, prefix=f"serving[{index}].")
+    for index, training in enumerate(args.training):
+        check_training(training, context, prefix=f"training[{index}].")

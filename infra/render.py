@@ -20,6 +20,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from gpuplane.components import training
 from gpuplane.infra import mockrun, program
 from gpuplane.infra.config import StackConfig
 
@@ -238,8 +239,10 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
+            # Training runs: submitted by `gpuplane train`, not Pulumi resources (docs/workloads.md).
+            ("manifests/runs", training.run_manifests(config.platform)),
         ):
-            (staging / folder).mkdir()
+            (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
         (staging / "stack.md").write_text(picture(config, recording))

@@ -149,6 +149,7 @@ PYTHON_IMAGE: Final = "python:3.13.9-slim-bookworm"
 # kubernetes-sigs/jobset Helm chart (OCI), installed only when training is declared.
 JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
 JOBSET_VERSION: Final = "0.10.1"
+JOBSET_NAMESPACE: Final = "jobset-system"
 # metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
 ADDON_METRICS_SERVER: Final = "metrics-server"
 # TensorBoard runs in the TensorFlow CPU image (tensorflow/tensorflow ships the tensorboard package).
