@@ -37,7 +37,8 @@ def test_only_the_nvidia_namespace_is_privileged(request, fixture):
         n.inputs["metadata"]["name"]: n.inputs["metadata"]["labels"]
         for n in rec.by_type("kubernetes:core/v1:Namespace")
     }
-    assert set(levels) == {"ml", "nvidia-gpu"}
+    # jobset-system: the JobSet controller, installed because the dev stack declares training.
+    assert set(levels) == ({"ml", "nvidia-gpu", "jobset-system"} if fixture == "dev_run" else {"ml", "nvidia-gpu"})
     for name, labels in levels.items():
         expected = "privileged" if name == "nvidia-gpu" else "restricted"
         for mode in ("enforce", "audit", "warn"):

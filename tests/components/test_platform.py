@@ -240,6 +240,9 @@ def test_component_tree(dev_run):
         "gpuplane:index:ClusterAutoscaler",
         "gpuplane:index:TfServing",  # the dev stack's example model
         "aws:eks/addon:Addon",  # metrics-server, for its HPA
+        "gpuplane:index:TfTraining",  # the dev stack's example training workload
+        "kubernetes:core/v1:Namespace",  # jobset-system
+        "kubernetes:helm.sh/v3:Release",  # the JobSet controller
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")
