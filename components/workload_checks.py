@@ -261,7 +261,9 @@ def check_workloads(args: PlatformArgs) -> None:
     context = WorkloadContext.of(args)
     check_uid(context)
     seen: dict[str, str] = {}
-    workloads = [("serving", i, w) for i, w in enumerate(args.serving)]
+    workloads: list[tuple[str, int, ServingArgs | TrainingArgs]] = [
+        ("serving", i, w) for i, w in enumerate(args.serving)
+    ]
     workloads += [("training", i, w) for i, w in enumerate(args.training)]
     for section, index, workload in workloads:
         key = f"{section}[{index}]"

@@ -188,7 +188,7 @@ def job(imp: Import) -> dict[str, Any]:
             "podFailurePolicy": {
                 "rules": [
                     {"action": "FailJob", "onExitCodes": {"containerName": "import", "operator": "In", "values": [2]}},
-                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
                 ]
             },
             "template": {"metadata": {"labels": _labels(imp)}, "spec": pod},

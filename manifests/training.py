@@ -158,7 +158,9 @@ def _job_template(training: Training, pod: dict[str, Any], count: int) -> dict[s
             "backoffLimit": training.backoff_limit,
             **({"activeDeadlineSeconds": training.active_deadline_seconds} if training.active_deadline_seconds else {}),
             # A preempted spot node or a drain is not the program's fault: it does not burn backoffLimit.
-            "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+            "podFailurePolicy": {
+                "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+            },
             "template": {"metadata": {"labels": labels(training)}, "spec": pod},
         },
     }
