@@ -53,6 +53,13 @@ def check_source(value: str) -> str:
     return value
 
 
+def check_run_id(value: str) -> str:
+    """A run id: the suffix of the run's name and of every pod hostname in it."""
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", value):
+        raise ValueError(f"run id '{value}' must be 1-16 chars of lowercase letters, digits and '-'")
+    return value
+
+
 def check_image(value: str) -> str:
     """An image pinned by tag (not `latest`) or digest: the same bytes on every node, every day."""
     match = _IMAGE_RE.match(value)
@@ -345,12 +352,7 @@ class TrainingArgs(_Args):
     _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
 
-    @field_validator("run_id")
-    @classmethod
-    def _run_id(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", value):
-            raise ValueError(f"'{value}' must be 1-16 chars of lowercase letters, digits and '-'")
-        return value
+    _run_id = field_validator("run_id")(classmethod(lambda cls, v: None if v is None else check_run_id(v)))
 
     @model_validator(mode="after")
     def _roles(self) -> TrainingArgs:

@@ -15,6 +15,7 @@ from rich.table import Table
 from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import render as renderer
+from gpuplane.infra import train as train_command
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
@@ -53,6 +54,9 @@ def render(
     """Render STACK offline: plan.json, manifests/, helm/ and stack.md, plus a summary table."""
     config = _load_or_exit(stack, stacks_dir)
     renderer.write(config, out or Path("build") / stack, Console(width=max(Console().width, 140)))
+
+
+train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
 
 
 @app.command()
