@@ -190,3 +190,34 @@ def test_import_job_name_changes_with_the_source_only():
     newer = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=2)
     assert a.job_name == same.job_name
     assert len({a.job_name, other.job_name, newer.job_name}) == 3
+
+
+def test_shared_gpu_unit_gets_its_memory_fraction(run_platform):
+    groups = [
+        {"name": "system", "instanceTypes": ["m6i.large"]},
+        {"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "sharing": {"timeSlicing": {"replicas": 4}}},
+    ]
+    rec = run_platform(
+        {
+            "nodeGroups": groups,
+            "serving": [
+                {
+                    "name": "resnet",
+                    "model": {"name": "resnet"},
+                    "variants": [{"name": "gpu", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}, "gpus": 1}}],
+                }
+            ],
+        }
+    )
+    spec = render.kubernetes_objects(rec)["deployment-ml-resnet-gpu.yaml"]["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
+    assert env[tf_runtime.ENV_GPU_SHARED] == "true"
+    assert env[tf_runtime.ENV_GPU_FRACTION] == "0.25"
+
+
+def test_prod_ships_no_workloads(prod_run):
+    objects = render.kubernetes_objects(prod_run)
+    assert not any(
+        v["kind"] in ("Deployment", "Job") and v["metadata"].get("namespace") == "ml" for v in objects.values()
+    )
+    assert not prod_run.by_type("gpuplane:index:TfServing") and not prod_run.by_type("gpuplane:index:TfTraining")

@@ -215,3 +215,17 @@ def test_direct_caller_is_refused_the_same_way():
     args = platform(nodeGroups=[{"name": "system", "instanceTypes": ["m6i.large"]}])
     with pytest.raises(ValueError, match="no GPU node group"):
         training_spec(TrainingArgs.model_validate(PS), WorkloadContext.of(args))
+
+
+def test_tensorboard_ingress_only_with_an_ingress_class(run_platform):
+    without = render.kubernetes_objects(run_platform({"training": [PS]}))
+    assert not any(v["kind"] == "Ingress" for v in without.values())
+    objects = render.kubernetes_objects(run_platform({"training": [PS], "ingressClass": "alb"}))
+    ingress = objects["ingress-ml-mnist-tensorboard.yaml"]["spec"]
+    assert ingress["ingressClassName"] == "alb"
+    backend = ingress["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    service = objects["service-ml-mnist-tensorboard.yaml"]
+    assert backend["name"] == service["metadata"]["name"]
+    pod = objects["deployment-ml-mnist-tensorboard.yaml"]["spec"]["template"]
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    assert pod["spec"]["volumes"][0]["persistentVolumeClaim"] == {"claimName": "logs", "readOnly": True}
