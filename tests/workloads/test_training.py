@@ -16,7 +16,7 @@ from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config, render
 from gpuplane.manifests import pod_security, training, versions
 from tests.conftest import DEV_CLUSTER
-from tests.runtime._support import printed
+from tests.runtime._support import base_env, printed, run_helper, shell_params
 
 PS: dict[str, Any] = {
     "name": "mnist",
@@ -109,14 +109,15 @@ def test_every_run_pod_is_restricted():
     assert pod_security.object_violations(jobset()) == []
 
 
+@pytest.mark.parametrize("shell", shell_params())
 @pytest.mark.parametrize(("role", "index"), [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0)])
-def test_tf_config_end_to_end_through_the_helper(role, index):
+def test_tf_config_end_to_end_through_the_helper(shell, role, index):
     """The env the JobSet gives a pod, run through the real helper, yields the addresses JobSet's DNS serves."""
     obj = jobset()
     run = obj["metadata"]["name"]
     pod = rjobs(obj)[role]["template"]["spec"]["template"]["spec"]
     env = {e["name"]: e["value"] for e in pod["containers"][0]["env"] if "value" in e}
-    settings, _ = printed(None, ("sh",), **env, GPUPLANE_TF_NAMESPACE="ml", JOB_COMPLETION_INDEX=str(index))
+    settings, _ = printed(None, shell, **env, GPUPLANE_TF_NAMESPACE="ml", JOB_COMPLETION_INDEX=str(index))
     tf_config = json.loads(settings["TF_CONFIG"])
     domain = f".{run}.ml.svc:2222"
     assert tf_config == {
@@ -229,3 +230,19 @@ def test_tensorboard_ingress_only_with_an_ingress_class(run_platform):
     pod = objects["deployment-ml-mnist-tensorboard.yaml"]["spec"]["template"]
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
     assert pod["spec"]["volumes"][0]["persistentVolumeClaim"] == {"claimName": "logs", "readOnly": True}
+
+
+@pytest.mark.parametrize(
+    ("role", "index", "warning"), [("ps", 1, "task 1 is not in"), ("evaluator", 0, "task 0 is not in")]
+)
+def test_helper_refuses_a_task_outside_the_run(role, index, warning):
+    env = base_env(
+        GPUPLANE_TF_ROLES="chief:1,worker:2,ps:1",
+        GPUPLANE_TF_JOB_NAME="mnist-1a2b3c4d",
+        GPUPLANE_TF_ROLE=role,
+        JOB_COMPLETION_INDEX=str(index),
+    )
+    done = run_helper(["--print"], env)
+    assert done.returncode == 0
+    assert "TF_CONFIG=" not in done.stdout
+    assert warning in done.stderr
