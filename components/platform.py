@@ -137,7 +137,7 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
         self.serving = self._workloads(name, args, tags, schedulable)
-        self.training = self._training(name, args, schedulable)
+        self.training = self._training(name, args, tags, schedulable)
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -180,7 +180,9 @@ class Platform(pulumi.ComponentResource):
             for s in args.serving
         }
 
-    def _training(self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource]) -> dict[str, TfTraining]:
+    def _training(
+        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+    ) -> dict[str, TfTraining]:
         """Training workloads' long-lived parts, and the JobSet controller their runs need."""
         if not args.training:
             return {}
@@ -207,6 +209,7 @@ class Platform(pulumi.ComponentResource):
                 cluster=self.cluster,
                 ingress_class=args.ingress_class,
                 depends_on=after,
+                tags=tags,
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for t in args.training

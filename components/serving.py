@@ -132,7 +132,7 @@ class TfServing(pulumi.ComponentResource):
             policy = kube_objects.apply(f"{name}-import-netpol", policy_obj, k8s_opts)
             job_deps: list[pulumi.Resource] = [*base, sa, cm, policy]
             if imp.source.startswith("s3://"):
-                job_deps.append(self._s3_access(name, imp, cluster, context, tags or {}))
+                job_deps.append(s3_access(self, name, imp, cluster=cluster, context=context, tags=tags or {}))
             timeout = f"{imp.deadline_seconds // 60 + 5}m"
             self.import_job = kube_objects.apply(
                 f"{name}-import",
@@ -160,30 +160,6 @@ class TfServing(pulumi.ComponentResource):
         self.uses_hpa = any(v.autoscaling for v in args.variants)
         self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
 
-    def _s3_access(
-        self, name: str, imp: model_import.Import, cluster: Cluster, context: WorkloadContext, tags: dict[str, str]
-    ) -> pulumi.Resource:
-        """An IAM role that may read only the source's bucket/prefix, bound to the import's ServiceAccount."""
-        bucket, key = model_import.s3_bucket_and_prefix(imp.source)
-        child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(
-            f"{name}-import-role",
-            assume_role_policy=iam_policies.pod_identity_trust(),
-            description=f"Read {imp.source} for the {name} model import",
-            tags=tags,
-            opts=child,
-        )
-        aws.iam.RolePolicy(f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key), opts=child)
-        return aws.eks.PodIdentityAssociation(
-            f"{name}-import-identity",
-            cluster_name=cluster.cluster_name,
-            namespace=context.namespace,
-            service_account=imp.service_account,
-            role_arn=role.arn,
-            tags=tags,
-            opts=child,
-        )
-
 
 def s3_read_policy(bucket: str, key: str) -> str:
     """Read-only access to one object or one prefix (List limited to that prefix)."""
@@ -201,3 +177,34 @@ def s3_read_policy(bucket: str, key: str) -> str:
         },
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
+def s3_access(
+    parent: pulumi.Resource,
+    name: str,
+    imp: model_import.Import,
+    *,
+    cluster: Cluster,
+    context: WorkloadContext,
+    tags: dict[str, str],
+) -> pulumi.Resource:
+    """An IAM role that may read only the source's bucket/prefix, bound to the import's ServiceAccount."""
+    bucket, key = model_import.s3_bucket_and_prefix(imp.source)
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-import-role",
+        assume_role_policy=iam_policies.pod_identity_trust(),
+        description=f"Read {imp.source} for the {name} import",
+        tags=tags,
+        opts=child,
+    )
+    aws.iam.RolePolicy(f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key), opts=child)
+    return aws.eks.PodIdentityAssociation(
+        f"{name}-import-identity",
+        cluster_name=cluster.cluster_name,
+        namespace=context.namespace,
+        service_account=imp.service_account,
+        role_arn=role.arn,
+        tags=tags,
+        opts=child,
+    )

@@ -14,7 +14,7 @@ import pulumi
 from gpuplane.components import kube_objects, workload_checks
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs
-from gpuplane.components.serving import check_restricted
+from gpuplane.components.serving import check_restricted, s3_access
 from gpuplane.components.workload_args import TrainingArgs
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, scheduling, training, versions
@@ -100,6 +100,7 @@ class TfTraining(pulumi.ComponentResource):
         cluster: Cluster,
         ingress_class: str | None = None,
         depends_on: list[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpuplane:index:TfTraining", name, None, opts)
@@ -112,6 +113,14 @@ class TfTraining(pulumi.ComponentResource):
                 objects.append(training.ingress(spec, ingress_class))
         check_restricted([self.run_manifest, *objects])
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(depends_on or []))
+        if spec.data_import is not None:
+            # The run's data-import Job (inside the JobSet) runs as this ServiceAccount with this script;
+            # both outlive any one run, so Pulumi owns them (and the S3 read role for s3 sources).
+            sa_obj, cm_obj, policy_obj, _job = model_import.objects(spec.data_import)
+            for suffix, obj in (("import-sa", sa_obj), ("import-script", cm_obj), ("import-netpol", policy_obj)):
+                kube_objects.apply(f"{name}-{suffix}", obj, k8s_opts)
+            if spec.data_import.source.startswith("s3://"):
+                s3_access(self, name, spec.data_import, cluster=cluster, context=context, tags=tags or {})
         for obj in objects:
             kind, obj_name = obj["kind"], obj["metadata"]["name"]
             kube_objects.apply(f"{name}-{kind.lower()}-{obj_name}", obj, k8s_opts)

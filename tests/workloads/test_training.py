@@ -246,3 +246,19 @@ def test_helper_refuses_a_task_outside_the_run(role, index, warning):
     assert done.returncode == 0
     assert "TF_CONFIG=" not in done.stdout
     assert warning in done.stderr
+
+
+def test_data_import_identity_and_script_outlive_runs(run_platform):
+    spec = {**PS, "dataImport": {"source": "s3://team-data/mnist/", "path": "mnist"}}
+    rec = run_platform({"training": [spec]})
+    objects = render.kubernetes_objects(rec)
+    assert objects["serviceaccount-ml-mnist-import.yaml"]["automountServiceAccountToken"] is False
+    assert "configmap-ml-mnist-import-script.yaml" in objects
+    association = rec.one(
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation", "gpuplane-test-training-mnist-import-identity"
+    )
+    assert association.inputs["serviceAccount"] == "mnist-import"
+    run = jobset(spec)
+    pod = rjobs(run)["data-import"]["template"]["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "mnist-import"
+    assert pod["initContainers"][0]["image"] == versions.AWS_CLI_IMAGE
