@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpuplane.components.serving import check_restricted
 from gpuplane.infra import render
 from gpuplane.manifests import pod_security, workload_security
 
@@ -103,3 +106,23 @@ def test_every_rendered_pod_template_is_restricted(request, fixture):
     if fixture == "dev_run":
         assert {"deployment-ml-mobilenet-cpu.yaml", "deployment-ml-mobilenet-gpu.yaml"} <= set(checked)
         assert any(k.startswith("job-ml-mobilenet-import-") for k in checked)
+
+
+def test_the_runtime_docs_example_pod_is_admitted():
+    """docs/runtime.md's example, built as written there, passes the checker (it used to be refused)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "runtime.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S)
+    assert code is not None
+    namespace: dict[str, Any] = {}
+    exec(code.group(1), namespace)
+    assert pod_security.violations(namespace["pod_spec"]) == []
+
+
+def test_render_gate_refuses_a_pod_restricted_would_reject():
+    bad = {
+        "kind": "Deployment",
+        "metadata": {"name": "x"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}},
+    }
+    with pytest.raises(ValueError, match="Deployment x would be refused by Pod Security 'restricted'"):
+        check_restricted([bad])
