@@ -119,7 +119,7 @@ def test_the_runtime_docs_example_pod_is_admitted():
 
 
 def test_render_gate_refuses_a_pod_restricted_would_reject():
-    bad = {
+    bad: dict[str, object] = {
         "kind": "Deployment",
         "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}},
