@@ -26,8 +26,8 @@ from typing import Any, Final
 from gpuplane.manifests import model_import, tf_runtime, versions, workload_security
 
 JOBSET_API: Final = "jobset.x-k8s.io/v1alpha2"
-# JobSet spec fields of the pinned release (kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go at
-# v0.10.1: JobSetSpec, ReplicatedJob, DependsOn, Network, SuccessPolicy, FailurePolicy). Kept here so a
+# JobSet spec fields of the pinned release (kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go,
+# checked for v0.12: JobSetSpec, ReplicatedJob, DependsOn, Network, SuccessPolicy, FailurePolicy). Kept here so a
 # test checks every field we write against the pinned API (the Job templates are validated strictly
 # against the Kubernetes schemas).
 JOBSET_SPEC_FIELDS: Final = frozenset(

@@ -146,9 +146,11 @@ TF_SERVING_REST_PORT: Final = 8501
 # archive handling runs in python:3.13-slim (stdlib tarfile/zipfile/hashlib/urllib) and aws-cli only copies.
 AWS_CLI_IMAGE: Final = "amazon/aws-cli:2.31.39"
 PYTHON_IMAGE: Final = "python:3.13.9-slim-bookworm"
-# kubernetes-sigs/jobset Helm chart (OCI), installed only when training is declared.
+# kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
+# --version 0.12.0`, the release with a Kubernetes 1.35 E2E lane), installed only when training is declared.
+# ReplicatedJob.dependsOn exists since v0.8 (api/jobset/v1alpha2/jobset_types.go).
 JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
-JOBSET_VERSION: Final = "0.10.1"
+JOBSET_VERSION: Final = "0.12.0"
 JOBSET_NAMESPACE: Final = "jobset-system"
 # metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
 ADDON_METRICS_SERVER: Final = "metrics-server"
