@@ -109,7 +109,7 @@ class Platform(pulumi.ComponentResource):
         # Pods that must become Ready (chart Deployments, DaemonSets on tainted nodes) wait for the EFS
         # driver too: until its node agent runs, every node still carries the startup taint.
         schedulable: list[pulumi.Resource] = [*nodes, *([self.storage.csi_driver] if self.storage else [])]
-        self.cluster.add_compute_addons(schedulable)
+        compute_addons = self.cluster.add_compute_addons(schedulable)
         startup_keys = [t.key for t in startup]
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
@@ -136,8 +136,10 @@ class Platform(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
-        self.serving = self._workloads(name, args, tags, schedulable)
-        self.training = self._training(name, args, tags, schedulable)
+        # Workloads resolve names (imports fetch over https/S3): they wait for coredns as well as nodes.
+        ready = [*schedulable, *compute_addons]
+        self.serving = self._workloads(name, args, tags, ready)
+        self.training = self._training(name, args, tags, ready)
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,

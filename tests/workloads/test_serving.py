@@ -221,3 +221,13 @@ def test_prod_ships_no_workloads(prod_run):
         v["kind"] in ("Deployment", "Job") and v["metadata"].get("namespace") == "ml" for v in objects.values()
     )
     assert not prod_run.by_type("gpuplane:index:TfServing") and not prod_run.by_type("gpuplane:index:TfTraining")
+
+
+def test_workloads_wait_for_nodes_and_coredns(dev_run):
+    coredns = next(a for a in dev_run.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns")
+    job = next(
+        r for r in dev_run.by_type("kubernetes:batch/v1:Job") if r.name == "gpuplane-dev-serving-mobilenet-import"
+    )
+    assert coredns.urn in job.dependencies
+    for group in dev_run.by_type("aws:eks/nodeGroup:NodeGroup"):
+        assert group.urn in job.dependencies
