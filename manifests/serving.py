@@ -218,7 +218,8 @@ def deployment(serving: Serving, variant: Variant) -> dict[str, Any]:
     if variant.hpa is None:
         spec = {"replicas": variant.replicas, **spec}
     name = f"{serving.name}-{variant.name}"
-    meta = {**_meta(serving, name, variant.name), "annotations": dict(workload_security.DIGEST_SKIP)}
+    annotations = {**workload_security.DIGEST_SKIP, **workload_security.SKIP_AWAIT}
+    meta = {**_meta(serving, name, variant.name), "annotations": annotations}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
 
 

@@ -265,7 +265,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {**meta, "annotations": dict(workload_security.DIGEST_SKIP)},
+        "metadata": {**meta, "annotations": {**workload_security.DIGEST_SKIP, **workload_security.SKIP_AWAIT}},
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": selector},

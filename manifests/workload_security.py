@@ -77,3 +77,9 @@ def network_policy(name: str, namespace: str, selector: dict[str, str], ports: l
         "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
         "spec": spec,
     }
+
+
+# pulumi-kubernetes waits for a Deployment to become ready. A workload on a group scaled to zero (a spot
+# GPU group) waits Pending until the autoscaler brings a node, which is the queue, not a failure, so
+# `pulumi up` does not wait for it: `kubectl -n ml rollout status deploy/<name>` does (docs/workloads.md).
+SKIP_AWAIT: Final = {"pulumi.com/skipAwait": "true"}

@@ -231,3 +231,14 @@ def test_workloads_wait_for_nodes_and_coredns(dev_run):
     assert coredns.urn in job.dependencies
     for group in dev_run.by_type("aws:eks/nodeGroup:NodeGroup"):
         assert group.urn in job.dependencies
+
+
+def test_pulumi_does_not_wait_for_queued_deployments(objects):
+    for name in (
+        "deployment-ml-mobilenet-cpu.yaml",
+        "deployment-ml-mobilenet-gpu.yaml",
+        "deployment-ml-mnist-tensorboard.yaml",
+    ):
+        assert objects[name]["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    job = next(v for k, v in objects.items() if k.startswith("job-ml-mobilenet-import-"))
+    assert "pulumi.com/skipAwait" not in job["metadata"]["annotations"]  # the import is awaited, bounded
