@@ -822,6 +822,13 @@ class PlatformArgs(_Args):
             raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
         return value
 
+    @field_validator("ingress_class")
+    @classmethod
+    def _ingress_class(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", value):
+            raise ValueError(f"'{value}' is not an IngressClass name (lowercase DNS subdomain)")
+        return value
+
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: dict[str, str]) -> dict[str, str]:

@@ -145,6 +145,12 @@ CASES: list[tuple[str, dict[str, Any], str, list[str]]] = [
         ["1000 is below 10001"],
     ),
     (
+        "ingress class not a name",
+        {"ingressClass": "ALB Public"},
+        "gpuplane:ingressClass:",
+        ["'ALB Public' is not an IngressClass name"],
+    ),
+    (
         "unknown key in a variant",
         {"serving": [serving(variants=[variant(CPU, replica=2)])]},
         "gpuplane:serving[0].variants[0].replica:",
