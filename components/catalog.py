@@ -312,6 +312,28 @@ def aws_instance_types() -> frozenset[str]:
     return frozenset(model.shape_for("InstanceType").enum)
 
 
+# x86 instruction-set extensions per family, from the processor each family runs (EC2 instance type pages
+# above: Intel Xeon Skylake/Cascade Lake/Ice Lake/Sapphire Rapids have AVX-512; AMD EPYC before Zen 4
+# (t3a, m6a, g5, g6, g6e, gr6, p5, p5e) does not; m7a is Zen 4 with AVX-512). Graviton (arm64) has none of these.
+_AVX512_FAMILIES: Final = frozenset(
+    {"c5", "m5", "t3", "c6i", "m6i", "r6i", "c7i", "m7i", "r7i", "m7a", "g4dn", "p4d", "p4de", "p5en"}
+)
+
+
+def cpu_features(entry: InstanceType) -> frozenset[str]:
+    """Lower-case CPU features (`avx`, `avx2`, `avx512f`) an image may need, for node labels and affinity.
+
+    Why gpuplane labels these itself: NFD labels exist only on running nodes where NFD runs, and a pod whose
+    affinity needs one never makes the cluster-autoscaler scale a group up from zero.
+    """
+    if entry.architecture != "x86_64":
+        return frozenset()
+    features = {"avx", "avx2"}  # every x86 family in the catalog is Haswell/Zen 1 or newer
+    if entry.family in _AVX512_FAMILIES:
+        features.add("avx512f")
+    return frozenset(features)
+
+
 def lookup(name: str) -> InstanceType:
     """Return the catalog entry for `name`, or raise ValueError saying what is wrong and what is allowed."""
     if name in CATALOG:

@@ -14,11 +14,14 @@ import ipaddress
 import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpuplane.components import catalog
+from gpuplane.components.args_base import FieldError as FieldError  # noqa: PLC0414 - re-exported for infra.config
+from gpuplane.components.args_base import _Args
 from gpuplane.components.network_plan import plan_subnets
+from gpuplane.components.workload_args import ServingArgs, TrainingArgs
 from gpuplane.manifests import versions
 
 Profile = Literal["dev", "prod"]
@@ -55,30 +58,6 @@ _FS_ID_RE: Final = re.compile(r"^fs-([0-9a-f]{8}|[0-9a-f]{17})$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
 # The most AZs any region has (us-east-1: six); also `azCount`'s upper bound.
 MAX_AZS_PER_REGION: Final = 6
-
-
-class FieldError(ValueError):
-    """A validation error about one named field of the model being validated.
-
-    `infra.config` appends `field` to the model's key path, so the user sees
-    `gpuplane:nodeGroups[1].minSize` rather than just the group.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class _Args(BaseModel):
-    """Base: camelCase keys, unknown keys rejected, defaults validated too."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_default=True,
-    )
 
 
 def _check_cidr(value: str) -> str:
@@ -674,13 +653,14 @@ class StorageArgs(_Args):
         default=None, ge=1, description="MiB/s when `throughputMode` is `provisioned` (then required). Default none."
     )
     uid: int = Field(
-        default=1000,
+        default=10001,
         description=f"POSIX uid of the workloads (`runAsUser`), enforced by access points; {POSIX_ID_MIN}-"
-        f"{POSIX_ID_MAX}. Default 1000.",
+        f"{POSIX_ID_MAX}; workloads need 10001 or more (Pod Security `restricted`, clear of image "
+        "users). Default 10001.",
     )
     gid: int = Field(
-        default=1000,
-        description=f"POSIX gid of the workloads (`runAsGroup`); {POSIX_ID_MIN}-{POSIX_ID_MAX}. Default 1000.",
+        default=10001,
+        description=f"POSIX gid of the workloads (`runAsGroup`); {POSIX_ID_MIN}-{POSIX_ID_MAX}. Default 10001.",
     )
     directory_perms: str = Field(default="750", description="Mode of directories access points create. Default `750`.")
     base_path: str = Field(
@@ -882,6 +862,19 @@ class PlatformArgs(_Args):
         description="Namespace (Pod Security `restricted`) for TensorFlow workloads and the runtime helper. "
         "Default `ml`.",
     )
+    serving: list[ServingArgs] = Field(
+        default_factory=list,
+        description="TensorFlow Serving workloads (docs/workloads.md). Default none.",
+    )
+    training: list[TrainingArgs] = Field(
+        default_factory=list,
+        description="Distributed TensorFlow training workloads; runs are submitted by `gpuplane train` "
+        "(docs/workloads.md). Default none.",
+    )
+    ingress_class: str | None = Field(
+        default=None,
+        description="IngressClass for TensorBoard's Ingress (no controller is installed). Default: no Ingress.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -908,6 +901,13 @@ class PlatformArgs(_Args):
     def _namespace(cls, value: str) -> str:
         if not _DNS_LABEL_RE.match(value) or value.startswith("kube-"):
             raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
+        return value
+
+    @field_validator("ingress_class")
+    @classmethod
+    def _ingress_class(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", value):
+            raise ValueError(f"'{value}' is not an IngressClass name (lowercase DNS subdomain)")
         return value
 
     @field_validator("tags")
@@ -968,6 +968,9 @@ class PlatformArgs(_Args):
                 "cluster.serviceIpv4Cidr",
                 f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
             )
+        from gpuplane.components import workload_checks  # noqa: PLC0415 - it imports this module's types
+
+        workload_checks.check_workloads(self)
         return self
 
     def _check_cluster_services_capacity(self) -> None:

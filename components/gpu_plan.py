@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gpuplane.components import catalog
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.manifests import versions
 
@@ -111,7 +112,10 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
     `gpu_operator` says whether the GPU Operator runs in the cluster: then its per-node `deploy` labels
     keep it from installing a driver where the AMI has one, and off Bottlerocket nodes entirely.
     """
-    labels = {"gpuplane.io/node-group": group.name}
+    labels = {versions.LABEL_NODE_GROUP: group.name}
+    # CPU features common to every instance type of the group (a node may be any of them).
+    common = frozenset.intersection(*(catalog.cpu_features(catalog.lookup(t)) for t in group.instance_types))
+    labels |= {f"{versions.LABEL_CPU_PREFIX}{feature}": "true" for feature in sorted(common)}
     if group.kind == "gpu":
         labels |= {
             versions.GPU_PRESENT_LABEL: "true",

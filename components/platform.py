@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
@@ -13,9 +15,13 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.gpu_plan import GpuPlan
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
+from gpuplane.components.training import TfTraining
+from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.components.workspace import Workspace
 from gpuplane.manifests import versions
+from gpuplane.manifests.namespaces import namespace
 
 
 class Platform(pulumi.ComponentResource):
@@ -149,6 +155,11 @@ class Platform(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
+        # Workloads resolve names (imports fetch over https/S3) and mount EFS: they wait for cluster services
+        # (coredns, system nodes) and for the EFS driver, whose node agent lifts the startup taint.
+        ready = [*self.cluster_services_ready, *([self.storage.csi_driver] if self.storage else [])]
+        self.serving = self._workloads(name, args, tags, ready)
+        self.training = self._training(name, args, tags, ready)
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -156,3 +167,79 @@ class Platform(pulumi.ComponentResource):
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
         )
+
+    def _workloads(
+        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+    ) -> dict[str, TfServing]:
+        """TensorFlow workloads, last: they need nodes, the EFS driver, the claims and the runtime ConfigMap."""
+        if not args.serving:
+            return {}
+        context = WorkloadContext.of(args)
+        after: list[pulumi.Resource] = [self.workspace, *schedulable, *([self.storage] if self.storage else [])]
+        if any(v.autoscaling for s in args.serving for v in s.variants):
+            # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
+            after.append(
+                aws.eks.Addon(
+                    f"{name}-addon-metrics-server",
+                    cluster_name=self.cluster.cluster_name,
+                    addon_name=versions.ADDON_METRICS_SERVER,
+                    resolve_conflicts_on_create="OVERWRITE",
+                    resolve_conflicts_on_update="OVERWRITE",
+                    tags=tags,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=schedulable),
+                )
+            )
+        return {
+            s.name: TfServing(
+                f"{name}-serving-{s.name}",
+                s,
+                context=context,
+                cluster=self.cluster,
+                depends_on=after,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for s in args.serving
+        }
+
+    def _training(
+        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+    ) -> dict[str, TfTraining]:
+        """Training workloads' long-lived parts, and the JobSet controller their runs need."""
+        if not args.training:
+            return {}
+        provider = pulumi.ResourceOptions(
+            parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
+        )
+        # The controller's manager and webhook run non-root with a restricted securityContext (its chart);
+        # its namespace enforces `restricted` like ours.
+        ns_doc = namespace(versions.JOBSET_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-jobset-ns", metadata=ns_doc["metadata"], opts=provider)
+        controller = k8s.helm.v3.Release(
+            f"{name}-jobset",
+            name="jobset",
+            namespace=versions.JOBSET_NAMESPACE,
+            chart=versions.JOBSET_CHART,
+            version=versions.JOBSET_VERSION,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=self.cluster.provider,
+                depends_on=[ns, *schedulable],
+                deleted_with=self.cluster.resource,
+            ),
+        )
+        context = WorkloadContext.of(args)
+        after: list[pulumi.Resource] = [self.workspace, controller, *([self.storage] if self.storage else [])]
+        return {
+            t.name: TfTraining(
+                f"{name}-training-{t.name}",
+                t,
+                context=context,
+                cluster=self.cluster,
+                ingress_class=args.ingress_class,
+                depends_on=after,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for t in args.training
+        }

@@ -18,6 +18,7 @@ from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import mockrun
 from gpuplane.infra import render as renderer
+from gpuplane.infra import train as train_command
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
@@ -143,6 +144,9 @@ def render(
 
 def _wide() -> Console:
     return Console(width=max(Console().width, 140))
+
+
+train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
 
 
 @app.command()

@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from gpuplane.components import training
 from gpuplane.infra import limits, mockrun, program
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -326,7 +327,8 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
 
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
-    return write_recording(Target.of(config), run_stack(config), out_dir, console)
+    runs = training.run_manifests(config.platform)
+    return write_recording(Target.of(config), run_stack(config), out_dir, console, runs=runs)
 
 
 def write_program(project: Project, stack: str, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
@@ -360,9 +362,18 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
 
 
 def write_recording(
-    target: Target, recording: mockrun.Recording, out_dir: Path, console: Console | None = None
+    target: Target,
+    recording: mockrun.Recording,
+    out_dir: Path,
+    console: Console | None = None,
+    *,
+    runs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write a recording into `out_dir` (replaced atomically, only if it is absent, empty or a render)."""
+    """Write a recording into `out_dir` (replaced atomically, only if it is absent, empty or a render).
+
+    `runs`: training runs that `gpuplane train` submits (not Pulumi resources), shown under
+    `manifests/runs/` so a review sees what a submit would create (docs/workloads.md).
+    """
     problem = out_dir_problem(out_dir)
     if problem:
         raise ConfigError([problem])
@@ -375,8 +386,10 @@ def write_recording(
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
+            # Training runs: submitted by `gpuplane train`, not Pulumi resources (docs/workloads.md).
+            ("manifests/runs", runs or {}),
         ):
-            (staging / folder).mkdir()
+            (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
         (staging / "stack.md").write_text(picture(target, recording))

@@ -81,3 +81,53 @@ def gpu_pod_scheduling(
     if affinity is not None:
         scheduling["affinity"] = affinity
     return scheduling
+
+
+## Quantities: what a container asks for, in numbers the fit check can compare.
+_QUANTITY_RE: Final = re.compile(r"^(?P<num>[0-9]+(\.[0-9]+)?)(?P<suffix>m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_SUFFIX: Final[dict[str, int]] = {
+    "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}  # fmt: skip
+
+
+def cpu_millicores(quantity: str) -> int:
+    """`500m`, `2`, `1.5` -> millicores; ValueError for anything else."""
+    match = _QUANTITY_RE.match(str(quantity))
+    if not match or match.group("suffix") not in (None, "m"):
+        raise ValueError(f"'{quantity}' is not a CPU quantity like 500m, 2 or 1.5")
+    number = float(match.group("num"))
+    millis = number if match.group("suffix") == "m" else number * 1000
+    if millis <= 0:
+        raise ValueError(f"'{quantity}' must be more than zero CPUs")
+    return round(millis)
+
+
+def memory_bytes(quantity: str) -> int:
+    """`512Mi`, `2Gi`, `1G`, `1000000` -> bytes; ValueError for anything else (`m` would be milli-bytes)."""
+    match = _QUANTITY_RE.match(str(quantity))
+    if not match or match.group("suffix") == "m":
+        raise ValueError(f"'{quantity}' is not a memory quantity like 512Mi, 2Gi or 1G")
+    value = int(float(match.group("num")) * _SUFFIX[match.group("suffix") or ""])
+    if value <= 0:
+        raise ValueError(f"'{quantity}' must be more than zero bytes")
+    return value
+
+
+def node_group_affinity(groups: Sequence[str], extra: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Required node affinity on the groups a workload fits, plus `extra` requirements.
+
+    Only labels the node group sets itself (and advertises in its ASG node-template tags) are used, so
+    the cluster-autoscaler can scale a group up from zero for the pod.
+    """
+    expressions = [{"key": versions.LABEL_NODE_GROUP, "operator": "In", "values": sorted(groups)}, *extra]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
+        }
+    }
+
+
+def cpu_label(feature: str) -> str:
+    """The node label gpuplane sets for a CPU instruction-set feature (e.g. `gpuplane.io/cpu-avx2`)."""
+    return f"{versions.LABEL_CPU_PREFIX}{feature}"

@@ -40,6 +40,7 @@ ENV_TF_JOB_NAME: Final = "GPUPLANE_TF_JOB_NAME"
 ENV_TF_SERVICE: Final = "GPUPLANE_TF_SERVICE"
 ENV_TF_NAMESPACE: Final = "GPUPLANE_TF_NAMESPACE"
 ENV_TF_PORT: Final = "GPUPLANE_TF_PORT"
+ENV_TF_ROLE: Final = "GPUPLANE_TF_ROLE"
 
 TF_ROLES: Final = ("chief", "worker", "ps", "evaluator")
 DEFAULT_TF_PORT: Final = 2222
@@ -118,6 +119,9 @@ class TFCluster:
     roles: tuple[tuple[str, int], ...]
     service: str | None = None
     port: int = DEFAULT_TF_PORT
+    jobset: bool = False
+    """JobSet layout: one Indexed Job per role; `job_name` is the JobSet's name and task i of role r is
+    pod `<job_name>-<r>-0-<i>` (JobSet names Jobs `<jobset>-<replicatedJob>-<jobIndex>`)."""
 
     def __post_init__(self) -> None:
         _check_dns_label("TFCluster.job_name", self.job_name)
@@ -164,6 +168,17 @@ class TFCluster:
         """The value of ``GPUPLANE_TF_ROLES``."""
         return ",".join(f"{role}:{count}" for role, count in self.roles)
 
+    def host(self, role: str, index: int) -> str:
+        """The pod hostname of task `index` of `role`."""
+        if self.jobset:
+            return f"{self.job_name}-{role}-0-{index}"
+        first = 0
+        for name, count in self.roles:
+            if name == role:
+                return f"{self.job_name}-{first + index}"
+            first += count
+        raise ValueError(f"role {role!r} is not in {self.roles_env()}")
+
     def task(self, index: int) -> tuple[str, int]:
         """(role, index within the role) of the pod with ``JOB_COMPLETION_INDEX`` ``index``."""
         first = 0
@@ -173,24 +188,29 @@ class TFCluster:
             first += count
         raise ValueError(f"index {index} is outside the job's {self.size} tasks ({self.roles_env()})")
 
-    def tf_config(self, index: int, namespace: str | None = None) -> dict[str, Any]:
+    def tf_config(self, index: int, namespace: str | None = None, role: str | None = None) -> dict[str, Any]:
         """The ``TF_CONFIG`` the helper builds for pod ``index`` (same keys, same order).
 
         Without ``namespace`` the addresses rely on the pod's DNS search path (``<host>.<service>``).
+        In the JobSet layout ``role`` names the pod's role and ``index`` is its ``JOB_COMPLETION_INDEX``.
         """
         domain = f".{self.service_name}" + (f".{namespace}.svc" if namespace else "")
         cluster: dict[str, list[str]] = {}
-        first = 0
-        for role, count in self.roles:
-            if role != "evaluator":
-                cluster[role] = [f"{self.job_name}-{i}{domain}:{self.port}" for i in range(first, first + count)]
-            first += count
-        role, role_index = self.task(index)
-        return {"cluster": cluster, "task": {"type": role, "index": role_index}}
+        for name, count in self.roles:
+            if name != "evaluator":
+                cluster[name] = [f"{self.host(name, i)}{domain}:{self.port}" for i in range(count)]
+        if self.jobset:
+            counts = dict(self.roles)
+            if role not in counts or not 0 <= index < counts[role]:
+                raise ValueError(f"task {index} of role {role!r} is not in {self.roles_env()}")
+            task_role, role_index = role, index
+        else:
+            task_role, role_index = self.task(index)
+        return {"cluster": cluster, "task": {"type": task_role, "index": role_index}}
 
-    def tf_config_json(self, index: int, namespace: str | None = None) -> str:
+    def tf_config_json(self, index: int, namespace: str | None = None, role: str | None = None) -> str:
         """``tf_config`` serialized exactly as the helper writes it."""
-        return json.dumps(self.tf_config(index, namespace), separators=(",", ":"))
+        return json.dumps(self.tf_config(index, namespace, role), separators=(",", ":"))
 
 
 def wrap_container(
@@ -201,6 +221,7 @@ def wrap_container(
     gpu_shared: bool = False,
     gpu_memory_fraction: float | None = None,
     tf_cluster: TFCluster | None = None,
+    tf_role: str | None = None,
 ) -> dict[str, Any]:
     """Return a copy of ``container`` that runs its real command through the runtime helper.
 
@@ -221,6 +242,7 @@ def wrap_container(
             ``tensorflow_model_server`` as ``--per_process_gpu_memory_fraction``; below 1 it also means
             shared. Default ``None`` (TF takes all GPU memory).
         tf_cluster: the training layout, to build ``TF_CONFIG``; default ``None`` (not training).
+        tf_role: the container's role in a JobSet-layout ``tf_cluster``; default ``None``.
 
     Raises:
         ValueError: naming the container, when limits are missing or the command is unknown.
@@ -280,6 +302,12 @@ def wrap_container(
         add({"name": ENV_TF_SERVICE, "value": tf_cluster.service_name})
         add({"name": ENV_TF_NAMESPACE, "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}})
         add({"name": ENV_TF_PORT, "value": str(tf_cluster.port)})
+        if tf_cluster.jobset:
+            if tf_role not in dict(tf_cluster.roles):
+                raise ValueError(
+                    f"{where}: tf_role {tf_role!r} must be one of the cluster's roles {tf_cluster.roles_env()}"
+                )
+            add({"name": ENV_TF_ROLE, "value": str(tf_role)})
     wrapped["env"] = env
 
     mounts: list[dict[str, Any]] = list(wrapped.get("volumeMounts") or [])
@@ -299,6 +327,7 @@ def wrap_pod_spec(
     gpu_shared: bool = False,
     gpu_memory_fraction: float | None = None,
     tf_cluster: TFCluster | None = None,
+    tf_role: str | None = None,
 ) -> dict[str, Any]:
     """Return a copy of ``pod_spec`` whose containers run through the helper, with its volume added.
 
@@ -310,6 +339,7 @@ def wrap_pod_spec(
         gpu_shared: as in ``wrap_container``, for every wrapped container.
         gpu_memory_fraction: as in ``wrap_container``, for every wrapped container.
         tf_cluster: as in ``wrap_container``.
+        tf_role: as in ``wrap_container``.
 
     Raises:
         ValueError: for an unknown container name, or as ``wrap_container`` does.
@@ -331,6 +361,7 @@ def wrap_pod_spec(
             gpu_shared=gpu_shared,
             gpu_memory_fraction=gpu_memory_fraction,
             tf_cluster=tf_cluster,
+            tf_role=tf_role,
         )
         if c.get("name") in wanted
         else copy.deepcopy(c)

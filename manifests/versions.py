@@ -115,6 +115,10 @@ CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
 
 # GFD / NFD labels (FACTS.md) and the device plugin's per-node config selector.
 LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
+# Labels the node group itself sets (and advertises in its ASG node-template tags for scale from zero).
+LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"
+LABEL_GPUPLANE_CUDA_DRIVER_MAJOR: Final = "gpuplane.io/cuda-driver-major"
+LABEL_CPU_PREFIX: Final = "gpuplane.io/cpu-"
 LABEL_DEVICE_PLUGIN_CONFIG: Final = "nvidia.com/device-plugin.config"
 LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
 NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
@@ -131,3 +135,35 @@ CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {
     "1.34": "v1.34.0",
     "1.35": "v1.35.0",
 }
+
+# --- TensorFlow workloads (docs/workloads.md) ---------------------------------------------------------
+# tensorflow/serving images (Docker Hub tags `2.19.0`, `2.19.0-gpu`). Read in tensorflow/serving
+# `tensorflow_serving/tools/docker/Dockerfile{,.gpu}`: no USER (root unless the pod says otherwise), binary
+# /usr/bin/tensorflow_model_server, ENTRYPOINT tf_serving_entrypoint.sh (bash; we bypass it), EXPOSE 8500/8501,
+# amd64 only; the -gpu image is FROM nvidia/cuda 12.x (CUDA 12 user space => driver >= 525). The release
+# build is compiled with AVX (TensorFlow's release `.bazelrc` config), so CPU nodes need AVX; every x86 type
+# in the catalog has AVX2.
+TF_SERVING_IMAGE: Final = "tensorflow/serving:2.19.0"
+TF_SERVING_GPU_IMAGE: Final = "tensorflow/serving:2.19.0-gpu"
+TF_SERVING_BINARY: Final = "/usr/bin/tensorflow_model_server"
+TF_SERVING_GPU_CUDA_MAJOR: Final = 12
+TF_SERVING_CPU_FEATURES: Final = ("avx",)
+TF_SERVING_GRPC_PORT: Final = 8500
+TF_SERVING_REST_PORT: Final = 8501
+# Model/data import. amazon/aws-cli (aws/aws-cli `docker/Dockerfile`): amazonlinux:2 + less, groff, jq and
+# the bundled CLI; ENTRYPOINT aws. Its python is private to the CLI, and tar/unzip are not promised, so the
+# archive handling runs in python:3.13-slim (stdlib tarfile/zipfile/hashlib/urllib) and aws-cli only copies.
+AWS_CLI_IMAGE: Final = "amazon/aws-cli:2.31.39"
+PYTHON_IMAGE: Final = "python:3.13.9-slim-bookworm"
+# kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
+# --version 0.12.0`, the release with a Kubernetes 1.35 E2E lane), installed only when training is declared.
+# ReplicatedJob.dependsOn exists since v0.8 (api/jobset/v1alpha2/jobset_types.go).
+JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
+JOBSET_VERSION: Final = "0.12.0"
+JOBSET_NAMESPACE: Final = "jobset-system"
+# metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
+ADDON_METRICS_SERVER: Final = "metrics-server"
+# TensorBoard runs in the TensorFlow CPU image (tensorflow/tensorflow ships the tensorboard package).
+TENSORFLOW_IMAGE: Final = "tensorflow/tensorflow:2.20.0"
+TENSORFLOW_GPU_IMAGE: Final = "tensorflow/tensorflow:2.20.0-gpu"
+TENSORFLOW_GPU_CUDA_MAJOR: Final = 12

@@ -24,7 +24,7 @@ def test_objects_go_through_the_cluster_provider(dev_run):
     for r in dev_run.resources:
         if r.type.startswith("kubernetes:"):
             assert r.provider and r.provider.startswith(provider.urn), r.urn
-    configmap = dev_run.one("kubernetes:core/v1:ConfigMap")
+    configmap = dev_run.one("kubernetes:core/v1:ConfigMap", "gpuplane-dev-workspace-runtime")
     ml = next(n for n in dev_run.by_type("kubernetes:core/v1:Namespace") if n.inputs["metadata"]["name"] == "ml")
     assert ml.urn in configmap.dependencies
     assert configmap.inputs["data"]["gpuplane-entrypoint.sh"].startswith("#!/bin/sh")
@@ -37,7 +37,8 @@ def test_only_the_nvidia_namespace_is_privileged(request, fixture):
         n.inputs["metadata"]["name"]: n.inputs["metadata"]["labels"]
         for n in rec.by_type("kubernetes:core/v1:Namespace")
     }
-    assert set(levels) == {"ml", "nvidia-gpu"}
+    # jobset-system: the JobSet controller, installed because the dev stack declares training.
+    assert set(levels) == ({"ml", "nvidia-gpu", "jobset-system"} if fixture == "dev_run" else {"ml", "nvidia-gpu"})
     for name, labels in levels.items():
         expected = "privileged" if name == "nvidia-gpu" else "restricted"
         for mode in ("enforce", "audit", "warn"):

@@ -52,6 +52,8 @@ def test_stack_files_exist_for_both_shipped_stacks():
 def test_public_api_is_one_import_name():
     assert gpuplane.Platform is Platform
     assert gpuplane.NodeGroup is NodeGroup
+    assert gpuplane.TfServing.__module__ == "gpuplane.components.serving"
+    assert gpuplane.TfTraining.__module__ == "gpuplane.components.training"
     for name in gpuplane.__all__:
         assert getattr(gpuplane, name) is not None
 

@@ -60,7 +60,8 @@ Inputs (environment):
   GPUPLANE_GPU_SHARED            true|false: the GPU is shared with other processes
   GPUPLANE_GPU_MEMORY_FRACTION   0 < f <= 1: this process's share of GPU memory
   GPUPLANE_TF_ROLES              e.g. chief:1,worker:2,ps:1 (indexes map to roles in this order)
-  GPUPLANE_TF_JOB_NAME           Indexed Job name (pods are <job>-<index>)
+  GPUPLANE_TF_JOB_NAME           Indexed Job name (pods are <job>-<index>), or the JobSet's name
+  GPUPLANE_TF_ROLE               JobSet layout: this pod's role; task i of role r is <job>-<r>-0-<i>
   GPUPLANE_TF_SERVICE            headless Service name (default: the job name)
   GPUPLANE_TF_NAMESPACE          namespace (default: rely on the pod's DNS search path)
   GPUPLANE_TF_PORT               port of every task (default 2222)
@@ -536,6 +537,8 @@ gp_gpu() {
 }
 
 ## TF_CONFIG for an Indexed Job: indexes are given to roles in the order of GPUPLANE_TF_ROLES.
+## With GPUPLANE_TF_ROLE set (a JobSet: one Indexed Job per role), this pod is task JOB_COMPLETION_INDEX of
+## that role, and role r's task i is pod <job>-<r>-0-<i> (JobSet's <jobset>-<replicatedJob>-<jobIndex>-<podIndex>).
 
 gp_dns_label() {
   case $1 in '' | -* | *- | *[!a-z0-9-]*) return 1 ;; esac
@@ -554,6 +557,7 @@ gp_tf_config() {
     return 0
   fi
   gp_idx=$GP_N
+  gp_myrole=${GPUPLANE_TF_ROLE-}
   gp_job=${GPUPLANE_TF_JOB_NAME-}
   if [ -z "$gp_job" ]; then
     # shellcheck disable=SC3028 # the container runtime exports HOSTNAME (the pod name) to every container
@@ -617,16 +621,26 @@ gp_tf_config() {
       gp_warn "no TF_CONFIG: TensorFlow allows exactly one chief, GPUPLANE_TF_ROLES='$gp_roles'"
       return 0
     fi
-    if [ "$gp_idx" -ge "$gp_next" ] && [ "$gp_idx" -lt $((gp_next + gp_count)) ]; then
+    if [ -n "$gp_myrole" ]; then
+      if [ "$gp_role" = "$gp_myrole" ] && [ "$gp_idx" -lt "$gp_count" ]; then
+        gp_type=$gp_role
+        gp_tindex=$gp_idx
+      fi
+    elif [ "$gp_idx" -ge "$gp_next" ] && [ "$gp_idx" -lt $((gp_next + gp_count)) ]; then
       gp_type=$gp_role
       gp_tindex=$((gp_idx - gp_next))
     fi
     # The evaluator gets a task but is not a member of the training cluster.
     if [ "$gp_role" != evaluator ]; then
       gp_addrs=
-      gp_i=$gp_next
-      while [ "$gp_i" -lt $((gp_next + gp_count)) ]; do
-        gp_addrs="$gp_addrs${gp_addrs:+,}\"$gp_job-$gp_i$gp_domain:$gp_port\""
+      gp_i=0
+      while [ "$gp_i" -lt "$gp_count" ]; do
+        if [ -n "$gp_myrole" ]; then
+          gp_host=$gp_job-$gp_role-0-$gp_i
+        else
+          gp_host=$gp_job-$((gp_next + gp_i))
+        fi
+        gp_addrs="$gp_addrs${gp_addrs:+,}\"$gp_host$gp_domain:$gp_port\""
         gp_i=$((gp_i + 1))
       done
       gp_cluster="$gp_cluster${gp_cluster:+,}\"$gp_role\":[$gp_addrs]"
@@ -635,6 +649,10 @@ gp_tf_config() {
     IFS=,
   done
   IFS=$gp_oldifs
+  if [ -z "$gp_type" ] && [ -n "$gp_myrole" ]; then
+    gp_warn "no TF_CONFIG: role '$gp_myrole' task $gp_idx is not in GPUPLANE_TF_ROLES='$gp_roles'"
+    return 0
+  fi
   if [ -z "$gp_type" ]; then
     gp_warn "no TF_CONFIG: JOB_COMPLETION_INDEX=$gp_idx is outside the job's $gp_next tasks ($gp_roles)"
     return 0

@@ -37,7 +37,11 @@ if TYPE_CHECKING:
     from gpuplane.components.network import Network
     from gpuplane.components.node_group import NodeGroup
     from gpuplane.components.platform import Platform
+    from gpuplane.components.serving import TfServing
     from gpuplane.components.storage import SharedStorage
+    from gpuplane.components.training import TfTraining
+    from gpuplane.components.workload_args import ServingArgs, TrainingArgs
+    from gpuplane.components.workload_checks import WorkloadContext
     from gpuplane.components.workspace import Workspace
 
 # name -> module that defines it
@@ -57,6 +61,11 @@ _PUBLIC: dict[str, str] = {
     "StorageArgs": "gpuplane.components.config",
     "VolumeArgs": "gpuplane.components.config",
     "AutoscalerArgs": "gpuplane.components.config",
+    "TfServing": "gpuplane.components.serving",
+    "TfTraining": "gpuplane.components.training",
+    "ServingArgs": "gpuplane.components.workload_args",
+    "TrainingArgs": "gpuplane.components.workload_args",
+    "WorkloadContext": "gpuplane.components.workload_checks",
 }
 
 __all__ = [
@@ -71,9 +80,14 @@ __all__ = [
     "NodeGroupArgs",
     "Platform",
     "PlatformArgs",
+    "ServingArgs",
     "SharedStorage",
     "StorageArgs",
+    "TfServing",
+    "TfTraining",
+    "TrainingArgs",
     "VolumeArgs",
+    "WorkloadContext",
     "Workspace",
     "__version__",
 ]

@@ -78,7 +78,28 @@ def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
     assert labels["gpuplane.io/gpu-memory-fraction"] == "0.25"
     assert labels["gpuplane.io/cuda-driver-major"] == "580"
     cpu = NodeGroupArgs(name="system", instance_types=["m6i.large"], labels={"team": "ml"})
-    assert gpu_plan.node_labels(cpu, gpu_operator=False) == {"gpuplane.io/node-group": "system", "team": "ml"}
+    assert gpu_plan.node_labels(cpu, gpu_operator=False) == {
+        "gpuplane.io/node-group": "system",
+        "gpuplane.io/cpu-avx": "true",
+        "gpuplane.io/cpu-avx2": "true",
+        "gpuplane.io/cpu-avx512f": "true",
+        "team": "ml",
+    }
+
+
+@pytest.mark.parametrize(
+    ("types", "expected"),
+    [
+        (["m6i.large"], {"avx", "avx2", "avx512f"}),
+        (["g5.xlarge"], {"avx", "avx2"}),  # AMD EPYC Zen 2: no AVX-512
+        (["m6i.large", "m6a.large"], {"avx", "avx2"}),  # a node may be either: the intersection
+        (["m7g.large"], set()),  # Graviton
+    ],
+)
+def test_cpu_feature_labels_are_what_every_instance_type_has(types, expected):
+    kind = "gpu" if types[0].startswith("g5") else "cpu"
+    labels = gpu_plan.node_labels(NodeGroupArgs(name="grp", kind=kind, instance_types=types), gpu_operator=False)
+    assert {k.removeprefix("gpuplane.io/cpu-") for k in labels if k.startswith("gpuplane.io/cpu-")} == expected
 
 
 def test_bottlerocket_runs_its_own_plugin():

@@ -205,7 +205,9 @@ def test_access_entries_and_authentication_mode(prod_run):
 
 def test_core_addons_order_and_cni_identity(dev_run):
     addons = {a.inputs["addonName"]: a for a in dev_run.by_type("aws:eks/addon:Addon")}
-    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
+    # metrics-server: the dev stack's serving variant has an HPA (tests/workloads).
+    core = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
+    assert set(addons) == core | {"metrics-server"}
     for ng in dev_run.by_type(NODE_GROUP):
         assert addons["vpc-cni"].urn in ng.dependencies
         assert addons["eks-pod-identity-agent"].urn in ng.dependencies
@@ -238,6 +240,11 @@ def test_component_tree(dev_run):
         "gpuplane:index:SharedStorage",
         "gpuplane:index:GpuEnablement",
         "gpuplane:index:ClusterAutoscaler",
+        "gpuplane:index:TfServing",  # the dev stack's example model
+        "aws:eks/addon:Addon",  # metrics-server, for its HPA
+        "gpuplane:index:TfTraining",  # the dev stack's example training workload
+        "kubernetes:core/v1:Namespace",  # jobset-system
+        "kubernetes:helm.sh/v3:Release",  # the JobSet controller
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")

@@ -119,8 +119,8 @@ def test_storage_objects_are_valid_and_bound_by_name(dev_run):
         "provisioningMode": "efs-ap",
         "fileSystemId": fs.id,
         "directoryPerms": "750",
-        "uid": "1000",
-        "gid": "1000",
+        "uid": "10001",
+        "gid": "10001",
         "basePath": "/dynamic",
         "subPathPattern": "${.PVC.namespace}/${.PVC.name}",
         "ensureUniqueDirectory": "true",
@@ -128,7 +128,7 @@ def test_storage_objects_are_valid_and_bound_by_name(dev_run):
     aps = {a.inputs["rootDirectory"]["path"]: a for a in dev_run.by_type(AP)}
     assert set(aps) == {"/models", "/datasets", "/logs"}
     models_ap = aps["/models"]
-    assert models_ap.inputs["posixUser"] == {"uid": 1000, "gid": 1000}
+    assert models_ap.inputs["posixUser"] == {"uid": 10001, "gid": 10001}
     pv = k8s["PersistentVolume/ml-models"]["spec"]
     assert pv["csi"]["volumeHandle"] == f"{fs.id}::{models_ap.id}"
     assert pv["persistentVolumeReclaimPolicy"] == "Retain"

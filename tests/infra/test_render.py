@@ -101,7 +101,7 @@ def test_picture_shows_components_and_node_groups(dev_out):
 def test_manifests_and_helm_dirs_exist_and_hold_yaml(dev_out):
     for folder in ("manifests", "helm"):
         assert (dev_out / folder).is_dir()
-        for path in (dev_out / folder).iterdir():
+        for path in (dev_out / folder).rglob("*.yaml"):  # manifests/runs/: runs `gpuplane train` submits
             document = yaml.safe_load(path.read_text())
             assert isinstance(document, dict)
 
@@ -165,6 +165,9 @@ def test_schema_lists_every_top_level_key_with_defaults():
         "storage",
         "autoscaler",
         "observability",
+        "serving",
+        "training",
+        "ingressClass",
     }
     assert schema["additionalProperties"] is False
     group = schema["$defs"]["NodeGroupArgs"]["properties"]

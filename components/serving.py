@@ -1,0 +1,210 @@
+"""TfServing component: a model on a shared volume served by TF Serving in one or more variants.
+
+The pure builders are in `gpuplane.manifests.serving` and `gpuplane.manifests.model_import`; this module
+resolves the args against the platform (`components.workload_checks`: which node groups, which GPU
+resource, how the GPU is shared), refuses what cannot run, and registers the objects.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplane.components import iam_policies, kube_objects, workload_checks
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.workload_args import ServingArgs
+from gpuplane.components.workload_checks import WorkloadContext
+from gpuplane.manifests import model_import, pod_security, scheduling, serving, versions
+
+
+def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving:
+    """Resolve `args` into the manifest builder's input (placement, GPU settings, HPA)."""
+    workload_checks.check_uid(context)
+    workload_checks.check_serving(args, context)
+    variants = []
+    for variant in args.variants:
+        placement = workload_checks.variant_placement(args, variant, context)
+        gpus = variant.resources.gpus
+        extra = [
+            {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]}
+            for f in versions.TF_SERVING_CPU_FEATURES
+        ]
+        if gpus:
+            need = versions.CUDA_MIN_DRIVER[versions.TF_SERVING_GPU_CUDA_MAJOR]
+            extra.append(
+                {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
+            )
+        fraction = placement.runtime_gpu.get("gpu_memory_fraction")
+        hpa = variant.autoscaling
+        variants.append(
+            serving.Variant(
+                name=variant.name,
+                replicas=variant.replicas,
+                resources=variant.resources.kubernetes(placement.gpu_resource),
+                affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
+                image=variant.image or (versions.TF_SERVING_GPU_IMAGE if gpus else versions.TF_SERVING_IMAGE),
+                gpus=gpus,
+                gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
+                gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
+                hpa=(hpa.min_replicas, hpa.max_replicas, hpa.target_cpu_utilization) if hpa else None,
+            )
+        )
+    batching = args.batching
+    return serving.Serving(
+        name=args.name,
+        namespace=context.namespace,
+        model_name=args.model.name,
+        volume=args.model.volume,
+        model_path=args.model.resolved_path,
+        uid=context.uid,
+        gid=context.gid,
+        variants=tuple(variants),
+        batching=serving.Batching(**batching.model_dump()) if batching else None,
+        poll_seconds=args.file_system_poll_wait_seconds,
+    )
+
+
+def model_import_spec(args: ServingArgs, context: WorkloadContext) -> model_import.Import | None:
+    """The model's import Job input, when the model has an `import`."""
+    source = args.model.import_
+    if source is None:
+        return None
+    return model_import.Import(
+        workload=args.name,
+        namespace=context.namespace,
+        source=source.source,
+        volume=args.model.volume,
+        path=args.model.resolved_path,
+        version=args.model.version,
+        uid=context.uid,
+        gid=context.gid,
+        sha256=source.sha256,
+        deadline_seconds=source.timeout_minutes * 60,
+    )
+
+
+def check_restricted(objects: list[dict[str, object]]) -> None:
+    """Refuse to register a pod template that Pod Security `restricted` would reject (a bug of ours)."""
+    for obj in objects:
+        found = pod_security.object_violations(obj)
+        if found:
+            meta = obj.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else "?"
+            raise ValueError(f"{obj.get('kind')} {name} would be refused by Pod Security 'restricted': {found}")
+
+
+class TfServing(pulumi.ComponentResource):
+    """A model served by TensorFlow Serving: import Job, config, Deployments, Services, PDBs and HPAs.
+
+    Objects follow the contract in `gpuplane.manifests.serving`. The Deployments wait for the import Job
+    (pulumi-kubernetes awaits a Job's completion, bounded by the import's `timeoutMinutes`), so serving
+    starts on a model that is there.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        args: ServingArgs,
+        *,
+        context: WorkloadContext,
+        cluster: Cluster,
+        depends_on: list[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:TfServing", name, None, opts)
+        spec = serving_spec(args, context)  # raises before anything is registered
+        imp = model_import_spec(args, context)
+        objects = serving.objects(spec)
+        import_objects = model_import.objects(imp) if imp else []
+        check_restricted([*objects, *import_objects])
+
+        base = list(depends_on or [])
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=base)
+        after: list[pulumi.Resource] = []
+        self.import_job: pulumi.Resource | None = None
+        if imp is not None:
+            sa_obj, cm_obj, policy_obj, job_obj = import_objects
+            sa = kube_objects.apply(f"{name}-import-sa", sa_obj, k8s_opts)
+            cm = kube_objects.apply(f"{name}-import-script", cm_obj, k8s_opts)
+            policy = kube_objects.apply(f"{name}-import-netpol", policy_obj, k8s_opts)
+            job_deps: list[pulumi.Resource] = [*base, sa, cm, policy]
+            if imp.source.startswith("s3://"):
+                job_deps.append(s3_access(self, name, imp, cluster=cluster, context=context, tags=tags or {}))
+            timeout = f"{imp.deadline_seconds // 60 + 5}m"
+            self.import_job = kube_objects.apply(
+                f"{name}-import",
+                job_obj,
+                pulumi.ResourceOptions(
+                    parent=self,
+                    provider=cluster.provider,
+                    depends_on=job_deps,
+                    custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+                    # The pod template is immutable: a changed import is a new Job (its name carries a hash).
+                    delete_before_replace=True,
+                ),
+            )
+            after.append(self.import_job)
+        self.objects: dict[str, pulumi.Resource] = {}
+        for obj in objects:
+            kind, obj_name = obj["kind"], obj["metadata"]["name"]
+            waits = after if kind == "Deployment" else []
+            self.objects[f"{kind}/{obj_name}"] = kube_objects.apply(
+                f"{name}-{kind.lower()}-{obj_name}",
+                obj,
+                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*base, *waits]),
+            )
+        self.service_name = args.name
+        self.uses_hpa = any(v.autoscaling for v in args.variants)
+        self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
+
+
+def s3_read_policy(bucket: str, key: str) -> str:
+    """Read-only access to one object or one prefix (List limited to that prefix)."""
+    arn = f"arn:aws:s3:::{bucket}"
+    prefix = key.rstrip("/")
+    objects = f"{arn}/{prefix}/*" if key.endswith("/") or not key else f"{arn}/{key}"
+    list_prefix = f"{prefix}/*" if key.endswith("/") else key
+    statements = [
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
+        {
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [arn],
+            "Condition": {"StringLike": {"s3:prefix": [list_prefix]}},
+        },
+    ]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
+def s3_access(
+    parent: pulumi.Resource,
+    name: str,
+    imp: model_import.Import,
+    *,
+    cluster: Cluster,
+    context: WorkloadContext,
+    tags: dict[str, str],
+) -> pulumi.Resource:
+    """An IAM role that may read only the source's bucket/prefix, bound to the import's ServiceAccount."""
+    bucket, key = model_import.s3_bucket_and_prefix(imp.source)
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-import-role",
+        assume_role_policy=iam_policies.pod_identity_trust(),
+        description=f"Read {imp.source} for the {name} import",
+        tags=tags,
+        opts=child,
+    )
+    aws.iam.RolePolicy(f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key), opts=child)
+    return aws.eks.PodIdentityAssociation(
+        f"{name}-import-identity",
+        cluster_name=cluster.cluster_name,
+        namespace=context.namespace,
+        service_account=imp.service_account,
+        role_arn=role.arn,
+        tags=tags,
+        opts=child,
+    )

@@ -1,0 +1,138 @@
+"""TfTraining component: the long-lived parts of a training workload; its runs are submitted by `gpuplane train`.
+
+Why `pulumi up` never runs training: pulumi-kubernetes waits for a Job to finish (a whole training run),
+and a run deleted by its TTL would be created again by the next `pulumi up --refresh`. So Pulumi owns only
+what lives as long as the stack (TensorBoard, its Service and optional Ingress); `training_spec` +
+`manifests.training.jobset` build the run, and `gpuplane train` submits it under a name that carries a
+hash of the spec or the run id (docs/workloads.md, "Lifecycle").
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from gpuplane.components import kube_objects, workload_checks
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import PlatformArgs
+from gpuplane.components.serving import check_restricted, s3_access
+from gpuplane.components.workload_args import TrainingArgs
+from gpuplane.components.workload_checks import WorkloadContext
+from gpuplane.manifests import model_import, scheduling, training, versions
+
+
+def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Training:
+    """Resolve `args` against the platform (placement, GPU settings); FieldError/ValueError if it cannot run."""
+    workload_checks.check_uid(context)
+    workload_checks.check_training(args, context)
+    roles = []
+    any_gpu = False
+    for name, role in args.roles():
+        placement = workload_checks.role_placement(args, name, role, context)
+        gpus = role.resources.gpus
+        any_gpu = any_gpu or bool(gpus)
+        extra = [
+            {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]}
+            for f in versions.TF_SERVING_CPU_FEATURES
+        ]
+        if gpus:
+            need = versions.CUDA_MIN_DRIVER[versions.TENSORFLOW_GPU_CUDA_MAJOR]
+            extra.append(
+                {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
+            )
+        fraction = placement.runtime_gpu.get("gpu_memory_fraction")
+        roles.append(
+            training.Role(
+                name=name,
+                count=role.replicas,
+                resources=role.resources.kubernetes(placement.gpu_resource),
+                affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
+                gpus=gpus,
+                gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
+                gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
+            )
+        )
+    data = args.data_import
+    imp = (
+        model_import.Import(
+            workload=args.name,
+            namespace=context.namespace,
+            source=data.source,
+            volume=data.volume,
+            path=data.path,
+            uid=context.uid,
+            gid=context.gid,
+            sha256=data.sha256,
+            kind="data",
+            deadline_seconds=data.timeout_minutes * 60,
+        )
+        if data
+        else None
+    )
+    return training.Training(
+        name=args.name,
+        namespace=context.namespace,
+        strategy=args.strategy,
+        image=args.image or (versions.TENSORFLOW_GPU_IMAGE if any_gpu else versions.TENSORFLOW_IMAGE),
+        command=tuple(args.command),
+        roles=tuple(roles),
+        uid=context.uid,
+        gid=context.gid,
+        mounts={m.volume: m.mount_path for m in args.volumes},
+        ttl_seconds=args.ttl_seconds_after_finished,
+        backoff_limit=args.backoff_limit,
+        active_deadline_seconds=args.active_deadline_seconds,
+        data_import=imp,
+    )
+
+
+class TfTraining(pulumi.ComponentResource):
+    """A training workload's long-lived objects: TensorBoard (and its Ingress when a class is named).
+
+    `run_manifest` is the JobSet that `gpuplane train` submits (render writes it under `manifests/runs/`).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        args: TrainingArgs,
+        *,
+        context: WorkloadContext,
+        cluster: Cluster,
+        ingress_class: str | None = None,
+        depends_on: list[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:TfTraining", name, None, opts)
+        spec = training_spec(args, context)  # raises before anything is registered
+        self.run_manifest = training.jobset(spec, args.run_id)
+        objects = []
+        if args.tensorboard is not None:
+            objects = training.tensorboard(spec, args.tensorboard.volume, args.tensorboard.path or args.name)
+            if ingress_class:
+                objects.append(training.ingress(spec, ingress_class))
+        check_restricted([self.run_manifest, *objects])
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(depends_on or []))
+        if spec.data_import is not None:
+            # The run's data-import Job (inside the JobSet) runs as this ServiceAccount with this script;
+            # both outlive any one run, so Pulumi owns them (and the S3 read role for s3 sources).
+            sa_obj, cm_obj, policy_obj, _job = model_import.objects(spec.data_import)
+            for suffix, obj in (("import-sa", sa_obj), ("import-script", cm_obj), ("import-netpol", policy_obj)):
+                kube_objects.apply(f"{name}-{suffix}", obj, k8s_opts)
+            if spec.data_import.source.startswith("s3://"):
+                s3_access(self, name, spec.data_import, cluster=cluster, context=context, tags=tags or {})
+        for obj in objects:
+            kind, obj_name = obj["kind"], obj["metadata"]["name"]
+            kube_objects.apply(f"{name}-{kind.lower()}-{obj_name}", obj, k8s_opts)
+        self.run_name = self.run_manifest["metadata"]["name"]
+        self.register_outputs({"run": self.run_name})
+
+
+def run_manifests(args: PlatformArgs) -> dict[str, dict[str, object]]:
+    """Every training workload's next run (the JobSet `gpuplane train` would submit), by file name."""
+    context = WorkloadContext.of(args)
+    runs = {}
+    for workload in args.training:
+        doc = training.jobset(training_spec(workload, context), workload.run_id)
+        runs[f"jobset-{context.namespace}-{doc['metadata']['name']}.yaml"] = doc
+    return runs

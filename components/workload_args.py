@@ -1,0 +1,381 @@
+"""Typed args of the TensorFlow workloads (serving and training): also the stack's `serving`/`training` keys.
+
+Why the same types as the stack config: a bad model path or a missing limit gets the same error from a
+stack file as from a program that builds `ServingArgs` by hand. Checks that need the rest of the platform
+(volumes, node groups, the workload uid) live in `components.workload_checks`, called by `PlatformArgs`
+and by the components' constructors alike.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Annotated, Final, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.manifests import scheduling
+
+_DNS_LABEL_RE: Final = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
+_MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_SHA256_RE: Final = re.compile(r"^[0-9a-f]{64}$")
+# A pinned image: repository, then a tag that is not `latest`, or a digest.
+_IMAGE_RE: Final = re.compile(
+    r"^[a-z0-9][a-z0-9._/:-]*?(:(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@sha256:[0-9a-f]{64})$"
+)
+SOURCE_SCHEMES: Final = ("https://", "s3://")
+
+
+def check_workload_name(value: str) -> str:
+    """Workload names prefix Deployments, Services and pod hostnames: a short DNS label."""
+    if not _DNS_LABEL_RE.match(value):
+        raise ValueError(
+            f"'{value}' must be 1-40 chars of lowercase letters, digits and '-', starting with a letter "
+            "(it prefixes object names and pod hostnames)"
+        )
+    return value
+
+
+def check_source(value: str) -> str:
+    """An import source: `https://...` (tar.gz, tgz or zip) or `s3://bucket/key-or-prefix`; nothing else."""
+    if not value.startswith(SOURCE_SCHEMES):
+        raise ValueError(
+            f"'{value}' must start with https:// (a .tar.gz, .tgz or .zip archive) or s3:// (bucket/key or prefix); "
+            "plain http:// is refused: a model is code the server runs"
+        )
+    if value.startswith("s3://"):
+        bucket = value[5:].split("/", 1)[0]
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", bucket):
+            raise ValueError(f"'{value}': '{bucket}' is not an S3 bucket name")
+    elif not value.lower().split("?", 1)[0].endswith((".tar.gz", ".tgz", ".zip")):
+        raise ValueError(f"'{value}': an https source must be a .tar.gz, .tgz or .zip archive")
+    return value
+
+
+def check_run_id(value: str) -> str:
+    """A run id: the suffix of the run's name and of every pod hostname in it."""
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", value):
+        raise ValueError(f"run id '{value}' must be 1-16 chars of lowercase letters, digits and '-'")
+    return value
+
+
+def check_image(value: str) -> str:
+    """An image pinned by tag (not `latest`) or digest: the same bytes on every node, every day."""
+    match = _IMAGE_RE.match(value)
+    if not match or match.group("tag") == "latest":
+        raise ValueError(f"image '{value}' is not pinned; give a version tag (not 'latest') or an @sha256: digest")
+    return value
+
+
+def check_relative_path(value: str) -> str:
+    """A path inside a volume: relative, normalized, never climbing out with `..`."""
+    norm = posixpath.normpath(value)
+    if value.startswith("/") or norm == ".." or norm.startswith("../") or norm == ".":
+        raise ValueError(f"path '{value}' must be a relative path inside its volume (no leading '/', no '..')")
+    return norm
+
+
+class ImportArgs(_Args):
+    """Where to fetch a SavedModel (or a data set) from, once, into a named volume."""
+
+    source: str = Field(
+        description="`https://.../model.tar.gz|.tgz|.zip` or `s3://bucket/key.tar.gz` or `s3://bucket/prefix/` "
+        "(a SavedModel directory). Required."
+    )
+    sha256: str | None = Field(
+        default=None, description="Hex SHA-256 of the archive; verified before unpacking. Default: not checked."
+    )
+    timeout_minutes: int = Field(
+        default=30, ge=1, le=720, description="How long `pulumi up` waits for the import Job. Default 30."
+    )
+
+    _source = field_validator("source")(classmethod(lambda cls, v: check_source(v)))
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, value: str | None) -> str | None:
+        if value is not None and not _SHA256_RE.match(value):
+            raise ValueError(f"'{value}' is not a lowercase hex SHA-256 (64 characters)")
+        return value
+
+    @model_validator(mode="after")
+    def _sha_needs_archive(self) -> ImportArgs:
+        if self.sha256 and self.source.startswith("s3://") and self.source.endswith("/"):
+            raise FieldError("sha256", "checks one archive; an s3:// prefix (ending in '/') is a directory")
+        return self
+
+
+class ModelArgs(_Args):
+    """A SavedModel on a named volume, in TF Serving's `<path>/<version>/saved_model.pb` layout."""
+
+    name: str = Field(description="Name the model is served under (REST `/v1/models/<name>`). Required.")
+    volume: str = Field(default="models", description="Named volume (storage.volumes) holding it. Default `models`.")
+    path: str | None = Field(default=None, description="Directory inside the volume. Default: the model name.")
+    version: int = Field(default=1, ge=1, description="Version directory the import writes. Default 1.")
+    import_: ImportArgs | None = Field(
+        default=None, alias="import", description="Fetch the model before serving starts. Default: none."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _MODEL_NAME_RE.match(value):
+            raise ValueError(f"'{value}' must be 1-63 chars of letters, digits, '_', '.', '-'")
+        return value
+
+    _path = field_validator("path")(classmethod(lambda cls, v: None if v is None else check_relative_path(v)))
+
+    @property
+    def resolved_path(self) -> str:
+        """The model's directory inside its volume."""
+        return self.path or self.name
+
+
+class ResourcesArgs(_Args):
+    """CPU and memory a container asks for (`requests`) and may use (`limits`), plus GPU units."""
+
+    requests: dict[Literal["cpu", "memory"], str] = Field(
+        default_factory=dict,
+        description="Scheduling requests, e.g. `{cpu: 500m, memory: 1Gi}`. Default: equal to the limits.",
+    )
+    limits: dict[Literal["cpu", "memory"], str] = Field(
+        description="Hard limits; both `cpu` and `memory` are required (the runtime helper sizes TF's threads "
+        "and memory from them). Required."
+    )
+    gpus: int = Field(
+        default=0, ge=0, le=64, description="Units of the GPU group's GPU resource (whole or shared). Default 0."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResourcesArgs:
+        for key in ("cpu", "memory"):
+            if key not in self.limits:
+                raise FieldError(f"limits.{key}", "is required: TF sizes its threads and memory from the limits")
+        parse = {"cpu": scheduling.cpu_millicores, "memory": scheduling.memory_bytes}
+        for where in ("limits", "requests"):
+            for key, value in getattr(self, where).items():
+                try:
+                    parse[key](value)
+                except ValueError as exc:
+                    raise FieldError(f"{where}.{key}", str(exc)) from exc
+        for key, value in self.requests.items():
+            if parse[key](value) > parse[key](self.limits[key]):
+                raise FieldError(f"limits.{key}", f"{self.limits[key]} is below requests.{key} {value}")
+        return self
+
+    @property
+    def cpu_request_millis(self) -> int:
+        """The CPU the scheduler reserves (requests default to limits, as Kubernetes does)."""
+        return scheduling.cpu_millicores(self.requests.get("cpu", self.limits["cpu"]))
+
+    @property
+    def memory_request_bytes(self) -> int:
+        """The memory the scheduler reserves."""
+        return scheduling.memory_bytes(self.requests.get("memory", self.limits["memory"]))
+
+    def kubernetes(self, gpu_resource: str | None = None) -> dict[str, dict[str, str]]:
+        """The container's `resources` (GPUs as limits, which Kubernetes copies to requests)."""
+        requests: dict[str, str] = {
+            "cpu": self.requests.get("cpu", self.limits["cpu"]),
+            "memory": self.requests.get("memory", self.limits["memory"]),
+        }
+        limits: dict[str, str] = {str(k): v for k, v in self.limits.items()}
+        if self.gpus and gpu_resource:
+            limits[gpu_resource] = str(self.gpus)
+        return {"requests": requests, "limits": limits}
+
+
+class AutoscalingArgs(_Args):
+    """A HorizontalPodAutoscaler on CPU utilization (needs requests; the platform installs metrics-server)."""
+
+    min_replicas: int = Field(default=1, ge=1, le=100, description="Fewest replicas. Default 1.")
+    max_replicas: int = Field(ge=1, le=100, description="Most replicas. Required.")
+    target_cpu_utilization: int = Field(
+        default=70, ge=1, le=100, description="Average CPU, in percent of requests, to hold. Default 70."
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> AutoscalingArgs:
+        if self.min_replicas > self.max_replicas:
+            raise FieldError("minReplicas", f"{self.min_replicas} is greater than maxReplicas {self.max_replicas}")
+        return self
+
+
+class ServingVariantArgs(_Args):
+    """One way to serve the model (e.g. `cpu`, `gpu`): its own Deployment and Service."""
+
+    name: str = Field(description="Variant name (DNS label), suffix of its Deployment and Service. Required.")
+    replicas: int = Field(default=1, ge=0, le=100, description="Replicas when not autoscaled. Default 1.")
+    resources: ResourcesArgs = Field(description="Requests, limits and GPU units. Required.")
+    autoscaling: AutoscalingArgs | None = Field(default=None, description="HPA. Default: none (fixed replicas).")
+    node_groups: list[str] | None = Field(
+        default=None, description="Node groups it may run on. Default: every group of its kind that fits it."
+    )
+    image: str | None = Field(
+        default=None,
+        description="Serving image (pinned tag or digest). Default `tensorflow/serving:<pinned>` (`-gpu` with GPUs).",
+    )
+
+    _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
+    _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+
+    @model_validator(mode="after")
+    def _hpa_needs_requests(self) -> ServingVariantArgs:
+        if self.autoscaling is not None and "cpu" not in self.resources.requests:
+            raise FieldError(
+                "autoscaling", "scales on CPU utilization, a share of resources.requests.cpu: set requests.cpu"
+            )
+        return self
+
+
+class BatchingArgs(_Args):
+    """Server-side batching (`--enable_batching` with a batching parameters file)."""
+
+    max_batch_size: int = Field(default=32, ge=1, le=4096, description="Largest batch. Default 32.")
+    batch_timeout_micros: int = Field(
+        default=1000, ge=0, description="How long to wait to fill a batch. Default 1000 (1 ms)."
+    )
+    max_enqueued_batches: int = Field(default=100, ge=1, description="Queue length before refusing. Default 100.")
+    num_batch_threads: int | None = Field(
+        default=None, ge=1, description="Batch threads. Default: the container's CPU limit (not the node's cores)."
+    )
+
+
+class ServingArgs(_Args):
+    """A model served by TF Serving in one or more variants behind one shared Service."""
+
+    name: str = Field(description="Workload name (DNS label): the shared Service's name. Required.")
+    model: ModelArgs = Field(description="The model to serve. Required.")
+    variants: Annotated[list[ServingVariantArgs], Field(min_length=1)] = Field(
+        description="At least one variant. Required."
+    )
+    batching: BatchingArgs | None = Field(default=None, description="Server-side batching. Default: off.")
+    file_system_poll_wait_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=86400,
+        description="How often TF Serving looks for new model versions; every look lists the model directory "
+        "on EFS. Default 60 (TF Serving's own default is 1).",
+    )
+
+    _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
+
+    @model_validator(mode="after")
+    def _unique_variants(self) -> ServingArgs:
+        names = [v.name for v in self.variants]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise FieldError("variants", f"variant name(s) {dupes} used more than once; names must be unique")
+        return self
+
+
+class RoleArgs(_Args):
+    """One role of a training run (chief, worker or ps): how many tasks and how big each is."""
+
+    replicas: int = Field(default=1, ge=1, le=256, description="Tasks of this role. Default 1.")
+    resources: ResourcesArgs = Field(description="Requests, limits and GPU units of each task. Required.")
+    node_groups: list[str] | None = Field(
+        default=None, description="Node groups it may run on. Default: every group of its kind that fits it."
+    )
+
+
+class VolumeMountArgs(_Args):
+    """A named volume mounted into every training task."""
+
+    volume: str = Field(description="Named volume (storage.volumes). Required.")
+    mount_path: str = Field(description="Absolute path in the container, e.g. `/data`. Required.")
+
+    @field_validator("mount_path")
+    @classmethod
+    def _abs(cls, value: str) -> str:
+        if not value.startswith("/") or posixpath.normpath(value) != value or value in ("/", "/tmp"):
+            raise ValueError(f"'{value}' must be a normalized absolute path other than / and /tmp")
+        return value
+
+
+class DataImportArgs(ImportArgs):
+    """A one-shot import that fills a directory of a named volume before training starts."""
+
+    volume: str = Field(default="datasets", description="Named volume to fill. Default `datasets`.")
+    path: str = Field(description="Directory inside the volume. Required.")
+
+    _rel = field_validator("path")(classmethod(lambda cls, v: check_relative_path(v)))
+
+
+class TensorboardArgs(_Args):
+    """TensorBoard on the logs volume, reached with `kubectl port-forward` (or an Ingress)."""
+
+    volume: str = Field(default="logs", description="Named volume holding the event files. Default `logs`.")
+    path: str | None = Field(default=None, description="Directory inside the volume. Default: the workload name.")
+
+    _rel = field_validator("path")(classmethod(lambda cls, v: None if v is None else check_relative_path(v)))
+
+
+class TrainingArgs(_Args):
+    """A distributed TensorFlow training workload, submitted as runs by `gpuplane train`."""
+
+    name: str = Field(description="Workload name (DNS label), prefix of every run's name. Required.")
+    strategy: Literal["parameterServer", "multiWorkerMirrored"] = Field(
+        description="`parameterServer` (chief + workers + ps; the run succeeds when the chief does) or "
+        "`multiWorkerMirrored` (workers only, all started together). Required."
+    )
+    image: str | None = Field(
+        default=None,
+        description="Training image, pinned. Default `tensorflow/tensorflow:<pinned>` (`-gpu` when a role has GPUs).",
+    )
+    command: Annotated[list[str], Field(min_length=1)] = Field(description="The program and its arguments. Required.")
+    chief: RoleArgs | None = Field(default=None, description="parameterServer: the chief (1 replica). Default none.")
+    worker: RoleArgs = Field(description="The workers (at least 1). Required.")
+    ps: RoleArgs | None = Field(default=None, description="parameterServer: the parameter servers. Default none.")
+    volumes: list[VolumeMountArgs] = Field(default_factory=list, description="Named volumes to mount. Default none.")
+    data_import: DataImportArgs | None = Field(
+        default=None, description="Fill a datasets directory before the run starts. Default none."
+    )
+    tensorboard: TensorboardArgs | None = Field(default=None, description="A TensorBoard Deployment. Default none.")
+    ttl_seconds_after_finished: int = Field(
+        default=86400, ge=0, description="Finished runs are deleted after this many seconds. Default 86400 (1 day)."
+    )
+    backoff_limit: int = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="Pod failures per role before the run fails (preemptions excluded). Default 3.",
+    )
+    active_deadline_seconds: int | None = Field(
+        default=None, ge=1, description="Hard limit on a role's run time, Pending time included. Default: none."
+    )
+    run_id: str | None = Field(
+        default=None, description="Run name suffix. Default: a hash of the spec (a changed spec is a new run)."
+    )
+
+    _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
+    _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+
+    _run_id = field_validator("run_id")(classmethod(lambda cls, v: None if v is None else check_run_id(v)))
+
+    @model_validator(mode="after")
+    def _roles(self) -> TrainingArgs:
+        if self.strategy == "multiWorkerMirrored":
+            for key in ("ps", "chief"):
+                if getattr(self, key) is not None:
+                    raise FieldError(
+                        key,
+                        "is a parameterServer role; multiWorkerMirrored runs workers only (worker 0 acts as chief)",
+                    )
+        else:
+            if self.ps is None:
+                raise FieldError("ps", "is required with strategy parameterServer (at least one parameter server)")
+            if self.chief is None:
+                raise FieldError("chief", "is required with strategy parameterServer (the run ends when it succeeds)")
+            if self.chief.replicas != 1:
+                raise FieldError("chief.replicas", f"{self.chief.replicas}: TensorFlow allows exactly one chief")
+        mounts = [m.mount_path for m in self.volumes]
+        if len(set(mounts)) != len(mounts):
+            raise FieldError("volumes", f"mount paths {mounts} repeat; give each volume its own path")
+        return self
+
+    def roles(self) -> list[tuple[str, RoleArgs]]:
+        """(role, args) in TF_CONFIG order: chief, worker, ps."""
+        found = [("chief", self.chief), ("worker", self.worker), ("ps", self.ps)]
+        return [(name, role) for name, role in found if role is not None]

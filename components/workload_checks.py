@@ -1,0 +1,278 @@
+"""Cross-checks of the workloads against the rest of the platform: one module for stack and direct callers.
+
+Why here and not in the args: whether a variant fits depends on the node groups, whether a model's volume
+exists on the storage, whether pods may run as the workload uid on the `restricted` namespace. PlatformArgs'
+validator calls `check_workloads` (errors carry the stack key path) and the TfServing/TfTraining
+constructors call the same functions (the same messages for a program that builds them by hand).
+
+Allocatable memory and CPU follow the EKS AL2023 AMI (awslabs/amazon-eks-ami, nodeadm
+`internal/kubelet/config.go`: kube-reserved memory `11 MiB * maxPods + 255 MiB`, CPU 6% of the first
+core, 1% of the second, 0.5% of the next two and 0.25% of the rest; eviction at `memory.available<100Mi`).
+maxPods is taken at the EKS ceiling (110 below 30 vCPUs, else 250), which reserves at least as much as
+the real ENI-based value: a workload refused here might just fit, one admitted here fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from gpuplane.components import catalog, gpu_plan
+from gpuplane.components.args_base import FieldError
+from gpuplane.manifests import versions
+from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
+
+if TYPE_CHECKING:
+    from gpuplane.components.config import NodeGroupArgs, PlatformArgs
+    from gpuplane.components.workload_args import RoleArgs, ServingArgs, ServingVariantArgs, TrainingArgs
+
+MIB: Final = 2**20
+# What the DaemonSets on every node request (aws-node, kube-proxy, pod identity agent, EFS CSI node,
+# device plugin / DCGM on GPU nodes), rounded up from their charts and add-on manifests.
+DAEMONSET_CPU_MILLIS: Final = 250
+DAEMONSET_MEMORY_BYTES: Final = 400 * MIB
+EVICTION_MEMORY_BYTES: Final = 100 * MIB
+
+
+def max_pods(vcpus: int) -> int:
+    """EKS's recommended ceiling on pods per node (EKS best practices, "max pods")."""
+    return 110 if vcpus < 30 else 250
+
+
+def reserved_cpu_millis(vcpus: int) -> int:
+    """kube-reserved CPU of the EKS AMIs (the GKE-derived sliding scale)."""
+    cores = [60, 10, 5, 5] + [2.5] * max(0, vcpus - 4)
+    return int(sum(cores[:vcpus]) + 0.999)
+
+
+@dataclass(frozen=True)
+class Allocatable:
+    """What pods may request on one node of an instance type, after kubelet and DaemonSets."""
+
+    instance_type: str
+    cpu_millis: int
+    memory_bytes: int
+    gpu_units: int
+
+    def describe(self, gpu_resource: str | None = None) -> str:
+        """`m6i.large (1.6 CPU, 6.1 GiB, 0 GPUs)`, for error messages."""
+        gpus = f", {self.gpu_units} {gpu_resource or 'GPUs'}" if self.gpu_units else ", no GPUs"
+        return f"{self.instance_type} ({self.cpu_millis / 1000:.2f} CPU, {self.memory_bytes / 2**30:.1f} GiB{gpus})"
+
+
+def allocatable(group: NodeGroupArgs) -> Allocatable:
+    """The smallest node the group may launch (its instance types may mix): what a pod is sure to get there."""
+    nodes = []
+    for name in group.instance_types:
+        entry = catalog.lookup(name)
+        memory = entry.memory_mib * MIB - (11 * max_pods(entry.vcpus) + 255) * MIB - EVICTION_MEMORY_BYTES
+        cpu = entry.vcpus * 1000 - reserved_cpu_millis(entry.vcpus) - DAEMONSET_CPU_MILLIS
+        units = gpu_plan.allocatable_units(group) if group.kind == "gpu" else 0
+        nodes.append(Allocatable(name, cpu, memory - DAEMONSET_MEMORY_BYTES, units))
+    return min(nodes, key=lambda a: (a.cpu_millis, a.memory_bytes))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a workload container may run: the groups it fits, and what the GPU group gives it."""
+
+    groups: tuple[NodeGroupArgs, ...]
+    gpu_resource: str | None = None
+    runtime_gpu: dict[str, object] = field(default_factory=dict)
+
+
+def _untolerated(group: NodeGroupArgs, gpus: int) -> bool:
+    # GPU pods tolerate the GPU taint; nothing tolerates the user's own NoSchedule/NoExecute taints.
+    return any(
+        t.effect in ("NoSchedule", "NoExecute") and not (gpus and t.key == versions.GPU_RESOURCE)
+        for t in group.all_taints
+    )
+
+
+def place(
+    what: str,
+    *,
+    cpu_millis: int,
+    memory_bytes: int,
+    gpus: int,
+    groups: Sequence[NodeGroupArgs],
+    named: Sequence[str] | None = None,
+    cuda_major: int | None = None,
+    cpu_features: Sequence[str] = (),
+    architecture: str = "x86_64",
+) -> Placement:
+    """The node groups a container of this size fits; ValueError naming `what` and the largest node otherwise."""
+    by_name = {g.name: g for g in groups}
+    if named is not None:
+        unknown = [n for n in named if n not in by_name]
+        if unknown:
+            raise ValueError(f"{what}: node group(s) {unknown} do not exist; groups: {sorted(by_name)}")
+    candidates = [by_name[n] for n in named] if named is not None else list(groups)
+    kind = "gpu" if gpus else "cpu"
+    if gpus and not any(g.kind == "gpu" for g in groups):
+        raise ValueError(f"{what}: asks for {gpus} GPU(s) but the stack has no GPU node group (kind: gpu)")
+    candidates = [g for g in candidates if g.kind == kind and not _untolerated(g, gpus)]
+    candidates = [g for g in candidates if g.architecture == architecture]
+    if cuda_major is not None:
+        need = versions.CUDA_MIN_DRIVER[cuda_major]
+        candidates = [g for g in candidates if gpu_plan.driver_major(g) >= need]
+    candidates = [
+        g
+        for g in candidates
+        if set(cpu_features)
+        <= set.intersection(*(set(catalog.cpu_features(catalog.lookup(t))) for t in g.instance_types))
+    ]
+    if not candidates:
+        needs = f"{kind}, {architecture}" + (f", CUDA {cuda_major}" if cuda_major else "")
+        needs += f", CPU {'+'.join(cpu_features)}" if cpu_features else ""
+        raise ValueError(f"{what}: no node group it may run on ({needs}, no taint it cannot tolerate)")
+    sizes = {g.name: allocatable(g) for g in candidates}
+    fits = [
+        g
+        for g in candidates
+        if cpu_millis <= sizes[g.name].cpu_millis
+        and memory_bytes <= sizes[g.name].memory_bytes
+        and gpus <= sizes[g.name].gpu_units
+    ]
+    if not fits:
+        largest = max(sizes.values(), key=lambda a: (a.gpu_units, a.cpu_millis, a.memory_bytes))
+        raise ValueError(
+            f"{what}: requests {cpu_millis / 1000:g} CPU, {memory_bytes / 2**30:.2f} GiB"
+            + (f", {gpus} GPU(s)" if gpus else "")
+            + f" fit no node; the largest it could have had: {largest.describe()} "
+            "(after kubelet and system DaemonSet reservations)"
+        )
+    if gpus:
+        resources = {gpu_plan.gpu_resource_name(g) for g in fits}
+        settings = [gpu_plan.runtime_gpu_settings(g) for g in fits]
+        if len(resources) > 1 or any(s != settings[0] for s in settings):
+            raise ValueError(
+                f"{what}: fits GPU groups {[g.name for g in fits]} that share GPUs differently; "
+                "pick one with nodeGroups"
+            )
+        return Placement(tuple(fits), resources.pop(), dict(settings[0]))
+    return Placement(tuple(fits))
+
+
+@dataclass(frozen=True)
+class WorkloadContext:
+    """The platform facts a workload is checked and built against."""
+
+    namespace: str
+    node_groups: tuple[NodeGroupArgs, ...]
+    volumes: tuple[str, ...]
+    uid: int
+    gid: int
+    kubernetes_version: str = versions.DEFAULT_KUBERNETES_VERSION
+
+    @classmethod
+    def of(cls, args: PlatformArgs) -> WorkloadContext:
+        """From validated platform args."""
+        return cls(
+            namespace=args.workload_namespace,
+            node_groups=tuple(args.resolved_node_groups),
+            volumes=tuple(args.storage.volume_names) if args.storage.enabled else (),
+            uid=args.storage.uid,
+            gid=args.storage.gid,
+            kubernetes_version=args.cluster.kubernetes_version,
+        )
+
+
+def check_volume(volume: str, context: WorkloadContext, where: str) -> None:
+    """A named volume exists on the stack's storage."""
+    if volume not in context.volumes:
+        defined = ", ".join(context.volumes) or "none (storage.enabled is false)"
+        raise FieldError(where, f"volume '{volume}' is not defined in storage.volumes; defined: {defined}")
+
+
+def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context: WorkloadContext) -> Placement:
+    """Where one serving variant runs (the image's needs: amd64, AVX, CUDA 12 for the -gpu image)."""
+    gpus = variant.resources.gpus
+    return place(
+        f"serving '{serving.name}' variant '{variant.name}'",
+        cpu_millis=variant.resources.cpu_request_millis,
+        memory_bytes=variant.resources.memory_request_bytes,
+        gpus=gpus,
+        groups=context.node_groups,
+        named=variant.node_groups,
+        cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR if gpus else None,
+        cpu_features=versions.TF_SERVING_CPU_FEATURES,
+    )
+
+
+def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = "") -> None:
+    """Everything about one ServingArgs that depends on the platform; FieldError with the key path."""
+    check_volume(serving.model.volume, context, f"{prefix}model.volume")
+    for index, variant in enumerate(serving.variants):
+        try:
+            variant_placement(serving, variant, context)
+        except ValueError as exc:
+            key = "resources.gpus" if "GPU node group" in str(exc) else "resources"
+            raise FieldError(f"{prefix}variants[{index}].{key}", str(exc)) from exc
+
+
+def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: WorkloadContext) -> Placement:
+    """Where one training role runs (the TensorFlow image: amd64, AVX, CUDA 12 for the -gpu image)."""
+    gpus = args.resources.gpus
+    return place(
+        f"training '{training.name}' role '{role}'",
+        cpu_millis=args.resources.cpu_request_millis,
+        memory_bytes=args.resources.memory_request_bytes,
+        gpus=gpus,
+        groups=context.node_groups,
+        named=args.node_groups,
+        cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR if gpus else None,
+        cpu_features=versions.TF_SERVING_CPU_FEATURES,
+    )
+
+
+def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> None:
+    """Everything about one TrainingArgs that depends on the platform; FieldError with the key path."""
+    for index, mount in enumerate(training.volumes):
+        check_volume(mount.volume, context, f"{prefix}volumes[{index}].volume")
+    if training.data_import is not None:
+        check_volume(training.data_import.volume, context, f"{prefix}dataImport.volume")
+    if training.tensorboard is not None:
+        check_volume(training.tensorboard.volume, context, f"{prefix}tensorboard.volume")
+    for role, args in training.roles():
+        try:
+            role_placement(training, role, args, context)
+        except ValueError as exc:
+            key = "resources.gpus" if "GPU node group" in str(exc) else "resources"
+            raise FieldError(f"{prefix}{role}.{key}", str(exc)) from exc
+
+
+def check_uid(context: WorkloadContext) -> None:
+    """Workload pods run as the storage uid/gid, which `restricted` pods need above 10000."""
+    for key, value in (("uid", context.uid), ("gid", context.gid)):
+        if value < MIN_WORKLOAD_UID:
+            raise FieldError(
+                f"storage.{key}",
+                f"{value} is below {MIN_WORKLOAD_UID}: workloads run as this id under Pod Security "
+                f"'restricted' (non-root, clear of image users); use {MIN_WORKLOAD_UID} or more",
+            )
+
+
+def check_workloads(args: PlatformArgs) -> None:
+    """All workload cross-checks of a platform (called from PlatformArgs' validator)."""
+    if not args.serving and not args.training:
+        return
+    context = WorkloadContext.of(args)
+    check_uid(context)
+    seen: dict[str, str] = {}
+    workloads: list[tuple[str, int, ServingArgs | TrainingArgs]] = [
+        ("serving", i, w) for i, w in enumerate(args.serving)
+    ]
+    workloads += [("training", i, w) for i, w in enumerate(args.training)]
+    for section, index, workload in workloads:
+        key = f"{section}[{index}]"
+        if workload.name in seen:
+            raise FieldError(
+                f"{key}.name", f"'{workload.name}' is already used by {seen[workload.name]}; names must be unique"
+            )
+        seen[workload.name] = key
+    for index, serving in enumerate(args.serving):
+        check_serving(serving, context, prefix=f"serving[{index}].")
+    for index, training in enumerate(args.training):
+        check_training(training, context, prefix=f"training[{index}].")
