@@ -122,7 +122,9 @@ class TfServing(pulumi.ComponentResource):
         check_restricted([*objects, *import_objects])
 
         base = list(depends_on or [])
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=base)
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, provider=cluster.provider, deleted_with=cluster.resource, depends_on=base
+        )
         after: list[pulumi.Resource] = []
         self.import_job: pulumi.Resource | None = None
         if imp is not None:
@@ -140,6 +142,7 @@ class TfServing(pulumi.ComponentResource):
                 pulumi.ResourceOptions(
                     parent=self,
                     provider=cluster.provider,
+                    deleted_with=cluster.resource,
                     depends_on=job_deps,
                     custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
                     # The pod template is immutable: a changed import is a new Job (its name carries a hash).
@@ -154,16 +157,18 @@ class TfServing(pulumi.ComponentResource):
             self.objects[f"{kind}/{obj_name}"] = kube_objects.apply(
                 f"{name}-{kind.lower()}-{obj_name}",
                 obj,
-                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*base, *waits]),
+                pulumi.ResourceOptions(
+                    parent=self, provider=cluster.provider, deleted_with=cluster.resource, depends_on=[*base, *waits]
+                ),
             )
         self.service_name = args.name
         self.uses_hpa = any(v.autoscaling for v in args.variants)
         self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
 
 
-def s3_read_policy(bucket: str, key: str) -> str:
-    """Read-only access to one object or one prefix (List limited to that prefix)."""
-    arn = f"arn:aws:s3:::{bucket}"
+def s3_read_policy(bucket: str, key: str, partition_id: str = "aws") -> str:
+    """Read-only access to one object or one prefix (List limited to that prefix), in the stack's partition."""
+    arn = f"arn:{partition_id}:s3:::{bucket}"
     prefix = key.rstrip("/")
     objects = f"{arn}/{prefix}/*" if key.endswith("/") or not key else f"{arn}/{key}"
     list_prefix = f"{prefix}/*" if key.endswith("/") else key
@@ -193,12 +198,14 @@ def s3_access(
     child = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
         f"{name}-import-role",
-        assume_role_policy=iam_policies.pod_identity_trust(),
+        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
         description=f"Read {imp.source} for the {name} import",
         tags=tags,
         opts=child,
     )
-    aws.iam.RolePolicy(f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key), opts=child)
+    aws.iam.RolePolicy(
+        f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key, cluster.partition.id), opts=child
+    )
     return aws.eks.PodIdentityAssociation(
         f"{name}-import-identity",
         cluster_name=cluster.cluster_name,

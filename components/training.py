@@ -112,7 +112,9 @@ class TfTraining(pulumi.ComponentResource):
             if ingress_class:
                 objects.append(training.ingress(spec, ingress_class))
         check_restricted([self.run_manifest, *objects])
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(depends_on or []))
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, provider=cluster.provider, deleted_with=cluster.resource, depends_on=list(depends_on or [])
+        )
         if spec.data_import is not None:
             # The run's data-import Job (inside the JobSet) runs as this ServiceAccount with this script;
             # both outlive any one run, so Pulumi owns them (and the S3 read role for s3 sources).

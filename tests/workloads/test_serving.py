@@ -229,8 +229,10 @@ def test_workloads_wait_for_nodes_and_coredns(dev_run):
         r for r in dev_run.by_type("kubernetes:batch/v1:Job") if r.name == "gpuplane-dev-serving-mobilenet-import"
     )
     assert coredns.urn in job.dependencies
-    for group in dev_run.by_type("aws:eks/nodeGroup:NodeGroup"):
-        assert group.urn in job.dependencies
+    groups = {g.name: g.urn for g in dev_run.by_type("aws:eks/nodeGroup:NodeGroup")}
+    # The import runs on a system node; a GPU group's boot is never on the way to serving (issue 10).
+    assert groups["gpuplane-dev-system-ng"] in job.dependencies
+    assert groups["gpuplane-dev-gpu-ng"] not in job.dependencies
 
 
 def test_pulumi_does_not_wait_for_queued_deployments(objects):
@@ -242,3 +244,9 @@ def test_pulumi_does_not_wait_for_queued_deployments(objects):
         assert objects[name]["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     job = next(v for k, v in objects.items() if k.startswith("job-ml-mobilenet-import-"))
     assert "pulumi.com/skipAwait" not in job["metadata"]["annotations"]  # the import is awaited, bounded
+
+
+def test_s3_read_policy_follows_the_partition():
+    statements = json.loads(s3_read_policy("b", "models/", "aws-cn"))["Statement"]
+    assert statements[0]["Resource"] == ["arn:aws-cn:s3:::b/models/*"]
+    assert statements[1]["Resource"] == ["arn:aws-cn:s3:::b"]
