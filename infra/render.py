@@ -20,7 +20,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from gpuplane.infra import mockrun, program
+from gpuplane.infra import mockrun, program, tfplan
 from gpuplane.infra.config import StackConfig
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -235,6 +235,7 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
     try:
         plan = plan_document(config, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n")
+        (staging / "tfplan.json").write_text(tfplan.dumps(tfplan.from_recording(plan, recording)))
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
@@ -251,5 +252,5 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
         raise
     if console is not None:
         console.print(summary_table(config, recording))
-        console.print(f"wrote {out_dir}: plan.json, manifests/, helm/, stack.md")
+        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
     return recording
