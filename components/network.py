@@ -72,6 +72,17 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{cluster_name}-vpc"},
             opts=guarded,
         )
+        # Take over the VPC's default security group and leave it with no rules (terraform-aws-vpc's
+        # `manage_default_security_group`): AWS creates it open to itself, and anything launched without a
+        # group lands in it. Nothing of ours uses it; deleting the resource only stops managing it.
+        aws.ec2.DefaultSecurityGroup(
+            f"{name}-default-sg",
+            vpc_id=vpc.id,
+            ingress=[],
+            egress=[],
+            tags={**tags, "Name": f"{cluster_name}-default-closed"},
+            opts=child,
+        )
         igw = aws.ec2.InternetGateway(
             f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-igw"}, opts=guarded
         )

@@ -26,6 +26,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import yaml
+
 from gpuplane.infra import mockrun
 
 FORMAT_VERSION = "1.2"
@@ -306,3 +308,36 @@ def from_recording(plan: Mapping[str, Any], recording: mockrun.Recording) -> dic
 def dumps(document: Mapping[str, Any]) -> str:
     """Deterministic text of a plan document (sorted keys, trailing newline)."""
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+SKIP_KINDS = ("design", "open-gap")
+
+
+def aws_skips(text: str) -> list[dict[str, Any]]:
+    """The entries of the AWS-side skip file (`.checkov/aws-skips.yaml`), each checked for its fields.
+
+    Every skip names its check, the stacks it applies to, a kind (`design` or `open-gap`) and a reason:
+    a skip without a reason is a silenced failure.
+    """
+    data = yaml.safe_load(text) or {}
+    entries = data.get("skips")
+    if not isinstance(entries, list):
+        raise ValueError("aws-skips: `skips` must be a list of {check, stacks, kind, reason}")
+    for i, entry in enumerate(entries):
+        where = f"aws-skips: skips[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"check", "stacks", "kind", "reason"}:
+            raise ValueError(f"{where} must have exactly the keys check, stacks, kind, reason; got {entry!r}")
+        if not re.fullmatch(r"CKV2?_AWS_\d+", str(entry["check"])):
+            raise ValueError(f"{where}.check is {entry['check']!r}; allowed: an AWS checkov id such as CKV_AWS_39")
+        if entry["kind"] not in SKIP_KINDS:
+            raise ValueError(f"{where}.kind is {entry['kind']!r}; allowed: {', '.join(SKIP_KINDS)}")
+        if not isinstance(entry["reason"], str) or len(entry["reason"].split()) < 5:
+            raise ValueError(f"{where}.reason is {entry['reason']!r}; allowed: a sentence saying why")
+        if not isinstance(entry["stacks"], list) or not entry["stacks"]:
+            raise ValueError(f"{where}.stacks is {entry['stacks']!r}; allowed: a non-empty list of stack names")
+    return entries
+
+
+def skip_checks(text: str, stack: str) -> list[str]:
+    """The check ids skipped for `stack`, sorted (what `make scan` passes to `--skip-check`)."""
+    return sorted({e["check"] for e in aws_skips(text) if stack in e["stacks"]})
