@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies, teardown
+from gpuplane.components import iam_policies, kms, teardown
 from gpuplane.components.config import ClusterArgs
 from gpuplane.components.kubeconfig import build_kubeconfig
 from gpuplane.manifests import versions
@@ -70,6 +70,9 @@ class Cluster(pulumi.ComponentResource):
             description=f"Envelope encryption of Kubernetes Secrets in {cluster_name}",
             enable_key_rotation=True,
             deletion_window_in_days=args.kms_deletion_window_days,
+            policy=kms.key_policy_output(
+                region=region, administrators=args.kms_key_administrators, via_services=["eks"]
+            ),
             tags=tags,
             opts=child,
         )

@@ -203,6 +203,11 @@ class ClusterArgs(_Args):
         le=30,
         description="Waiting period before the secrets KMS key is deleted. Default 30.",
     )
+    kms_key_administrators: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs that may manage (not use) the stack's KMS keys, written into each "
+        "key's policy next to the account root. Default none (the account root, and through it IAM policies).",
+    )
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
@@ -226,7 +231,7 @@ class ClusterArgs(_Args):
             _check_cidr(cidr)
         return value
 
-    @field_validator("admin_principals")
+    @field_validator("admin_principals", "kms_key_administrators")
     @classmethod
     def _principals(cls, value: list[str]) -> list[str]:
         for arn in value:

@@ -184,7 +184,9 @@ class _Converter:
             if value and all(isinstance(v, Mapping) for v in value):
                 parts = [self._block(token, v, lookups) for v in value]
                 return [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts]
-            values, refs, unknown = [], [], []
+            values: list[Any] = []
+            refs: list[str] = []
+            unknown: list[Any] = []
             for item in value:
                 v, e, u = self._value(token, item, lookups)
                 values.append(v)
