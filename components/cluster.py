@@ -54,6 +54,9 @@ class Cluster(pulumi.ComponentResource):
         self._prefix = name
         self._tags = tags
         self.eks_name = cluster_name
+        # Read by other components for their own KMS key policies (plain values, no dependency on us).
+        self.region = region
+        self.kms_key_administrators = list(args.kms_key_administrators)
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -84,10 +87,23 @@ class Cluster(pulumi.ComponentResource):
         )
         # EKS would create this group itself, with no retention; creating it first lets us own retention
         # and delete it with the stack.
+        logs_key = (
+            kms.logs_key(
+                f"{name}-logs-key",
+                region=region,
+                administrators=args.kms_key_administrators,
+                description=f"CloudWatch Logs of {cluster_name}'s control plane",
+                tags=tags,
+                opts=child,
+            )
+            if args.encrypt_logs
+            else None
+        )
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
             name=f"/aws/eks/{cluster_name}/cluster",
             retention_in_days=args.log_retention_days,
+            kms_key_id=logs_key.arn if logs_key else None,
             tags=tags,
             opts=child,
         )

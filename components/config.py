@@ -116,6 +116,21 @@ class NetworkArgs(_Args):
         le=28,
         description="Prefix length of each public (NAT, load balancer) subnet. Default 24.",
     )
+    flow_logs: bool = Field(
+        default=False,
+        description="VPC flow logs (all traffic) to a CloudWatch log group encrypted with a KMS key of the stack. "
+        "Default false (prod: true).",
+    )
+    flow_log_retention_days: int = Field(
+        default=30, description="CloudWatch retention of the flow-log group. Default 30 (prod: 90)."
+    )
+
+    @field_validator("flow_log_retention_days")
+    @classmethod
+    def _flow_retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"{value} is not a CloudWatch retention period; allowed: {list(LOG_RETENTION_DAYS)}")
+        return value
 
     @field_validator("cidr")
     @classmethod
@@ -202,6 +217,11 @@ class ClusterArgs(_Args):
         ge=7,
         le=30,
         description="Waiting period before the secrets KMS key is deleted. Default 30.",
+    )
+    encrypt_logs: bool = Field(
+        default=True,
+        description="Encrypt the control-plane log group with a KMS key of the stack (rotation on) instead of "
+        "the CloudWatch Logs service key. Default true.",
     )
     kms_key_administrators: list[str] = Field(
         default_factory=list,
@@ -658,6 +678,13 @@ class StorageArgs(_Args):
         default=False,
         description="AWS Backup daily backups of the file system (EFS backup policy). Default false (prod: true).",
     )
+    customer_managed_key: bool = Field(
+        default=False,
+        description="Encrypt a NEW file system with a KMS key of the stack (protected and retained with the file "
+        "system: losing the key loses the data) instead of the AWS-managed `aws/elasticfilesystem` key. A file "
+        "system's key is fixed at creation: an existing one keeps its key (see README, 'Changing the EFS key'). "
+        "Default false (prod: true).",
+    )
     allow_data_loss_on_prod: bool = Field(
         default=False,
         description="The explicit override needed to switch `protect` or `retainOnDelete` off on a prod stack. "
@@ -764,8 +791,18 @@ def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
 
 
 # Defaults that the prod profile changes, applied to fields the user did not set.
-_PROD_NETWORK: Final[dict[str, Any]] = {"az_count": 3, "nat_gateways": "perAz"}
-_PROD_STORAGE: Final[dict[str, Any]] = {"protect": True, "retain_on_delete": True, "backups": True}
+_PROD_NETWORK: Final[dict[str, Any]] = {
+    "az_count": 3,
+    "nat_gateways": "perAz",
+    "flow_logs": True,
+    "flow_log_retention_days": 90,
+}
+_PROD_STORAGE: Final[dict[str, Any]] = {
+    "protect": True,
+    "retain_on_delete": True,
+    "backups": True,
+    "customer_managed_key": True,
+}
 _PROD_CLUSTER: Final[dict[str, Any]] = {
     "endpoint_public_access": False,
     "log_types": list(versions.CONTROL_PLANE_LOG_TYPES),

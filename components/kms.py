@@ -46,21 +46,8 @@ USE_ACTIONS = (
 )
 
 
-def key_policy(
-    *,
-    partition: str,
-    account_id: str,
-    region: str,
-    administrators: Sequence[str],
-    via_services: Sequence[str],
-) -> str:
-    """The key policy JSON: account root, `administrators` (IAM ARNs), and use through `via_services`.
-
-    `via_services` are service names such as `eks` or `elasticfilesystem`; each becomes
-    `<service>.<region>.amazonaws.com` in a `kms:ViaService` condition.
-    """
-    if not via_services:
-        raise ValueError("a key policy needs at least one service that uses the key (via_services)")
+def _owner_statements(partition: str, account_id: str, administrators: Sequence[str]) -> list[dict[str, object]]:
+    """Account root (full access, so IAM policies keep working) and the key administrators (manage only)."""
     statements: list[dict[str, object]] = [
         {
             "Sid": "AccountRoot",
@@ -80,6 +67,25 @@ def key_policy(
                 "Resource": "*",
             }
         )
+    return statements
+
+
+def key_policy(
+    *,
+    partition: str,
+    account_id: str,
+    region: str,
+    administrators: Sequence[str],
+    via_services: Sequence[str],
+) -> str:
+    """The key policy JSON: account root, `administrators` (IAM ARNs), and use through `via_services`.
+
+    `via_services` are service names such as `eks` or `elasticfilesystem`; each becomes
+    `<service>.<region>.amazonaws.com` in a `kms:ViaService` condition.
+    """
+    if not via_services:
+        raise ValueError("a key policy needs at least one service that uses the key (via_services)")
+    statements = _owner_statements(partition, account_id, administrators)
     statements.append(
         {
             "Sid": "UseThroughServices",
@@ -98,18 +104,73 @@ def key_policy(
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 
+def logs_key_policy(*, partition: str, account_id: str, region: str, administrators: Sequence[str]) -> str:
+    """A key policy for CloudWatch Logs log groups of this account and region.
+
+    CloudWatch Logs calls KMS as its own service principal, not through a caller (no `kms:ViaService`),
+    so the documented form applies: principal `logs.<region>.amazonaws.com`, limited by the encryption
+    context to log groups of this account and region (CloudWatch Logs user guide, "Encrypt log data in
+    CloudWatch Logs using AWS KMS").
+    """
+    statements = _owner_statements(partition, account_id, administrators)
+    statements.append(
+        {
+            "Sid": "CloudWatchLogs",
+            "Effect": "Allow",
+            "Principal": {"Service": f"logs.{region}.amazonaws.com"},
+            "Action": ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
+            "Resource": "*",
+            "Condition": {
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account_id}:log-group:*"
+                }
+            },
+        }
+    )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
 def key_policy_output(
-    *, region: str, administrators: Sequence[str], via_services: Sequence[str], opts: pulumi.InvokeOptions | None = None
+    *,
+    region: str,
+    administrators: Sequence[str],
+    via_services: Sequence[str] = (),
+    logs: bool = False,
+    opts: pulumi.InvokeOptions | None = None,
 ) -> pulumi.Output[str]:
-    """`key_policy` for the account and partition the provider runs in (two invokes, no resources)."""
+    """`key_policy` (or `logs_key_policy` when `logs`) for the account and partition the provider runs in.
+
+    Two invokes, no resources: the policy names no resource of this stack.
+    """
     identity = aws.get_caller_identity_output(opts=opts)
     partition = aws.get_partition_output(opts=opts)
-    return pulumi.Output.all(identity.account_id, partition.partition).apply(
-        lambda v: key_policy(
-            partition=v[1],
-            account_id=v[0],
-            region=region,
-            administrators=administrators,
-            via_services=via_services,
+
+    def build(v: list[str]) -> str:
+        if logs:
+            return logs_key_policy(partition=v[1], account_id=v[0], region=region, administrators=administrators)
+        return key_policy(
+            partition=v[1], account_id=v[0], region=region, administrators=administrators, via_services=via_services
         )
+
+    return pulumi.Output.all(identity.account_id, partition.partition).apply(build)
+
+
+def logs_key(
+    name: str,
+    *,
+    region: str,
+    administrators: Sequence[str],
+    description: str,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> aws.kms.Key:
+    """A KMS key, rotation on, for CloudWatch Logs log groups (control-plane logs, VPC flow logs)."""
+    return aws.kms.Key(
+        name,
+        description=description,
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        policy=key_policy_output(region=region, administrators=administrators, logs=True),
+        tags=tags,
+        opts=opts,
     )
