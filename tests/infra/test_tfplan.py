@@ -218,3 +218,45 @@ def test_checkov_fails_exactly_the_skipped_checks(rendered, tmp_path):
     assert failed - skipped == set(), f"{stack}: new failures not in .checkov/aws-skips.yaml"
     assert skipped - failed == set(), f"{stack}: skips for checks that pass; remove them"
     assert len(result["results"]["passed_checks"]) > 100
+
+
+# --- the same plan read by a Rego (OPA) policy --------------------------------------------------------
+
+# A value only the cloud knows (a key's ARN) is absent from planned_values, as in a Terraform plan: a
+# policy must accept a reference to a KMS key in `configuration` as "encrypted", or it flags every log group.
+_REGO = """package gpuplane
+encrypted_by_reference contains r.address if {
+  some r in input.configuration.root_module.resources
+  r.type == "aws_cloudwatch_log_group"
+  some ref in r.expressions.kms_key_id.references
+  startswith(ref, "aws_kms_key.")
+}
+unencrypted contains r.address if {
+  some r in input.planned_values.root_module.resources
+  r.type == "aws_cloudwatch_log_group"
+  not r.values.kms_key_id
+  not encrypted_by_reference[r.address]
+}
+"""
+
+
+def _rego_unencrypted(doc: dict[str, Any]) -> list[str]:
+    regopy = pytest.importorskip("regopy", reason="regopy (dev dependency) is not installed")
+    rego = regopy.Interpreter()
+    rego.set_input(doc)
+    rego.add_module("gpuplane", _REGO)
+    result = json.loads(str(rego.query("x := data.gpuplane.unencrypted")))
+    found: list[str] = result["bindings"]["x"]
+    return found
+
+
+def test_a_rego_policy_reads_the_plan_and_its_references(rendered):
+    _, _, doc = rendered
+    assert _rego_unencrypted(doc) == []
+    # Drop the key reference of one log group: the same policy now reports it.
+    stripped = json.loads(tfplan.dumps(doc))
+    group = next(
+        r for r in stripped["configuration"]["root_module"]["resources"] if r["type"] == "aws_cloudwatch_log_group"
+    )
+    del group["expressions"]["kms_key_id"]
+    assert _rego_unencrypted(stripped) == [group["address"]]
