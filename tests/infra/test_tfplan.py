@@ -260,3 +260,14 @@ def test_a_rego_policy_reads_the_plan_and_its_references(rendered):
     )
     del group["expressions"]["kms_key_id"]
     assert _rego_unencrypted(stripped) == [group["address"]]
+
+
+def test_references_into_nested_outputs_use_terraform_names(rendered):
+    """The OIDC provider's URL is the cluster's `identity[0].oidc[0].issuer` (Pulumi: identities/oidcs)."""
+    _, _, doc = rendered
+    oidc = one(doc, "aws_iam_openid_connect_provider")
+    assert "url" not in oidc["values"]
+    refs = expressions(doc, oidc["address"])["url"]["references"]
+    cluster = one(doc, "aws_eks_cluster")["address"]
+    assert refs[0] == f"{cluster}.identity[0].oidc[0].issuer"
+    assert refs[-1] == cluster
