@@ -15,6 +15,7 @@ from rich.table import Table
 from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import render as renderer
+from gpuplane.infra import tfplan
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
@@ -52,7 +53,12 @@ def render(
 ) -> None:
     """Render STACK offline: plan.json, manifests/, helm/ and stack.md, plus a summary table."""
     config = _load_or_exit(stack, stacks_dir)
-    renderer.write(config, out or Path("build") / stack, Console(width=max(Console().width, 140)))
+    try:
+        renderer.write(config, out or Path("build") / stack, Console(width=max(Console().width, 140)))
+    except tfplan.UnmappedTypeError as exc:  # a resource left out of tfplan.json would escape the scan
+        _err.print(f"[bold red]Cannot write tfplan.json:[/] {exc}", soft_wrap=True)
+        _err.print("Nothing was rendered.")
+        raise typer.Exit(EXIT_FAILED) from None
 
 
 @app.command()

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import render, tfplan
+from gpuplane.infra.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIPS = ROOT / ".checkov" / "aws-skips.yaml"
@@ -271,3 +273,14 @@ def test_references_into_nested_outputs_use_terraform_names(rendered):
     cluster = one(doc, "aws_eks_cluster")["address"]
     assert refs[0] == f"{cluster}.identity[0].oidc[0].issuer"
     assert refs[-1] == cluster
+
+
+def test_render_refuses_an_unmapped_type_and_writes_nothing(tmp_path, monkeypatch):
+    table = {**tfplan.mapping(), "resources": dict(tfplan.mapping()["resources"])}
+    del table["resources"]["aws:efs/fileSystem:FileSystem"]
+    monkeypatch.setattr(tfplan, "mapping", lambda: table)
+    out = tmp_path / "dev"
+    result = CliRunner().invoke(app, ["render", "dev", "--out", str(out)])
+    assert result.exit_code == 1
+    assert "aws:efs/fileSystem:FileSystem" in result.output and "Traceback" not in result.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
