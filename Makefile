@@ -37,8 +37,15 @@ $(CHECKOV):
 	$(PY) -m venv .venv-checkov
 	.venv-checkov/bin/python -m pip install -q checkov==3.3.30
 
+# The AWS side: each stack's tfplan.json, with that stack's skips from .checkov/aws-skips.yaml (the only place
+# AWS-side skips live; each has a reason). The Kubernetes side keeps its skips as annotations on the objects.
+AWS_SKIPS = .checkov/aws-skips.yaml
+skip_for = $(shell $(BIN)/python -c 'import sys; from gpuplane.infra.tfplan import skip_checks; print(",".join(skip_checks(open(sys.argv[1]).read(), sys.argv[2])))' $(AWS_SKIPS) $(1))
+
 scan: render $(CHECKOV)
 	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests --framework kubernetes --skip-download --quiet --compact
+	$(CHECKOV) -f build/dev/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,dev)"
+	$(CHECKOV) -f build/prod/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,prod)"
 
 check: lint typecheck test scan
 

@@ -75,7 +75,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             opts=child,
         )
         policy = aws.iam.RolePolicy(
-            f"{name}-policy", role=role.id, policy=iam_policies.cluster_autoscaler_policy(cluster.eks_name), opts=child
+            f"{name}-policy", role=role.id, policy=_scoped_policy(cluster.eks_name, region), opts=child
         )
         association = aws.eks.PodIdentityAssociation(
             f"{name}-pod-identity",
@@ -110,3 +110,12 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         self.role_arn = role.arn
         self.register_outputs({"roleArn": role.arn})
+
+
+def _scoped_policy(cluster_name: str, region: str) -> pulumi.Output[str]:
+    """The autoscaler policy with this account's and partition's ARNs (two invokes, no resources)."""
+    identity = aws.get_caller_identity_output()
+    partition = aws.get_partition_output()
+    return pulumi.Output.all(identity.account_id, partition.partition).apply(
+        lambda v: iam_policies.cluster_autoscaler_policy(cluster_name, partition=v[1], region=region, account_id=v[0])
+    )

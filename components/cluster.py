@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies, teardown
+from gpuplane.components import iam_policies, kms, teardown
 from gpuplane.components.config import ClusterArgs
 from gpuplane.components.kubeconfig import build_kubeconfig
 from gpuplane.components.partition import Partition, of_region
@@ -72,6 +72,9 @@ class Cluster(pulumi.ComponentResource):
         self._tags = tags
         self.eks_name = cluster_name
         self.partition = partition = of_region(region)
+        # Read by other components for their own KMS key policies (plain values, no dependency on us).
+        self.region = region
+        self.kms_key_administrators = list(args.kms_key_administrators)
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -88,6 +91,9 @@ class Cluster(pulumi.ComponentResource):
             description=f"Envelope encryption of Kubernetes Secrets in {cluster_name}",
             enable_key_rotation=True,
             deletion_window_in_days=args.kms_deletion_window_days,
+            policy=kms.key_policy_output(
+                region=region, administrators=args.kms_key_administrators, via_services=["eks"]
+            ),
             tags=tags,
             opts=child,
         )
@@ -99,10 +105,23 @@ class Cluster(pulumi.ComponentResource):
         )
         # EKS would create this group itself, with no retention; creating it first lets us own retention
         # and delete it with the stack.
+        logs_key = (
+            kms.logs_key(
+                f"{name}-logs-key",
+                region=region,
+                administrators=args.kms_key_administrators,
+                description=f"CloudWatch Logs of {cluster_name}'s control plane",
+                tags=tags,
+                opts=child,
+            )
+            if args.encrypt_logs
+            else None
+        )
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
             name=f"/aws/eks/{cluster_name}/cluster",
             retention_in_days=args.log_retention_days,
+            kms_key_id=logs_key.arn if logs_key else None,
             tags=tags,
             opts=child,
         )

@@ -99,6 +99,21 @@ class NetworkArgs(_Args):
         le=28,
         description="Prefix length of each public (NAT, load balancer) subnet. Default 24.",
     )
+    flow_logs: bool = Field(
+        default=False,
+        description="VPC flow logs (all traffic) to a CloudWatch log group encrypted with a KMS key of the stack. "
+        "Default false (prod: true).",
+    )
+    flow_log_retention_days: int = Field(
+        default=30, description="CloudWatch retention of the flow-log group. Default 30 (prod: 90)."
+    )
+
+    @field_validator("flow_log_retention_days")
+    @classmethod
+    def _flow_retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"{value} is not a CloudWatch retention period; allowed: {list(LOG_RETENTION_DAYS)}")
+        return value
 
     @field_validator("cidr")
     @classmethod
@@ -205,6 +220,15 @@ class ClusterArgs(_Args):
         default="STANDARD",
         description="EKS support type at the end of standard support: `STANDARD` (EKS upgrades the control plane "
         "itself, $0.10/h) or `EXTENDED` (stays on the old minor, $0.60/h). Default `STANDARD`.",
+    encrypt_logs: bool = Field(
+        default=True,
+        description="Encrypt the control-plane log group with a KMS key of the stack (rotation on) instead of "
+        "the CloudWatch Logs service key. Default true.",
+    )
+    kms_key_administrators: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs that may manage (not use) the stack's KMS keys, written into each "
+        "key's policy next to the account root. Default none (the account root, and through it IAM policies).",
     )
 
     @field_validator("kubernetes_version", mode="before")
@@ -244,7 +268,7 @@ class ClusterArgs(_Args):
                 raise ValueError(f"'{group}' is not a security group id (sg- and 8 or 17 hex digits)")
         return value
 
-    @field_validator("admin_principals")
+    @field_validator("admin_principals", "kms_key_administrators")
     @classmethod
     def _principals(cls, value: list[str]) -> list[str]:
         for arn in value:
@@ -694,6 +718,12 @@ class StorageArgs(_Args):
         default=None,
         description="Take over a file system kept by an earlier stack's destroy (`fs-...`): it is imported into this "
         "stack (Pulumi `import`), so its settings must match this section. Default none (create one).",
+    customer_managed_key: bool = Field(
+        default=False,
+        description="Encrypt a NEW file system with a KMS key of the stack (protected and retained with the file "
+        "system: losing the key loses the data) instead of the AWS-managed `aws/elasticfilesystem` key. A file "
+        "system's key is fixed at creation: an existing one keeps its key (see README, 'Changing the EFS key'). "
+        "Default false (prod: true).",
     )
     allow_data_loss_on_prod: bool = Field(
         default=False,
@@ -820,8 +850,18 @@ def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
 
 
 # Defaults that the prod profile changes, applied to fields the user did not set.
-_PROD_NETWORK: Final[dict[str, Any]] = {"az_count": 3, "nat_gateways": "perAz"}
-_PROD_STORAGE: Final[dict[str, Any]] = {"protect": True, "retain_on_delete": True, "backups": True}
+_PROD_NETWORK: Final[dict[str, Any]] = {
+    "az_count": 3,
+    "nat_gateways": "perAz",
+    "flow_logs": True,
+    "flow_log_retention_days": 90,
+}
+_PROD_STORAGE: Final[dict[str, Any]] = {
+    "protect": True,
+    "retain_on_delete": True,
+    "backups": True,
+    "customer_managed_key": True,
+}
 _PROD_CLUSTER: Final[dict[str, Any]] = {
     "endpoint_public_access": False,
     "log_types": list(versions.CONTROL_PLANE_LOG_TYPES),

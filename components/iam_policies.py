@@ -103,11 +103,19 @@ def efs_tls_only_policy(file_system_arn: str) -> str:
     )
 
 
-def cluster_autoscaler_policy(cluster_name: str) -> str:
+def cluster_autoscaler_policy(
+    cluster_name: str, *, partition: str = "aws", region: str = "*", account_id: str = "*"
+) -> str:
     """The cluster-autoscaler's permissions, from its AWS cloud-provider README.
 
-    It may read everywhere, but change only the Auto Scaling groups tagged as owned by this cluster.
+    It may read everywhere (the Describe calls take no resource), but change only the Auto Scaling groups
+    tagged as owned by this cluster, in this account and region, and describe only this cluster's node
+    groups: the README's recommended policy, with the resources it says may be restricted restricted
+    (checkov CKV_AWS_355). `partition`, `region` and `account_id` default to wildcards for callers that
+    have no account at hand; the platform passes the real ones.
     """
+    asg_arn = f"arn:{partition}:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/*"
+    nodegroup_arn = f"arn:{partition}:eks:{region}:{account_id}:nodegroup/{cluster_name}/*/*"
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -125,15 +133,20 @@ def cluster_autoscaler_policy(cluster_name: str) -> str:
                         "ec2:DescribeInstanceTypes",
                         "ec2:DescribeLaunchTemplateVersions",
                         "ec2:GetInstanceTypesFromInstanceRequirements",
-                        "eks:DescribeNodegroup",
                     ],
                     "Resource": "*",
+                },
+                {
+                    "Sid": "DescribeOwnNodegroups",
+                    "Effect": "Allow",
+                    "Action": ["eks:DescribeNodegroup"],
+                    "Resource": nodegroup_arn,
                 },
                 {
                     "Sid": "ScaleOwnGroupsOnly",
                     "Effect": "Allow",
                     "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
-                    "Resource": "*",
+                    "Resource": asg_arn,
                     "Condition": {
                         "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"}
                     },

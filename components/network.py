@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
 
 from gpuplane.components import teardown
 from gpuplane.components.config import NetworkArgs
+from gpuplane.components.flow_logs import FlowLogs
 from gpuplane.components.network_plan import plan_subnets
 
 
@@ -37,9 +39,15 @@ class Network(pulumi.ComponentResource):
         cluster_name: str,
         tags: dict[str, str] | None = None,
         delete_claim_volumes: bool = False,
+        region: str | None = None,
+        kms_key_administrators: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev)."""
+        """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev).
+
+        `region` and `kms_key_administrators` are for the flow logs' key (`args.flow_logs`); without a
+        region, flow logs are refused.
+        """
         super().__init__("gpuplane:index:Network", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
@@ -74,6 +82,30 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{cluster_name}-vpc"},
             opts=guarded,
         )
+        # Take over the VPC's default security group and leave it with no rules (terraform-aws-vpc's
+        # `manage_default_security_group`): AWS creates it open to itself, and anything launched without a
+        # group lands in it. Nothing of ours uses it; deleting the resource only stops managing it.
+        aws.ec2.DefaultSecurityGroup(
+            f"{name}-default-sg",
+            vpc_id=vpc.id,
+            ingress=[],
+            egress=[],
+            tags={**tags, "Name": f"{cluster_name}-default-closed"},
+            opts=child,
+        )
+        if args.flow_logs:
+            if region is None:
+                raise ValueError("network.flowLogs needs the region: pass region= to Network")
+            FlowLogs(
+                f"{name}-flow-logs",
+                vpc_id=vpc.id,
+                log_group_name=f"/aws/vpc/{cluster_name}/flow-logs",
+                region=region,
+                retention_days=args.flow_log_retention_days,
+                key_administrators=kms_key_administrators,
+                tags=tags,
+                opts=child,
+            )
         igw = aws.ec2.InternetGateway(
             f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster_name}-igw"}, opts=guarded
         )

@@ -66,6 +66,8 @@ class Platform(pulumi.ComponentResource):
             cluster_name=cluster_name,
             tags=tags,
             delete_claim_volumes=disposable,
+            region=region,
+            kms_key_administrators=args.cluster.kms_key_administrators,
             opts=child,
         )
         self.cluster = Cluster(

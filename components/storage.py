@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies
+from gpuplane.components import iam_policies, kms
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.network import Network
@@ -69,6 +69,25 @@ class SharedStorage(pulumi.ComponentResource):
                 keep, pulumi.ResourceOptions(import_=resource_id, ignore_changes=["tags", "tagsAll"])
             )
 
+        # The data's key is part of the data: kept exactly like the file system. Its policy names no
+        # role, cluster or network of this stack (kms.py), so `--exclude-protected` keeps nothing more.
+        data_key = (
+            aws.kms.Key(
+                f"{name}-efs-key",
+                description=f"EFS file system data of {cluster.eks_name}",
+                enable_key_rotation=True,
+                deletion_window_in_days=30,
+                policy=kms.key_policy_output(
+                    region=cluster.region,
+                    administrators=cluster.kms_key_administrators,
+                    via_services=["elasticfilesystem"],
+                ),
+                tags=tags,
+                opts=keep,
+            )
+            if args.customer_managed_key and existing is None
+            else None
+        )
         fs = aws.efs.FileSystem(
             f"{name}-efs",
             # No fixed creation token: the provider makes a unique one, so a replacement (a new
@@ -77,8 +96,11 @@ class SharedStorage(pulumi.ComponentResource):
             performance_mode=args.performance_mode,
             throughput_mode=args.throughput_mode,
             provisioned_throughput_in_mibps=args.provisioned_throughput_mibps,
+            kms_key_id=data_key.arn if data_key else None,
             tags={**tags, "Name": f"{cluster.eks_name}-shared"},
-            opts=adopt(existing),
+            # The key is fixed at creation: turning customerManagedKey on for an existing file system must
+            # never replace it (that deletes the data); it keeps its key until the data is copied over.
+            opts=pulumi.ResourceOptions.merge(adopt(existing), pulumi.ResourceOptions(ignore_changes=["kmsKeyId"])),
         )
         aws.efs.FileSystemPolicy(
             f"{name}-efs-policy",

@@ -19,6 +19,7 @@ from gpuplane.infra import config as stack_config
 from gpuplane.infra import mockrun
 from gpuplane.infra import render as renderer
 from gpuplane.infra import train as train_command
+from gpuplane.infra import tfplan
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
@@ -135,6 +136,10 @@ def render(
             result = renderer.write(config, target, None if json_output else _wide())
         else:
             result = renderer.write_program(project, stack, target, None if json_output else _wide())
+    except tfplan.UnmappedTypeError as exc:  # a resource left out of tfplan.json would escape the scan
+        _err.print(f"[bold red]Cannot write tfplan.json:[/] {exc}", soft_wrap=True)
+        _err.print("Nothing was rendered.")
+        raise typer.Exit(EXIT_FAILED) from None
     except (stack_config.ConfigError, mockrun.UnansweredInvoke) as exc:
         problems = exc.problems if isinstance(exc, stack_config.ConfigError) else [str(exc)]
         raise _refuse(problems, f"Cannot render stack '{stack}':") from None

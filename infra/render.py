@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpuplane.components import training
-from gpuplane.infra import limits, mockrun, program
+from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
@@ -383,6 +383,7 @@ def write_recording(
     try:
         plan = plan_document(target, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n")
+        (staging / "tfplan.json").write_text(tfplan.dumps(tfplan.from_recording(plan, recording)))
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
@@ -403,5 +404,5 @@ def write_recording(
     facts = summary(target, recording)
     if console is not None:
         console.print(summary_table(target, recording))
-        console.print(f"wrote {out_dir}: plan.json, manifests/, helm/, stack.md")
+        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
     return facts

@@ -166,7 +166,7 @@ def test_endpoint_access_per_stack(dev_run, prod_run):
 
 
 def test_secrets_are_encrypted_with_a_rotating_key_of_its_own(prod_run):
-    key = prod_run.one("aws:kms/key:Key")
+    key = prod_run.one("aws:kms/key:Key", "gpuplane-prod-cluster-secrets-key")  # logs and EFS have keys too
     assert key.inputs["enableKeyRotation"] is True
     cluster = prod_run.one("aws:eks/cluster:Cluster")
     assert cluster.inputs["encryptionConfig"] == {"provider": {"keyArn": key.outputs["arn"]}, "resources": ["secrets"]}
@@ -184,7 +184,7 @@ def test_control_plane_logs(request, fixture, logs, retention):
     rec: Recording = request.getfixturevalue(fixture)
     cluster = rec.one("aws:eks/cluster:Cluster")
     assert cluster.inputs["enabledClusterLogTypes"] == logs
-    group_ = rec.one("aws:cloudwatch/logGroup:LogGroup")
+    group_ = rec.one("aws:cloudwatch/logGroup:LogGroup", f"{cluster.inputs['name']}-cluster-logs")  # + flow logs
     assert group_.inputs["name"] == f"/aws/eks/{cluster.inputs['name']}/cluster"
     assert group_.inputs["retentionInDays"] == retention
     assert group_.urn in cluster.dependencies  # exists before EKS would create it without retention

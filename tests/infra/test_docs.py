@@ -8,7 +8,7 @@ from gpuplane.infra import docs
 
 def test_readme_config_reference_is_current():
     text = docs.README.read_text()
-    assert docs.config_reference() in text, "run: python -m infra.docs"
+    assert docs.config_reference() in text, "run: python -m gpuplane.infra.docs"
 
 
 def test_every_key_is_documented_with_a_default():

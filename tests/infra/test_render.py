@@ -38,6 +38,7 @@ def test_render_is_byte_identical_twice(dev_out, tmp_path):
     render("dev", again)
     assert tree(dev_out) == tree(again)
     assert "plan.json" in tree(again)
+    assert "tfplan.json" in tree(again)  # the AWS side as a Terraform plan (tests/infra/test_tfplan.py)
 
 
 def test_plan_json_follows_the_contract(dev_out):
