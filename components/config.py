@@ -220,6 +220,7 @@ class ClusterArgs(_Args):
         default="STANDARD",
         description="EKS support type at the end of standard support: `STANDARD` (EKS upgrades the control plane "
         "itself, $0.10/h) or `EXTENDED` (stays on the old minor, $0.60/h). Default `STANDARD`.",
+    )
     encrypt_logs: bool = Field(
         default=True,
         description="Encrypt the control-plane log group with a KMS key of the stack (rotation on) instead of "
@@ -718,6 +719,7 @@ class StorageArgs(_Args):
         default=None,
         description="Take over a file system kept by an earlier stack's destroy (`fs-...`): it is imported into this "
         "stack (Pulumi `import`), so its settings must match this section. Default none (create one).",
+    )
     customer_managed_key: bool = Field(
         default=False,
         description="Encrypt a NEW file system with a KMS key of the stack (protected and retained with the file "

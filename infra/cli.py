@@ -16,10 +16,9 @@ from rich.table import Table
 
 from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import config as stack_config
-from gpuplane.infra import mockrun
+from gpuplane.infra import mockrun, tfplan
 from gpuplane.infra import render as renderer
 from gpuplane.infra import train as train_command
-from gpuplane.infra import tfplan
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
 from gpuplane.infra.aws import preflight as preflight_ops
