@@ -29,7 +29,14 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ADDON = "aws:eks/addon:Addon"
 CLUSTER = "aws:eks/cluster:Cluster"
 FS = "aws:efs/fileSystem:FileSystem"
-DATA_AND_GUARDS = {FS, "aws:efs/fileSystemPolicy:FileSystemPolicy", "aws:efs/backupPolicy:BackupPolicy"}
+# The data, what guards it, and (prod's customerManagedKey) the key it is encrypted with: losing the key
+# loses the data (issue 13), so it is kept exactly like the file system.
+DATA_AND_GUARDS = {
+    FS,
+    "aws:efs/fileSystemPolicy:FileSystemPolicy",
+    "aws:efs/backupPolicy:BackupPolicy",
+    "aws:kms/key:Key",
+}
 
 
 def timeline() -> ModuleType:
@@ -225,7 +232,9 @@ def test_exclude_protected_keeps_only_the_data_and_its_guards(prod_run):
 
 def test_a_new_stack_imports_a_retained_file_system(run_platform):
     rec = run_platform({"storage": {"existingFileSystemId": "fs-0123456789abcdef0"}})
-    for type_ in DATA_AND_GUARDS:
+    # An imported file system keeps the key it was made with: no new data key is created for it.
+    assert not [k for k in rec.by_type("aws:kms/key:Key") if k.name.endswith("-efs-key")]
+    for type_ in DATA_AND_GUARDS - {"aws:kms/key:Key"}:
         resource = rec.one(type_)
         assert resource.import_id == "fs-0123456789abcdef0", type_
         assert {"tags", "tagsAll"} <= set(resource.ignore_changes)
