@@ -122,3 +122,10 @@ CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {
     "1.34": "v1.34.0",
     "1.35": "v1.35.0",
 }
+
+# --- gpuplane compare: the load-test client's image ------------------------------------------------
+# The official TensorFlow CPU image (Docker Hub tensorflow/tensorflow; its Dockerfile,
+# tensorflow/tools/dockerfiles/dockerfiles/cpu.Dockerfile, installs python3 + pip + tensorflow on Ubuntu
+# and sets no USER, so it runs as whatever uid the pod says; `python3` is on PATH). Tag = the TF release
+# FACTS.md measured (2.21.0, PyPI tensorflow-cpu 2.21.0); not pulled here (no registry reachable).
+TENSORFLOW_CPU_IMAGE: Final = "tensorflow/tensorflow:2.21.0"

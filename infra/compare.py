@@ -1,0 +1,652 @@
+"""`gpuplane compare`: load-test a model's serving variants from inside the cluster and report.
+
+Why this module is the CLI's glue and nothing more: the Job and ConfigMap are built by
+`manifests.loadtest`, the load loop is the client (`manifests/loadtest/client.py`, which runs in the pod),
+and the report is `infra.compare_report`. Here: read and check the stack and the request (every bad
+value is refused with exit 2 before anything is created), upload the inputs, run the Job with the
+official `kubernetes` client and the kubeconfig `gpuplane kubeconfig` writes, wait with progress, read
+the summary from the Job's log, and write the report. `--plan` prints the objects without a cluster;
+`--endpoint VARIANT=URL` runs the same client locally against given URLs (a stand-in, or a port-forward).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+import yaml
+from rich.console import Console
+
+from gpuplane.components import catalog
+from gpuplane.components.config import NodeGroupArgs, PlatformArgs
+from gpuplane.infra import compare_report
+from gpuplane.infra import config as stack_config
+from gpuplane.manifests import loadtest, versions
+
+EXIT_BAD_INPUT: Final = 2
+EXIT_FAILED: Final = 1
+SIZE_RANGE: Final = (32, 4096)
+CONCURRENCY_RANGE: Final = (1, 256)
+DURATION_RANGE: Final = (1, 3600)
+FORMATS: Final = ("jpeg", "png")
+REST_PORT: Final = 8501
+READY_TIMEOUT_S: Final = 600
+# Per-cell allowance on top of the measured duration (warm-up requests, connection set-up).
+CELL_MARGIN_S: Final = 30
+
+_err = Console(stderr=True)
+
+
+class CompareError(Exception):
+    """Bad input for `gpuplane compare`: the message names the option or key, the value and what is allowed."""
+
+
+# --- the serving workloads, as issue 11's stack config declares them ---------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One serving variant of one serving workload: what the report and the fit check need from it."""
+
+    serving: str
+    model: str
+    name: str
+    gpus: int = 0
+    replicas: int = 1
+    cpu_limit: str | None = None
+    memory_limit: str | None = None
+    node_group: str | None = None
+
+    @property
+    def service(self) -> str:
+        """The variant's own ClusterIP Service (issue 11's contract: `<serving>-<variant>`)."""
+        return f"{self.serving}-{self.name}"
+
+
+def _variants_from_raw(raw: Any) -> list[Variant]:
+    """Variants from the `gpuplane:serving` list as written in the stack file (camelCase keys)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise CompareError(f"gpuplane:serving: must be a list of serving workloads (got {type(raw).__name__})")
+    found: list[Variant] = []
+    for i, item in enumerate(raw):
+        where = f"gpuplane:serving[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise CompareError(f"{where}.name: is required (a DNS label)")
+        model = item.get("model")
+        if not isinstance(model, dict) or not isinstance(model.get("name"), str):
+            raise CompareError(f"{where}.model.name: is required")
+        variants = item.get("variants")
+        if not isinstance(variants, list) or not variants:
+            raise CompareError(f"{where}.variants: must list at least one variant")
+        for j, v in enumerate(variants):
+            if not isinstance(v, dict) or not isinstance(v.get("name"), str):
+                raise CompareError(f"{where}.variants[{j}].name: is required")
+            limits = v.get("limits") if isinstance(v.get("limits"), dict) else {}
+            found.append(
+                Variant(
+                    serving=item["name"],
+                    model=model["name"],
+                    name=v["name"],
+                    gpus=int(v.get("gpus", 0) or 0),
+                    replicas=int(v.get("replicas", 1) or 1),
+                    cpu_limit=None if limits.get("cpu") is None else str(limits["cpu"]),
+                    memory_limit=None if limits.get("memory") is None else str(limits["memory"]),
+                    node_group=v.get("nodeGroup"),
+                )
+            )
+    return found
+
+
+def serving_variants(platform: PlatformArgs, raw_serving: Any) -> list[Variant]:
+    """Every serving variant of the stack. THE one place that knows where they come from.
+
+    Until the typed serving args (issue 11) are part of `PlatformArgs`, they are read from the raw
+    `gpuplane:serving` list of the stack file; once `PlatformArgs` has a `serving` field, its validated
+    models are dumped to the same camelCase shape and read the same way.
+    """
+    typed = getattr(platform, "serving", None)
+    if typed is not None:
+        return _variants_from_raw([s.model_dump(by_alias=True) for s in typed])
+    return _variants_from_raw(raw_serving)
+
+
+def load_stack(stack: str, stacks_dir: Path) -> tuple[stack_config.StackConfig, list[Variant]]:
+    """The validated stack and its serving variants (ConfigError for invalid config, as `render` reports it)."""
+    raw = stack_config.read_stack_file(stack, stacks_dir)
+    raw_serving = raw.get("gpuplane:serving")
+    if "serving" not in PlatformArgs.model_fields:
+        raw = {k: v for k, v in raw.items() if k != "gpuplane:serving"}
+    config = stack_config.parse(raw, stack)
+    return config, serving_variants(config.platform, raw_serving)
+
+
+def variants_for_model(variants: Sequence[Variant], model: str) -> list[Variant]:
+    """The variants that serve `model`; CompareError naming the models that are served when none does."""
+    chosen = [v for v in variants if v.model == model]
+    if not chosen:
+        served = sorted({v.model for v in variants})
+        raise CompareError(
+            f"--model: no serving variant serves model '{model}'; served models: {', '.join(served) or 'none'} "
+            "(gpuplane:serving[].model.name)"
+        )
+    return chosen
+
+
+# --- the request --------------------------------------------------------------------------------------
+
+
+def _in_range(option: str, values: Sequence[int], bounds: tuple[int, int], unit: str = "") -> None:
+    low, high = bounds
+    bad = [v for v in values if not low <= v <= high]
+    if bad:
+        raise CompareError(f"{option}: {bad} out of range; allowed {low}-{high}{unit}")
+
+
+def _int_list(option: str, text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CompareError(f"{option}: '{text}' is not a comma-separated list of whole numbers") from None
+    if not values:
+        raise CompareError(f"{option}: '{text}' names no value")
+    return sorted(set(values))
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked `gpuplane compare` request."""
+
+    model: str
+    sizes: list[int]
+    formats: list[str]
+    concurrency: list[int]
+    duration_s: int
+    inputs: list[Path] = field(default_factory=list)
+
+
+def parse_request(
+    model: str, *, sizes: str, formats: str, concurrency: str, duration: int, inputs: Path | None
+) -> Request:
+    """Check every option against its range; CompareError with the option, the bad value and what is allowed."""
+    size_list = _int_list("--sizes", sizes)
+    _in_range("--sizes", size_list, SIZE_RANGE, " px")
+    concurrency_list = _int_list("--concurrency", concurrency)
+    _in_range("--concurrency", concurrency_list, CONCURRENCY_RANGE)
+    _in_range("--duration", [duration], DURATION_RANGE, " s per cell")
+    format_list = [f.strip().lower() for f in formats.split(",") if f.strip()]
+    format_list = ["jpeg" if f == "jpg" else f for f in format_list]
+    bad = [f for f in format_list if f not in FORMATS]
+    if bad or not format_list:
+        raise CompareError(f"--formats: {bad or formats!r} not allowed; allowed: {', '.join(FORMATS)}")
+    files: list[Path] = []
+    if inputs is not None:
+        if not inputs.is_dir():
+            raise CompareError(f"--inputs: '{inputs}' is not a directory")
+        files = sorted(p for p in inputs.iterdir() if p.is_file() and p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+        if not files:
+            raise CompareError(f"--inputs: '{inputs}' holds no images; allowed: .jpg, .jpeg, .png files")
+    return Request(model, size_list, list(dict.fromkeys(format_list)), concurrency_list, duration, files)
+
+
+# --- can the Job be scheduled? ------------------------------------------------------------------------
+
+
+def _cpu_cores(quantity: str) -> float:
+    return float(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+_MEMORY_UNITS: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9}
+
+
+def _memory_bytes(quantity: str) -> int:
+    for suffix, factor in _MEMORY_UNITS.items():
+        if quantity.endswith(suffix):
+            return int(float(quantity[: -len(suffix)]) * factor)
+    return int(quantity)
+
+
+def allocatable(instance: catalog.InstanceType) -> tuple[float, int]:
+    """Approximate allocatable (CPUs, bytes) of a node: what EKS AMIs reserve for kubelet and the system.
+
+    CPU: 6% of the first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; memory:
+    255 MiB + 11 MiB per pod (110 pods) + 100 MiB eviction threshold (amazon-eks-ami's kube-reserved rule).
+    """
+    cpus = instance.vcpus
+    reserved = 0.06 + (0.01 if cpus > 1 else 0) + 0.005 * min(max(cpus - 2, 0), 2) + 0.0025 * max(cpus - 4, 0)
+    memory = instance.memory_mib * 2**20 - (255 + 11 * 110 + 100) * 2**20
+    return cpus - reserved, memory
+
+
+def check_fits(platform: PlatformArgs, cpu: str, memory: str) -> str:
+    """The node group the client Job can run on (untainted, large enough); CompareError when there is none.
+
+    The client stays off GPU nodes (they are tainted, and it needs no GPU) and off the serving pods' nodes
+    (anti-affinity), so it needs an untainted group whose instance type fits its requests.
+    """
+    want_cpu, want_memory = _cpu_cores(cpu), _memory_bytes(memory)
+    candidates: list[str] = []
+    for group in platform.resolved_node_groups:
+        if any(t.effect in ("NoSchedule", "NoExecute") for t in group.all_taints):
+            continue
+        for name in group.instance_types:
+            have_cpu, have_memory = allocatable(catalog.lookup(name))
+            candidates.append(f"{group.name}/{name} ({have_cpu:.2f} CPU, {have_memory / 2**30:.1f} GiB)")
+            if have_cpu >= want_cpu and have_memory >= want_memory:
+                return group.name
+    raise CompareError(
+        f"the load-test Job (requests cpu={cpu}, memory={memory}) cannot be scheduled: no untainted node group "
+        f"has room; allocatable: {'; '.join(candidates) or 'no untainted group'}. Lower --client-cpu/--client-memory "
+        "or add a larger CPU node group (gpuplane:nodeGroups)"
+    )
+
+
+# --- machine facts --------------------------------------------------------------------------------------
+
+
+def _groups_for(variant: Variant, groups: Sequence[NodeGroupArgs]) -> list[NodeGroupArgs]:
+    if variant.node_group:
+        return [g for g in groups if g.name == variant.node_group]
+    return [g for g in groups if (g.kind == "gpu") == (variant.gpus > 0)]
+
+
+def machine_facts(
+    platform: PlatformArgs, variants: Sequence[Variant], client_cpu: str, client_memory: str
+) -> dict[str, Any]:
+    """Instance types, limits, GPU model and sharing per variant, from the stack config and the catalog.
+
+    Without an explicit node group, a GPU variant can land on any GPU group and a CPU variant on any CPU
+    group, so all candidates are listed.
+    """
+    groups = platform.resolved_node_groups
+    rows = []
+    for v in variants:
+        chosen = _groups_for(v, groups)
+        gpu_groups = [g for g in chosen if g.kind == "gpu"]
+        rows.append(
+            {
+                "name": v.name,
+                "serving": v.serving,
+                "service": v.service,
+                "nodeGroups": [g.name for g in chosen],
+                "instanceTypes": sorted({t for g in chosen for t in g.instance_types}),
+                "cpuLimit": v.cpu_limit,
+                "memoryLimit": v.memory_limit,
+                "gpus": v.gpus,
+                "replicas": v.replicas,
+                "gpuModel": ", ".join(sorted({g.instance.gpu_model or "" for g in gpu_groups})) or None
+                if v.gpus
+                else None,
+                "gpuSharing": ", ".join(sorted({g.sharing.mode for g in gpu_groups})) or None if v.gpus else None,
+            }
+        )
+    return {
+        "variants": rows,
+        "client": {"cpu": client_cpu, "memory": client_memory, "image": versions.TENSORFLOW_CPU_IMAGE},
+    }
+
+
+# --- the run's objects ----------------------------------------------------------------------------------
+
+
+def new_run_id() -> str:
+    """A short, sortable, unique DNS label: UTC time plus random hex."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def client_config(
+    run_id: str, request: Request, urls: dict[str, str], out_dir: str, inputs_dir: str | None
+) -> dict[str, Any]:
+    """The client's config.json (see `Run.from_json` in the client)."""
+    return {
+        "runId": run_id,
+        "model": request.model,
+        "variants": urls,
+        "sizes": request.sizes,
+        "formats": request.formats,
+        "concurrency": request.concurrency,
+        "durationS": request.duration_s,
+        "outDir": out_dir,
+        "inputsDir": inputs_dir,
+        "readyTimeoutS": READY_TIMEOUT_S,
+    }
+
+
+def cluster_urls(variants: Sequence[Variant], namespace: str) -> dict[str, str]:
+    """Each variant's REST address inside the cluster (its own Service, port `http`)."""
+    return {v.name: f"http://{v.service}.{namespace}.svc:{REST_PORT}" for v in variants}
+
+
+def deadline_s(request: Request, variant_count: int) -> int:
+    """The Job's activeDeadlineSeconds: readiness wait, every cell with its margin, and slack for start-up."""
+    cells = variant_count * len(request.sizes) * len(request.formats) * len(request.concurrency)
+    return READY_TIMEOUT_S + cells * (request.duration_s + CELL_MARGIN_S) + 300
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run creates in the cluster."""
+
+    run_id: str
+    namespace: str
+    configmap: dict[str, Any]
+    job: dict[str, Any]
+    uploader: dict[str, Any] | None
+
+
+def build_plan(
+    config: stack_config.StackConfig,
+    variants: Sequence[Variant],
+    request: Request,
+    *,
+    run_id: str,
+    client_cpu: str,
+    client_memory: str,
+) -> Plan:
+    """The ConfigMap, Job (and inputs uploader pod) of one run, checked to fit the stack's nodes."""
+    platform = config.platform
+    check_fits(platform, client_cpu, client_memory)
+    if request.inputs and "datasets" not in platform.storage.volume_names:
+        raise CompareError("--inputs: the stack has no `datasets` volume (gpuplane:storage.volumes) to upload into")
+    if "logs" not in platform.storage.volume_names:
+        raise CompareError("the stack has no `logs` volume (gpuplane:storage.volumes) for the raw results")
+    namespace = platform.workload_namespace
+    uid = platform.storage.uid if platform.storage.uid > 10000 else loadtest.DEFAULT_UID
+    gid = platform.storage.gid
+    inputs_dir = f"{loadtest.DATASETS_MOUNT}/{loadtest.RUNS_SUBDIR}/{run_id}" if request.inputs else None
+    settings = client_config(
+        run_id,
+        request,
+        cluster_urls(variants, namespace),
+        f"{loadtest.LOGS_MOUNT}/{loadtest.RUNS_SUBDIR}",
+        inputs_dir,
+    )
+    job = loadtest.job(
+        namespace,
+        run_id,
+        servings=sorted({v.serving for v in variants}),
+        uid=uid,
+        gid=gid,
+        active_deadline_s=deadline_s(request, len(variants)),
+        with_inputs=bool(request.inputs),
+        cpu=client_cpu,
+        memory=client_memory,
+    )
+    uploader = loadtest.uploader_pod(namespace, run_id, uid=uid, gid=gid) if request.inputs else None
+    return Plan(run_id, namespace, loadtest.configmap(namespace, run_id, settings), job, uploader)
+
+
+# --- the client's answer ------------------------------------------------------------------------------
+
+
+def parse_summary(log: str) -> dict[str, Any]:
+    """The summary JSON from the client's output (the last marker line); RuntimeError if absent or an error."""
+    lines = [line for line in log.splitlines() if line.startswith("GPUPLANE-COMPARE-SUMMARY ")]
+    if not lines:
+        tail = "\n".join(log.splitlines()[-20:])
+        raise RuntimeError(f"the client printed no summary; its last output:\n{tail}")
+    summary: dict[str, Any] = json.loads(lines[-1].split(" ", 1)[1])
+    if "error" in summary:
+        raise RuntimeError(f"the client stopped: {summary['error']}")
+    return summary
+
+
+def run_local(
+    plan: Plan, urls: dict[str, str], *, inputs: Sequence[Path], out_dir: Path, python: str, timeout_s: int
+) -> dict[str, Any]:
+    """Run the very client the Job would run, here, against the given URLs (a stand-in or a port-forward)."""
+    settings = json.loads(plan.configmap["data"][loadtest.CONFIG_FILE])
+    work = out_dir / "client"
+    work.mkdir(parents=True, exist_ok=True)
+    settings["variants"] = urls
+    settings["outDir"] = str(out_dir / "raw")
+    settings["inputsDir"] = str(inputs[0].parent) if inputs else None
+    (work / loadtest.CLIENT_FILE).write_text(loadtest.client_source())
+    (work / loadtest.CONFIG_FILE).write_text(json.dumps(settings, indent=2))
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONDONTWRITEBYTECODE": "1"}
+    process = subprocess.Popen(
+        [python, str(work / loadtest.CLIENT_FILE), str(work / loadtest.CONFIG_FILE)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        raise RuntimeError(f"the client ran past {timeout_s} s; its last output:\n{stderr[-2000:]}") from None
+    for line in stderr.splitlines():
+        if line.startswith("[compare]"):
+            _err.print(line, highlight=False, markup=False)
+    try:
+        return parse_summary(stdout)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{exc}\n{stderr[-2000:]}") from None
+
+
+# --- the cluster ----------------------------------------------------------------------------------------
+
+
+def _tar_of(files: Sequence[Path]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in files:
+            tar.add(path, arcname=path.name)
+    return buffer.getvalue()
+
+
+class Cluster:
+    """The few Kubernetes API calls a run makes, through the official client and a kubeconfig."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        from kubernetes import client, config  # noqa: PLC0415 - only a live run needs it
+
+        if not kubeconfig.is_file():
+            raise CompareError(
+                f"--kubeconfig: '{kubeconfig}' does not exist; write it with `gpuplane kubeconfig STACK` first"
+            )
+        api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        self.core = client.CoreV1Api(api_client)
+        self.batch = client.BatchV1Api(api_client)
+
+    def upload(self, pod: dict[str, Any], files: Sequence[Path], target: str, log: Callable[[str], None]) -> None:
+        """Create the uploader pod, stream a tar of `files` into `target` over exec, delete the pod."""
+        from kubernetes.stream import stream  # noqa: PLC0415
+
+        namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        self.core.create_namespaced_pod(namespace, pod)
+        try:
+            deadline = time.monotonic() + 300
+            while self.core.read_namespaced_pod(name, namespace).status.phase != "Running":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"uploader pod {namespace}/{name} did not start within 300 s")
+                time.sleep(2)
+            log(f"uploading {len(files)} images to datasets:{target}")
+            command = ["sh", "-c", f"mkdir -p '{target}' && tar -x -f - -C '{target}'"]
+            session = stream(
+                self.core.connect_get_namespaced_pod_exec,
+                name,
+                namespace,
+                command=command,
+                stdin=True,
+                stdout=True,
+                stderr=True,
+                tty=False,
+                _preload_content=False,
+                binary=True,
+            )
+            data = _tar_of(files)
+            for offset in range(0, len(data), 1 << 20):
+                session.write_stdin(data[offset : offset + (1 << 20)])
+            session.write_stdin(b"")
+            session.update(timeout=5)
+            session.close()
+        finally:
+            self.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+
+    def run_job(self, plan: Plan, progress: Callable[[str], None]) -> str:
+        """Create the ConfigMap and Job (the ConfigMap owned by the Job), wait, return the pod's log."""
+        namespace, name = plan.namespace, plan.job["metadata"]["name"]
+        self.core.create_namespaced_config_map(namespace, plan.configmap)
+        created = self.batch.create_namespaced_job(namespace, plan.job)
+        owner = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": name,
+            "uid": created.metadata.uid,
+            "blockOwnerDeletion": False,
+        }
+        self.core.patch_namespaced_config_map(name, namespace, {"metadata": {"ownerReferences": [owner]}})
+        started = time.monotonic()
+        limit = plan.job["spec"]["activeDeadlineSeconds"]
+        while True:
+            status = self.batch.read_namespaced_job_status(name, namespace).status
+            pods = self.core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items
+            waiting = _unschedulable(pods)
+            elapsed = time.monotonic() - started
+            if waiting and elapsed > 600:
+                raise RuntimeError(f"job {namespace}/{name} cannot be scheduled: {waiting}")
+            phase = pods[0].status.phase if pods else "no pod yet"
+            progress(
+                f"job {name}: {phase}, {elapsed:.0f} s of at most {limit} s" + (f" ({waiting})" if waiting else "")
+            )
+            if status.succeeded or status.failed:
+                break
+            time.sleep(3)
+        if not pods:
+            raise RuntimeError(f"job {namespace}/{name} finished without a pod")
+        log: str = self.core.read_namespaced_pod_log(pods[0].metadata.name, namespace, container="client")
+        return log
+
+
+def _unschedulable(pods: Sequence[Any]) -> str:
+    for pod in pods:
+        for condition in pod.status.conditions or []:
+            if condition.type == "PodScheduled" and condition.status == "False" and condition.reason == "Unschedulable":
+                return str(condition.message)
+    return ""
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+
+def _parse_endpoints(values: Sequence[str], variants: Sequence[Variant]) -> dict[str, str]:
+    known = [v.name for v in variants]
+    urls: dict[str, str] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not url.startswith(("http://", "https://")):
+            raise CompareError(f"--endpoint: '{value}' must be VARIANT=http://host:port")
+        if name not in known:
+            raise CompareError(f"--endpoint: variant '{name}' does not serve this model; its variants: {known}")
+        urls[name] = url
+    missing = [n for n in known if n not in urls]
+    if missing:
+        raise CompareError(f"--endpoint: no URL for variant(s) {missing}; give one VARIANT=URL per variant")
+    return urls
+
+
+def command(  # noqa: PLR0917 - typer maps each parameter to an option
+    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+    model: Annotated[str, typer.Option(help="The model to compare (gpuplane:serving[].model.name).")],
+    inputs: Annotated[
+        Path | None, typer.Option(help="Folder of .jpg/.png images. Default: synthetic images made in the Job.")
+    ] = None,
+    sizes: Annotated[str, typer.Option(help="Box sizes in px (32-4096), comma-separated.")] = "128,512,2048",
+    formats: Annotated[str, typer.Option(help="Encodings: jpeg, png.")] = "jpeg,png",
+    concurrency: Annotated[str, typer.Option(help="Concurrent requests (1-256), comma-separated.")] = "1,4,16",
+    duration: Annotated[int, typer.Option(help="Seconds per cell (1-3600).")] = 30,
+    plan: Annotated[bool, typer.Option("--plan", help="Print the Job and ConfigMap; contact no cluster.")] = False,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="Default: build/<stack>/kubeconfig (from `gpuplane kubeconfig`).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Report folder. Default: build/<stack>/compare/<run id>.")] = None,
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(help="VARIANT=URL: run the client here against these URLs instead of a Job in the cluster."),
+    ] = None,
+    client_cpu: Annotated[str, typer.Option(help="The client's CPU request = limit.")] = loadtest.DEFAULT_CPU,
+    client_memory: Annotated[str, typer.Option(help="The client's memory request = limit.")] = loadtest.DEFAULT_MEMORY,
+    client_python: Annotated[
+        str, typer.Option(help="With --endpoint: the Python with TensorFlow that runs the client.")
+    ] = sys.executable,
+    stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+) -> None:
+    """Load-test a model's serving variants from inside the cluster; write a table, JSON and an HTML report.
+
+    Exits 2 on bad input (nothing is created), 1 when the run fails.
+    """
+    try:
+        config, all_variants = load_stack(stack, stacks_dir)
+    except stack_config.ConfigError as exc:
+        _err.print(f"[bold red]Invalid config for stack '{stack}'[/]:")
+        for problem in exc.problems:
+            _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except CompareError as exc:
+        _err.print(f"[bold red]Error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    run_id = new_run_id()
+    try:
+        request = parse_request(
+            model, sizes=sizes, formats=formats, concurrency=concurrency, duration=duration, inputs=inputs
+        )
+        variants = variants_for_model(all_variants, model)
+        the_plan = build_plan(
+            config, variants, request, run_id=run_id, client_cpu=client_cpu, client_memory=client_memory
+        )
+        urls = _parse_endpoints(endpoint, variants) if endpoint else None
+        if not plan and urls is None:
+            cluster = Cluster(kubeconfig or Path("build") / stack / "kubeconfig")
+    except (CompareError, ValueError) as exc:
+        _err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True, markup=False)
+        _err.print("Nothing was created.")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    if len(variants) == 1:
+        _err.print(
+            f"[yellow]Only variant '{variants[0].name}' serves model '{model}': running a single-variant "
+            "benchmark (no comparison).[/]"
+        )
+    if plan:
+        objects = [the_plan.configmap, the_plan.job] + ([the_plan.uploader] if the_plan.uploader else [])
+        typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+        return
+    out_dir = out or Path("build") / stack / "compare" / run_id
+    try:
+        if urls is not None:
+            summary = run_local(
+                the_plan,
+                urls,
+                inputs=request.inputs,
+                out_dir=out_dir,
+                python=client_python,
+                timeout_s=deadline_s(request, len(variants)),
+            )
+        else:
+            with _err.status(f"compare {model}: run {run_id}") as status:
+                if the_plan.uploader is not None:
+                    target = f"{loadtest.DATASETS_MOUNT}/{loadtest.RUNS_SUBDIR}/{run_id}"
+                    cluster.upload(the_plan.uploader, request.inputs, target, status.update)
+                log = cluster.run_job(the_plan, status.update)
+            summary = parse_summary(log)
+    except Exception as exc:
+        _err.print(f"[bold red]Run {run_id} failed:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED) from None
+    machine = machine_facts(config.platform, variants, client_cpu, client_memory)
+    compare_report.print_report(summary, Console(width=max(Console().width, 140)))
+    json_path, html_path = compare_report.write(summary, machine, out_dir)
+    _err.print(f"Wrote {json_path} and {html_path}; raw per-request data: {summary.get('raw')}", highlight=False)
