@@ -94,7 +94,8 @@ def _variants_from_raw(raw: Any) -> list[Variant]:
         for j, v in enumerate(variants):
             if not isinstance(v, dict) or not isinstance(v.get("name"), str):
                 raise CompareError(f"{where}.variants[{j}].name: is required")
-            limits = v.get("limits") if isinstance(v.get("limits"), dict) else {}
+            raw_limits = v.get("limits")
+            limits: dict[str, Any] = raw_limits if isinstance(raw_limits, dict) else {}
             found.append(
                 Variant(
                     serving=item["name"],
@@ -344,6 +345,13 @@ class Plan:
     configmap: dict[str, Any]
     job: dict[str, Any]
     uploader: dict[str, Any] | None
+    network_policy: dict[str, Any]
+
+    @property
+    def objects(self) -> list[dict[str, Any]]:
+        """Everything the run creates, in the order it creates them."""
+        first = [self.configmap, self.network_policy]
+        return first + ([self.uploader] if self.uploader else []) + [self.job]
 
 
 def build_plan(
@@ -385,7 +393,15 @@ def build_plan(
         memory=client_memory,
     )
     uploader = loadtest.uploader_pod(namespace, run_id, uid=uid, gid=gid) if request.inputs else None
-    return Plan(run_id, namespace, loadtest.configmap(namespace, run_id, settings), job, uploader)
+    servings = sorted({v.serving for v in variants})
+    return Plan(
+        run_id,
+        namespace,
+        loadtest.configmap(namespace, run_id, settings),
+        job,
+        uploader,
+        loadtest.network_policy(namespace, run_id, servings=servings),
+    )
 
 
 # --- the client's answer ------------------------------------------------------------------------------
@@ -462,6 +478,18 @@ class Cluster:
         api_client = config.new_client_from_config(config_file=str(kubeconfig))
         self.core = client.CoreV1Api(api_client)
         self.batch = client.BatchV1Api(api_client)
+        self.networking = client.NetworkingV1Api(api_client)
+
+    def prepare(self, plan: Plan) -> None:
+        """Create the ConfigMap and the NetworkPolicy (before any pod of the run exists)."""
+        self.core.create_namespaced_config_map(plan.namespace, plan.configmap)
+        self.networking.create_namespaced_network_policy(plan.namespace, plan.network_policy)
+
+    def clean_up(self, plan: Plan) -> None:
+        """Delete what `prepare` made, when the run stops before its Job exists to own them."""
+        name = plan.configmap["metadata"]["name"]
+        self.core.delete_namespaced_config_map(name, plan.namespace)
+        self.networking.delete_namespaced_network_policy(name, plan.namespace)
 
     def upload(self, pod: dict[str, Any], files: Sequence[Path], target: str, log: Callable[[str], None]) -> None:
         """Create the uploader pod, stream a tar of `files` into `target` over exec, delete the pod."""
@@ -499,9 +527,8 @@ class Cluster:
             self.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
 
     def run_job(self, plan: Plan, progress: Callable[[str], None]) -> str:
-        """Create the ConfigMap and Job (the ConfigMap owned by the Job), wait, return the pod's log."""
+        """Create the Job, hand it the ConfigMap and NetworkPolicy (its TTL deletes all three), wait, read the log."""
         namespace, name = plan.namespace, plan.job["metadata"]["name"]
-        self.core.create_namespaced_config_map(namespace, plan.configmap)
         created = self.batch.create_namespaced_job(namespace, plan.job)
         owner = {
             "apiVersion": "batch/v1",
@@ -510,7 +537,9 @@ class Cluster:
             "uid": created.metadata.uid,
             "blockOwnerDeletion": False,
         }
-        self.core.patch_namespaced_config_map(name, namespace, {"metadata": {"ownerReferences": [owner]}})
+        owned = {"metadata": {"ownerReferences": [owner]}}
+        self.core.patch_namespaced_config_map(name, namespace, owned)
+        self.networking.patch_namespaced_network_policy(name, namespace, owned)
         started = time.monotonic()
         limit = plan.job["spec"]["activeDeadlineSeconds"]
         while True:
@@ -598,7 +627,8 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except CompareError as exc:
-        _err.print(f"[bold red]Error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        _err.print("[bold red]Error:[/]", end=" ")
+        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     run_id = new_run_id()
     try:
@@ -613,7 +643,8 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         if not plan and urls is None:
             cluster = Cluster(kubeconfig or Path("build") / stack / "kubeconfig")
     except (CompareError, ValueError) as exc:
-        _err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True, markup=False)
+        _err.print("[bold red]Error:[/]", end=" ")
+        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         _err.print("Nothing was created.")
         raise typer.Exit(EXIT_BAD_INPUT) from None
     if len(variants) == 1:
@@ -622,8 +653,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             "benchmark (no comparison).[/]"
         )
     if plan:
-        objects = [the_plan.configmap, the_plan.job] + ([the_plan.uploader] if the_plan.uploader else [])
-        typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+        typer.echo(yaml.safe_dump_all(the_plan.objects, sort_keys=False), nl=False)
         return
     out_dir = out or Path("build") / stack / "compare" / run_id
     try:
@@ -638,13 +668,19 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             )
         else:
             with _err.status(f"compare {model}: run {run_id}") as status:
+                cluster.prepare(the_plan)
                 if the_plan.uploader is not None:
                     target = f"{loadtest.DATASETS_MOUNT}/{loadtest.RUNS_SUBDIR}/{run_id}"
-                    cluster.upload(the_plan.uploader, request.inputs, target, status.update)
+                    try:
+                        cluster.upload(the_plan.uploader, request.inputs, target, status.update)
+                    except Exception:
+                        cluster.clean_up(the_plan)
+                        raise
                 log = cluster.run_job(the_plan, status.update)
             summary = parse_summary(log)
     except Exception as exc:
-        _err.print(f"[bold red]Run {run_id} failed:[/] {exc}", highlight=False, soft_wrap=True)
+        _err.print(f"[bold red]Run {run_id} failed:[/]", end=" ")
+        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FAILED) from None
     machine = machine_facts(config.platform, variants, client_cpu, client_memory)
     compare_report.print_report(summary, Console(width=max(Console().width, 140)))

@@ -31,14 +31,17 @@ LOGS_MOUNT: Final = "/logs"
 RUNS_SUBDIR: Final = "gpuplane-compare"
 APP_NAME: Final = "gpuplane-compare"
 SERVING_APP: Final = "tensorflow-serving"
+# The serving containers' REST port (issue 11's contract: port `http` 8501; the Service maps it 1:1).
+SERVING_REST_PORT: Final = 8501
 # The uid the client runs as when the stack's own workload uid is not above 10000 (checkov CKV_K8S_40
 # asks for a high uid so that it cannot collide with a host account). EFS access points act as their own
 # POSIX user for every NFS call, so this uid does not have to match theirs to write to `logs`.
 DEFAULT_UID: Final = 10001
 # Seconds the finished Job (and its log) stays for the CLI to read; then Kubernetes deletes it.
 TTL_AFTER_FINISHED_S: Final = 3600
-DEFAULT_CPU: Final = "2"
-DEFAULT_MEMORY: Final = "4Gi"
+# Fits the smallest CPU node the shipped stacks use (m6i.large: about 1.9 allocatable CPUs, 6.5 GiB).
+DEFAULT_CPU: Final = "1500m"
+DEFAULT_MEMORY: Final = "3Gi"
 
 _RUN_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 
@@ -157,8 +160,8 @@ def job(
         gid: its group (also the fsGroup).
         active_deadline_s: a hard stop for the whole run (readiness wait, every cell, margins).
         with_inputs: mount `datasets` (read-only) because the inputs were uploaded there.
-        cpu: the client's CPU request = limit (default 2), the ceiling its saturation is judged against.
-        memory: the client's memory request = limit (default 4Gi).
+        cpu: the client's CPU request = limit (default 1500m), the ceiling its saturation is judged against.
+        memory: the client's memory request = limit (default 3Gi).
         image: the pinned `tensorflow/tensorflow` CPU image.
 
     """
@@ -219,6 +222,51 @@ def job(
                     "volumes": volumes,
                 },
             },
+        },
+    }
+
+
+def network_policy(namespace: str, run_id: str, *, servings: list[str]) -> dict[str, Any]:
+    """Ingress: nothing. Egress: the serving pods' REST port and cluster DNS, nothing else.
+
+    The client needs to reach the variants it measures and to resolve their Service names; the uploader
+    needs no network at all (exec reaches it through the kubelet, not the pod network). EKS enforces this
+    when the VPC CNI's network policy agent is on (`enableNetworkPolicy`); elsewhere it documents intent.
+    """
+    _check_run_id(run_id)
+    dns_ports = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": job_name(run_id), "namespace": namespace, "labels": _labels(run_id, "load-test")},
+        "spec": {
+            "podSelector": {"matchLabels": {"app.kubernetes.io/instance": run_id, "app.kubernetes.io/name": APP_NAME}},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [],
+            "egress": [
+                {
+                    "to": [
+                        {
+                            "podSelector": {
+                                "matchExpressions": [
+                                    {"key": "app.kubernetes.io/name", "operator": "In", "values": [SERVING_APP]},
+                                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": sorted(servings)},
+                                ]
+                            }
+                        }
+                    ],
+                    "ports": [{"protocol": "TCP", "port": SERVING_REST_PORT}],
+                },
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                        }
+                    ],
+                    "ports": dns_ports,
+                },
+            ],
         },
     }
 
