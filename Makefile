@@ -38,7 +38,8 @@ $(CHECKOV):
 	.venv-checkov/bin/python -m pip install -q checkov==3.3.30
 
 scan: render $(CHECKOV)
-	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests --framework kubernetes --skip-download --quiet --compact
+	$(BIN)/python -m tests.compare.write_plan build/compare-plan
+	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests -d build/compare-plan --framework kubernetes --skip-download --quiet --compact
 
 check: lint typecheck test scan
 

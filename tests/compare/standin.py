@@ -13,7 +13,7 @@ The answers follow TF Serving's shapes: `GET /v1/models/NAME` (model_version_sta
 answering `{"predictions": [...]}`.
 """
 
-# mypy: disable-error-code="misc"
+# mypy: disable-error-code="misc, untyped-decorator"
 from __future__ import annotations
 
 import base64

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import yaml
@@ -42,7 +43,7 @@ def test_adapter_reads_typed_serving_args_once_platform_has_them():
         def __init__(self, raw):
             self.raw = raw
 
-        def model_dump(self, by_alias: bool) -> dict:
+        def model_dump(self, by_alias: bool) -> dict[str, Any]:
             assert by_alias
             return self.raw
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -16,7 +17,7 @@ from tests.compare.conftest import ROOT
 RUN = "20261123-150000-abcdef"
 
 
-def objects(with_inputs: bool = True) -> list[dict]:
+def objects(with_inputs: bool = True) -> list[dict[str, Any]]:
     config = {"runId": RUN, "model": "m"}
     job = loadtest.job(
         "ml", RUN, servings=["resnet", "bert"], uid=10001, gid=1000, active_deadline_s=900, with_inputs=with_inputs
@@ -36,7 +37,7 @@ def test_objects_validate_strictly(version, with_inputs):
         assert kubernetes_validate.validate(obj, version, strict=True), obj["kind"]
 
 
-def _pod_specs() -> list[dict]:
+def _pod_specs() -> list[dict[str, Any]]:
     _, job, pod, _ = objects()
     return [job["spec"]["template"]["spec"], pod["spec"]]
 
