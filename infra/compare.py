@@ -504,12 +504,15 @@ class Cluster:
                     raise RuntimeError(f"uploader pod {namespace}/{name} did not start within 300 s")
                 time.sleep(2)
             log(f"uploading {len(files)} images to datasets:{target}")
-            command = ["sh", "-c", f"mkdir -p '{target}' && tar -x -f - -C '{target}'"]
+            data = _tar_of(files)
+            # The exec stream cannot signal end-of-input on every API server version, so `head -c` reads
+            # exactly the tar's length and then lets tar see EOF and the command exit.
+            script = f"mkdir -p '{target}' && head -c {len(data)} | tar -x -f - -C '{target}'"
             session = stream(
                 self.core.connect_get_namespaced_pod_exec,
                 name,
                 namespace,
-                command=command,
+                command=["sh", "-c", script],
                 stdin=True,
                 stdout=True,
                 stderr=True,
@@ -517,12 +520,19 @@ class Cluster:
                 _preload_content=False,
                 binary=True,
             )
-            data = _tar_of(files)
             for offset in range(0, len(data), 1 << 20):
                 session.write_stdin(data[offset : offset + (1 << 20)])
-            session.write_stdin(b"")
-            session.update(timeout=5)
+            errors = b""
+            deadline = time.monotonic() + 300
+            while session.is_open() and time.monotonic() < deadline:
+                session.update(timeout=5)
+                if session.peek_stderr():
+                    errors += session.read_stderr()
+            code = session.returncode
             session.close()
+            if code != 0:
+                text = errors.decode(errors="replace") if isinstance(errors, bytes) else str(errors)
+                raise RuntimeError(f"upload into datasets:{target} failed (exit {code}): {text[-1000:]}")
         finally:
             self.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
 
