@@ -43,7 +43,8 @@ AWS_SKIPS = .checkov/aws-skips.yaml
 skip_for = $(shell $(BIN)/python -c 'import sys; from gpuplane.infra.tfplan import skip_checks; print(",".join(skip_checks(open(sys.argv[1]).read(), sys.argv[2])))' $(AWS_SKIPS) $(1))
 
 scan: render $(CHECKOV)
-	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests --framework kubernetes --skip-download --quiet --compact
+	$(BIN)/python -m tests.compare.write_plan build/compare-plan
+	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests -d build/compare-plan --framework kubernetes --skip-download --quiet --compact
 	$(CHECKOV) -f build/dev/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,dev)"
 	$(CHECKOV) -f build/prod/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,prod)"
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpuplane.components.config import PlatformArgs
+from gpuplane.infra import compare as compare_ops
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import mockrun, tfplan
 from gpuplane.infra import render as renderer
@@ -363,6 +364,9 @@ def _janitor_table(found: janitor_ops.Plan) -> Table:
     for orphan, why in found.findings.kept:
         table.add_row("[green]keep[/]", orphan.kind, orphan.id, f"{orphan.name} ({why})", orphan.reason)
     return table
+
+
+app.command(name="compare")(compare_ops.command)
 
 
 if __name__ == "__main__":  # pragma: no cover

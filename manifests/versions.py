@@ -163,7 +163,14 @@ JOBSET_VERSION: Final = "0.12.0"
 JOBSET_NAMESPACE: Final = "jobset-system"
 # metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
 ADDON_METRICS_SERVER: Final = "metrics-server"
-# TensorBoard runs in the TensorFlow CPU image (tensorflow/tensorflow ships the tensorboard package).
-TENSORFLOW_IMAGE: Final = "tensorflow/tensorflow:2.20.0"
-TENSORFLOW_GPU_IMAGE: Final = "tensorflow/tensorflow:2.20.0-gpu"
+# TensorBoard, training and the compare client run in the TensorFlow images (tensorflow/tensorflow ships
+# python3, numpy and the tensorboard package). One TF release for all: 2.21.0, the one FACTS.md measured.
+TENSORFLOW_IMAGE: Final = "tensorflow/tensorflow:2.21.0"
+TENSORFLOW_GPU_IMAGE: Final = "tensorflow/tensorflow:2.21.0-gpu"
 TENSORFLOW_GPU_CUDA_MAJOR: Final = 12
+# --- gpuplane compare: the load-test client's image ------------------------------------------------
+# The official TensorFlow CPU image (Docker Hub tensorflow/tensorflow; its Dockerfile,
+# tensorflow/tools/dockerfiles/dockerfiles/cpu.Dockerfile, installs python3 + pip + tensorflow on Ubuntu
+# and sets no USER, so it runs as whatever uid the pod says; `python3` is on PATH). Tag = the TF release
+# FACTS.md measured (2.21.0, PyPI tensorflow-cpu 2.21.0); not pulled here (no registry reachable).
+TENSORFLOW_CPU_IMAGE: Final = TENSORFLOW_IMAGE

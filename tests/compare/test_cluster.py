@@ -1,0 +1,106 @@
+"""`Cluster.run_job` against a fake Kubernetes API: ownership, waiting, the log, an unschedulable pod.
+
+A real API server is not available here; the fakes answer like the official client's models (attributes).
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from gpuplane.infra import compare
+from tests.compare.conftest import write_stack
+
+SUMMARY_LINE = 'GPUPLANE-COMPARE-SUMMARY {"runId": "r", "cells": []}'
+
+
+class FakeApi:
+    def __init__(self, phases: list[str], conditions: list[Any] | None = None) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.phases = phases
+        self.conditions = conditions or []
+
+    # CoreV1Api / NetworkingV1Api / BatchV1Api methods the run uses.
+    def create_namespaced_config_map(self, namespace: str, body: dict[str, Any]) -> None:
+        self.calls.append(("configmap", body["metadata"]["name"]))
+
+    def create_namespaced_network_policy(self, namespace: str, body: dict[str, Any]) -> None:
+        self.calls.append(("policy", body["metadata"]["name"]))
+
+    def create_namespaced_job(self, namespace: str, body: dict[str, Any]) -> Any:
+        self.calls.append(("job", body["metadata"]["name"]))
+        return SimpleNamespace(metadata=SimpleNamespace(uid="uid-1"))
+
+    def patch_namespaced_config_map(self, name: str, namespace: str, body: dict[str, Any]) -> None:
+        self.calls.append(("own-configmap", body["metadata"]["ownerReferences"][0]["uid"]))
+
+    def patch_namespaced_network_policy(self, name: str, namespace: str, body: dict[str, Any]) -> None:
+        self.calls.append(("own-policy", body["metadata"]["ownerReferences"][0]["uid"]))
+
+    def read_namespaced_job_status(self, name: str, namespace: str) -> Any:
+        phase = self.phases.pop(0) if len(self.phases) > 1 else self.phases[0]
+        return SimpleNamespace(status=SimpleNamespace(succeeded=1 if phase == "Succeeded" else None, failed=None))
+
+    def list_namespaced_pod(self, namespace: str, label_selector: str) -> Any:
+        pod = SimpleNamespace(
+            metadata=SimpleNamespace(name="pod-1"),
+            status=SimpleNamespace(phase="Running", conditions=self.conditions),
+        )
+        return SimpleNamespace(items=[pod])
+
+    def read_namespaced_pod_log(self, name: str, namespace: str, container: str) -> str:
+        self.calls.append(("log", name))
+        return "[compare] cell 1/1\n" + SUMMARY_LINE + "\n"
+
+
+def make_plan(tmp_path) -> compare.Plan:
+    config, variants = compare.load_stack("sample", write_stack(tmp_path / "stacks"))
+    request = compare.parse_request("resnet", sizes="128", formats="jpeg", concurrency="1", duration=1, inputs=None)
+    return compare.build_plan(config, variants[:3], request, run_id="r-1", client_cpu="1", client_memory="1Gi")
+
+
+def cluster_with(api: FakeApi) -> compare.Cluster:
+    cluster = object.__new__(compare.Cluster)
+    cluster.core = cluster.batch = cluster.networking = api
+    return cluster
+
+
+def test_run_job_hands_the_objects_to_the_job_and_returns_the_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    api = FakeApi(["Running", "Running", "Succeeded"])
+    cluster = cluster_with(api)
+    plan = make_plan(tmp_path)
+    progress: list[str] = []
+    cluster.prepare(plan)
+    log = cluster.run_job(plan, progress.append)
+    assert compare.parse_summary(log) == {"runId": "r", "cells": []}
+    assert [c[0] for c in api.calls] == ["configmap", "policy", "job", "own-configmap", "own-policy", "log"]
+    assert ("own-configmap", "uid-1") in api.calls
+    assert len(progress) == 3 and progress[0].startswith("job gpuplane-compare-r-1: Running")
+
+
+def test_unschedulable_pod_is_reported(tmp_path, monkeypatch):
+    clock = iter(range(0, 100000, 400))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    condition = SimpleNamespace(
+        type="PodScheduled", status="False", reason="Unschedulable", message="0/2 nodes: anti-affinity"
+    )
+    cluster = cluster_with(FakeApi(["Running"], [condition]))
+    with pytest.raises(RuntimeError, match="cannot be scheduled: 0/2 nodes: anti-affinity"):
+        cluster.run_job(make_plan(tmp_path), lambda _m: None)
+
+
+@pytest.mark.parametrize(
+    ("log", "message"),
+    [
+        ("nothing useful\n", "the client printed no summary"),
+        ('GPUPLANE-COMPARE-SUMMARY {"runId": "r", "error": "model not AVAILABLE"}\n', "client stopped: model not"),
+    ],
+)
+def test_parse_summary_failures(log, message):
+    with pytest.raises(RuntimeError, match=message):
+        compare.parse_summary(log)

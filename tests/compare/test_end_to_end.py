@@ -1,0 +1,130 @@
+"""`gpuplane compare` end to end against a local stand-in serving a real SavedModel (installs TensorFlow CPU).
+
+Two stand-in "variants" serve the same SavedModel behind TF Serving's REST shape; one sleeps 5 ms per
+request, the other 250 ms, which is far more than this machine's run-to-run noise, and the slow one fails
+every 7th predict. The very client the Job runs (same file, same config) runs here with `--endpoint`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuplane.infra.cli import app
+from tests.compare.conftest import write_stack
+from tests.runtime.test_helper_tensorflow import tf_python  # noqa: F401 - the shared TensorFlow venv fixture
+
+pytestmark = pytest.mark.tensorflow
+
+STANDIN = Path(__file__).with_name("standin.py")
+FAST_S, SLOW_S, FAIL_EVERY = 0.005, 0.25, 7
+
+
+def _serve(
+    python: Path, model_dir: Path, name: str, delay: float, fail_every: int, tmp: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    port_file = tmp / f"port-{name}-{delay}"
+    process = subprocess.Popen(
+        [str(python), str(STANDIN), "serve", str(model_dir), name, "0", str(delay), str(fail_every), str(port_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not port_file.exists() or not port_file.read_text():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(
+                f"stand-in did not start: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
+            )
+        time.sleep(0.2)
+    return process, f"http://127.0.0.1:{port_file.read_text()}"
+
+
+@pytest.fixture(scope="module", params=["encoded", "tensor"])
+def standins(request, tf_python: Path, tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:  # noqa: F811
+    tmp = tmp_path_factory.mktemp(f"standin-{request.param}")
+    model_dir = tmp / "model"
+    built = subprocess.run(
+        [str(tf_python), str(STANDIN), "build", str(model_dir), request.param],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    fast, fast_url = _serve(tf_python, model_dir, "resnet", FAST_S, 0, tmp)
+    slow, slow_url = _serve(tf_python, model_dir, "resnet", SLOW_S, FAIL_EVERY, tmp)
+    try:
+        yield request.param, {"gpu": fast_url, "cpu1": slow_url}
+    finally:
+        for process in (fast, slow):
+            process.kill()
+            process.wait()
+
+
+SERVING = [
+    {
+        "name": "resnet",
+        "model": {"name": "resnet", "volume": "models", "path": "resnet"},
+        "variants": [{"name": "gpu", "gpus": 1}, {"name": "cpu1", "limits": {"cpu": "1", "memory": "2Gi"}}],
+    }
+]
+
+
+def test_compare_end_to_end(standins, tf_python: Path, tmp_path: Path):  # noqa: F811
+    mode, urls = standins
+    stacks = write_stack(tmp_path / "stacks", serving=SERVING)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(
+        app,
+        [
+            "compare", "sample", "--model", "resnet", "--stacks-dir", str(stacks),
+            "--sizes", "64,256", "--formats", "jpeg,png", "--concurrency", "1,4", "--duration", "2",
+            "--endpoint", f"gpu={urls['gpu']}", "--endpoint", f"cpu1={urls['cpu1']}",
+            "--client-python", str(tf_python), "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "report.json").read_text())
+    summary = document["summary"]
+    assert summary["mode"] == mode
+    cells = {(c["variant"], c["size"], c["format"], c["concurrency"]): c for c in summary["cells"]}
+    assert len(cells) == 2 * 2 * 2 * 2
+    for (variant, size, fmt, conc), c in cells.items():
+        other = cells[("cpu1" if variant == "gpu" else "gpu", size, fmt, conc)]
+        fast, slow = (c, other) if variant == "gpu" else (other, c)
+        # Latency: the injected delays (5 ms vs 250 ms) order the variants and bound the medians.
+        assert fast["p50Ms"] < slow["p50Ms"] / 2
+        assert slow["p50Ms"] >= SLOW_S * 1000
+        assert fast["p50Ms"] >= FAST_S * 1000
+        assert fast["p50Ms"] <= fast["p90Ms"] <= fast["p99Ms"]
+        # Throughput follows: a closed loop of `conc` workers cannot beat conc / delay.
+        assert fast["throughputRps"] > slow["throughputRps"]
+        assert slow["throughputRps"] <= conc / SLOW_S * 1.05
+        # Errors: only the slow variant fails, every 7th predict (warm-up predicts count in the server's
+        # counter too, so the share is about 1/7, give or take one request per cell).
+        assert fast["errors"] == 0
+        assert slow["errors"] >= 1
+        assert abs(slow["errors"] - slow["requests"] / FAIL_EVERY) <= 1 + conc
+        assert slow["errorSamples"] and slow["errorSamples"][0].startswith("HTTP 500")
+    # Concurrency raises the slow variant's throughput (its delay is a sleep, not CPU).
+    assert cells[("cpu1", 64, "jpeg", 4)]["throughputRps"] > 2 * cells[("cpu1", 64, "jpeg", 1)]["throughputRps"]
+    # Same model behind both: the variants agree on every image that both answered in warm-up.
+    for entry in summary["agreement"]["betweenVariants"]:
+        assert entry["kind"] == "top1"
+        assert entry["value"] == 1.0
+    assert {(e["variant"], e["size"]) for e in summary["agreement"]["betweenSizes"]} == {("gpu", 64), ("cpu1", 64)}
+    raw = (out / "raw" / summary["runId"] / "requests.jsonl").read_text().splitlines()
+    assert len(raw) == sum(c["requests"] for c in summary["cells"])
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") == len(summary["concurrency"]) + len(summary["sizes"])
+    assert "gpu jpeg" in html and "cpu1 png" in html
+    if mode == "tensor":
+        assert "change only the client" in html
+    assert "Single-variant" not in html
