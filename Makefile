@@ -8,7 +8,10 @@ STAMP := $(VENV)/.installed
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv render check lint typecheck test scan bench clean
+.PHONY: venv render check notice lint typecheck test scan bench clean
+
+# Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow test.
+PYTEST_ARGS ?=
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -30,7 +33,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 # checkov pins an old boto3, so it gets a virtualenv of its own (FACTS.md, "Tools that work offline").
 $(CHECKOV):
@@ -40,7 +43,11 @@ $(CHECKOV):
 scan: render $(CHECKOV)
 	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests --framework kubernetes --skip-download --quiet --compact
 
-check: lint typecheck test scan
+notice:
+	@echo "make check: one test installs TensorFlow CPU (about 1.6 GB download, once) and runs it."
+	@echo "            Skip it with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
+
+check: notice lint typecheck test scan
 
 clean:
 	rm -rf build $(VENV) .venv-checkov
