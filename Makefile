@@ -35,7 +35,7 @@ typecheck: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-# checkov pins an old boto3, so it gets a virtualenv of its own (FACTS.md, "Tools that work offline").
+# checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).
 $(CHECKOV):
 	$(PY) -m venv .venv-checkov
 	.venv-checkov/bin/python -m pip install -q checkov==3.3.30
