@@ -8,7 +8,10 @@ STAMP := $(VENV)/.installed
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv render check lint typecheck test scan bench clean
+.PHONY: venv render check notice lint typecheck test scan bench clean
+
+# Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow test.
+PYTEST_ARGS ?=
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -30,9 +33,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-# checkov pins an old boto3, so it gets a virtualenv of its own (FACTS.md, "Tools that work offline").
+# checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).
 $(CHECKOV):
 	$(PY) -m venv .venv-checkov
 	.venv-checkov/bin/python -m pip install -q checkov==3.3.30
@@ -48,7 +51,11 @@ scan: render $(CHECKOV)
 	$(CHECKOV) -f build/dev/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,dev)"
 	$(CHECKOV) -f build/prod/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,prod)"
 
-check: lint typecheck test scan
+notice:
+	@echo "make check: one test installs TensorFlow CPU (about 1.6 GB download, once) and runs it."
+	@echo "            Skip it with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
+
+check: notice lint typecheck test scan
 
 clean:
 	rm -rf build $(VENV) .venv-checkov

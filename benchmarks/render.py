@@ -1,6 +1,6 @@
 """Cold-process render time of `gpuplane render`: the shipped stacks, and growth with node groups.
 
-Method: each case is a fresh `python -m infra.cli render` process (imports included, as a user runs
+Method: each case is a fresh `python -m gpuplane.infra.cli render` process (imports included, as a user runs
 it), cases interleaved round-robin so machine noise hits all of them alike, REPEATS rounds, median and
 min/max per case. Node-group scaling uses the dev stack with 1, 10 and 50 groups (one CPU group plus
 N-1 GPU groups). Writes benchmarks/results/render.json and prints a Markdown table.

@@ -2,8 +2,9 @@
 
 Why a monitor of our own: Pulumi's `MockResourceArgs` carries only type, name, inputs, provider and id.
 Parents, dependencies, `protect` and `retainOnDelete` reach the monitor's `RegisterResource` request but
-not the mocks (FACTS.md, "Pulumi in Python"). `RecordingMonitor` keeps the whole request, so the
-renderer and the tests can assert on the dependency graph and the data-safety options, not only inputs.
+not the mocks (`pulumi.runtime.mocks.MockMonitor.RegisterResource` drops them). `RecordingMonitor`
+keeps the whole request, so the renderer and the tests can assert on the dependency graph and the
+data-safety options, not only inputs.
 
 Values only the cloud knows (ids, ARNs, endpoints) are deterministic placeholders derived from the
 resource's URN, so two runs give byte-identical output.

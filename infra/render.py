@@ -1,6 +1,6 @@
 """`gpuplane render`: write everything a stack would create to files, offline, deterministically.
 
-Contract (DESIGN.md, "Offline render"): `plan.json`, `manifests/` (one Kubernetes object per file),
+Contract (README, "Two commands on a fresh machine"): `plan.json`, `manifests/` (one Kubernetes object per file),
 `helm/` (one file per Helm release), a picture of the stack (`stack.md`, Mermaid, which GitHub and most
 editors draw) and a summary table on the terminal. The output directory is replaced atomically, so a
 failed render never leaves half of one behind, and invalid config writes nothing at all.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from gpuplane.infra import mockrun
+from gpuplane.infra.cli import app
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gpu-cluster" / "__main__.py"
 
@@ -40,3 +44,36 @@ def test_example_program_runs_under_mocks():
         g.urn.rsplit("::", 1)[-1] for g in rec.by_type("aws:eks/nodeGroup:NodeGroup") if g.urn in coredns.dependencies
     }
     assert waits == {"system-ng"}
+
+
+def test_render_previews_the_example_program_offline(tmp_path):
+    out = tmp_path / "example"
+    result = CliRunner().invoke(app, ["render", "--project", str(EXAMPLE.parent), "dev", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads((out / "plan.json").read_text())
+    assert (plan["project"], plan["stack"]) == ("team-gpu-cluster", "dev")
+    assert plan["config"]["aws:region"] == "us-west-2"
+    by_type = {r["type"]: r for r in plan["resources"]}
+    assert by_type["aws:eks/cluster:Cluster"]["inputs"]["name"] == "team-gpu-cluster-dev"
+    # the example's own config key reached the program through the engine's config
+    assert by_type["aws:eks/cluster:Cluster"]["inputs"]["vpcConfig"]["publicAccessCidrs"] == ["198.51.100.0/24"]
+    assert plan["outputs"]["clusterName"] == "team-gpu-cluster-dev"
+    facts = json.loads(result.stdout)
+    assert facts["counts"]["resources"] == len(plan["resources"])
+    assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
+    assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
+    assert (out / ".gpuplane-render").is_file()
+
+
+def test_an_invoke_render_cannot_answer_stops_it_by_name(tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text("name: other\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-west-2\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi_aws as aws\nimport pulumi\npulumi.export('vpc', aws.ec2.get_vpc(default=True).id)\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", "--project", str(tmp_path), "dev", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "aws:ec2/getVpc:getVpc" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not out.exists()

@@ -288,7 +288,13 @@ def _quotas(config: StackConfig, read: QuotaReader) -> list[Check]:
         groups = ", ".join(names)
         if value is None:
             checks.append(
-                Check(name, "warn", f"could not read {code}; {groups} need {vcpus} vCPUs", "Check it in the console")
+                Check(
+                    name,
+                    "warn",
+                    f"could not read {code}; {groups} need {vcpus} vCPUs",
+                    f"Check quota {code} (Service Quotas, service ec2); if it is lower: "
+                    + _raise_quota_fix(config, code, math.ceil(vcpus)),
+                )
             )
         elif value < vcpus:
             checks.append(
@@ -296,12 +302,22 @@ def _quotas(config: StackConfig, read: QuotaReader) -> list[Check]:
                     name,
                     "fail",
                     f"{code} is {value:g} vCPUs but {groups} need {vcpus} at max size",
-                    f"Request at least {math.ceil(vcpus)} vCPUs for {code} (Service Quotas console, or lower maxSize)",
+                    _raise_quota_fix(config, code, math.ceil(vcpus)),
                 )
             )
         else:
             checks.append(Check(name, "pass", f"{code} is {value:g} vCPUs; {groups} need {vcpus} at max size"))
     return checks
+
+
+def _raise_quota_fix(config: StackConfig, code: str, vcpus: int) -> str:
+    """The command that asks AWS for the quota, as the stack's identity and region (or lower maxSize)."""
+    profile = f" --profile {config.profile}" if config.profile else ""
+    return (
+        f"Raise quota {code} to at least {vcpus} vCPUs: aws service-quotas request-service-quota-increase "
+        f"--service-code ec2 --quota-code {code} --desired-value {vcpus} --region {config.region}{profile} "
+        "(or lower the groups' maxSize)"
+    )
 
 
 def _amis(config: StackConfig, session: boto3.session.Session) -> list[Check]:

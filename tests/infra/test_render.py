@@ -1,4 +1,4 @@
-"""The `gpuplane render` contract (DESIGN.md): files, determinism, and the exit-2 path."""
+"""The `gpuplane render` contract (README): files, determinism, and the exit-2 path."""
 
 from __future__ import annotations
 

@@ -58,7 +58,10 @@ def test_low_gpu_quota_fails_with_the_quota_code(set_quotas):
     check = _run(config.load("dev"))["quota: All G and VT Spot Instance Requests"]
     assert check.status == "fail"
     assert check.detail == "L-3819A6DF is 4 vCPUs but gpu need 16 at max size"
-    assert "Request at least 16 vCPUs for L-3819A6DF" in check.fix
+    assert check.fix.startswith(
+        "Raise quota L-3819A6DF to at least 16 vCPUs: aws service-quotas request-service-quota-increase "
+        "--service-code ec2 --quota-code L-3819A6DF --desired-value 16 --region us-west-2"
+    )
 
 
 def test_unreadable_quota_warns_instead_of_failing():

@@ -1,0 +1,71 @@
+"""Render finds the project like the Pulumi CLI: nearest Pulumi.yaml upward, its stackConfigDir and config."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuplane.infra import config
+from gpuplane.infra.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's Pulumi.yaml (stackConfigDir: stacks) and stacks/, with no code."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    return tmp_path
+
+
+def test_render_from_a_subfolder_finds_the_nearest_pulumi_yaml(project, monkeypatch):
+    (project / "deep" / "er").mkdir(parents=True)
+    monkeypatch.chdir(project / "deep" / "er")
+    result = runner.invoke(app, ["render", "org/gpuplane/dev", "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads((project / "deep" / "er" / "build" / "dev" / "plan.json").read_text())
+    assert plan["stack"] == "dev"
+
+
+def test_project_level_config_is_under_the_stack_file(project, monkeypatch):
+    stack = project / "stacks" / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace("aws:region: us-west-2", ""))
+    text = (project / "Pulumi.yaml").read_text()
+    (project / "Pulumi.yaml").write_text(text + "config:\n  aws:region: eu-west-1\n")
+    found = config.find_project(project)
+    assert found is not None and found.config == {"aws:region": "eu-west-1"}
+    loaded = config.load("dev", found.stacks_dir, found.name, found.config)
+    assert loaded.region == "eu-west-1"
+
+
+def test_pulumi_yaml_schema_defaults_are_project_namespace(tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: team\nmain: src/\nstackConfigDir: cfg\nconfig:\n  adminCidr: {type: string, default: 10.0.0.0/8}\n"
+    )
+    found = config.find_project(tmp_path)
+    assert found is not None
+    assert (found.name, found.stacks_dir, found.main) == ("team", tmp_path / "cfg", tmp_path / "src")
+    assert found.config == {"team:adminCidr": "10.0.0.0/8"}
+
+
+def test_no_project_found_is_exit_2(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["render", "dev"])
+    assert result.exit_code == 2
+    assert "no Pulumi.yaml" in " ".join(result.output.split())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stacks_dir_overrides_the_project(project, monkeypatch, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    shutil.copy(project / "stacks" / "Pulumi.prod.yaml", other / "Pulumi.only.yaml")
+    monkeypatch.chdir(project)
+    result = runner.invoke(app, ["render", "only", "--stacks-dir", str(other), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["profile"] == "prod"
