@@ -67,7 +67,7 @@ def device_plugin_values(plan: GpuPlan, startup_taints: Sequence[str] = ()) -> d
 def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: Sequence[str] = ()) -> dict[str, Any]:
     """Values of the gpu-operator chart, set not to fight the EKS NVIDIA AMIs, which have driver and toolkit.
 
-    The operator's driver and toolkit containers stay off (FACTS.md: on EKS accelerated AMIs set
+    The operator's driver and toolkit containers stay off (GPU Operator docs: on EKS accelerated AMIs set
     `driver.enabled=false`, `toolkit.enabled=false`); it brings the device plugin, GFD, the MIG manager
     and DCGM, on the AMI's driver.
     """

@@ -33,7 +33,7 @@ AMI_BOTTLEROCKET_X86_NVIDIA: Final = "BOTTLEROCKET_x86_64_NVIDIA"
 AMI_BOTTLEROCKET_ARM_NVIDIA: Final = "BOTTLEROCKET_ARM_64_NVIDIA"
 
 # The AMI types gpuplane supports, with (architecture, has NVIDIA driver, OS family).
-# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions (FACTS.md).
+# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions (EKS user guide, "eks-optimized AMIs").
 AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
     AMI_AL2023_X86_STANDARD: ("x86_64", False, "al2023"),
     AMI_AL2023_ARM_STANDARD: ("arm64", False, "al2023"),
@@ -75,13 +75,13 @@ POLICY_ECR_PULL_ONLY: Final = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistr
 POLICY_EKS_CNI: Final = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
 ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
-# --- Labels, taints and autoscaler tags (FACTS.md, "EKS node groups and GPU AMIs") -------------------
+# --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks GPU fixture; autoscaler #5278) -------------------
 GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 ACCELERATOR_LABEL: Final = "k8s.amazonaws.com/accelerator"
 CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
 
-# --- EFS and its CSI driver (FACTS.md, "EFS and the EFS CSI driver") --------------------------------
+# --- EFS and its CSI driver (aws-efs-csi-driver docs and EFS API reference) --------------------------------
 ADDON_EFS_CSI: Final = "aws-efs-csi-driver"
 EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
 EFS_CSI_CONTROLLER_SA: Final = "efs-csi-controller-sa"
@@ -92,7 +92,7 @@ POLICY_EFS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriver
 EFS_STARTUP_TAINT_KEY: Final = "efs.csi.aws.com/agent-not-ready"
 NFS_PORT: Final = 2049
 
-# --- NVIDIA GPU stack (FACTS.md, "NVIDIA device plugin, GFD, GPU Operator") ----------------------------
+# --- NVIDIA GPU stack (NVIDIA k8s-device-plugin and GPU Operator docs) ----------------------------
 NVIDIA_NAMESPACE: Final = "nvidia-gpu"
 DEVICE_PLUGIN_CHART: Final = "nvidia-device-plugin"
 DEVICE_PLUGIN_REPO: Final = "https://nvidia.github.io/k8s-device-plugin"
@@ -110,10 +110,10 @@ DCGM_EXPORTER_PORT: Final = 9400
 # (awslabs/amazon-eks-ami #2470, #2484, #2496); Bottlerocket's NVIDIA variants are counted as 570,
 # the older branch, until checked on a node (`nvidia.com/cuda.driver-version.major` from GFD says).
 AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 570}
-# Minimum driver major for each CUDA major's user space (CUDA compatibility docs; FACTS.md).
+# Minimum driver major for each CUDA major's user space (CUDA compatibility docs).
 CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
 
-# GFD / NFD labels (FACTS.md) and the device plugin's per-node config selector.
+# GFD / NFD labels (gpu-feature-discovery and node-feature-discovery docs) and the device plugin's per-node config selector.
 LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
 # Labels the node group itself sets (and advertises in its ASG node-template tags for scale from zero).
 LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"
@@ -164,7 +164,7 @@ JOBSET_NAMESPACE: Final = "jobset-system"
 # metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
 ADDON_METRICS_SERVER: Final = "metrics-server"
 # TensorBoard, training and the compare client run in the TensorFlow images (tensorflow/tensorflow ships
-# python3, numpy and the tensorboard package). One TF release for all: 2.21.0, the one FACTS.md measured.
+# python3, numpy and the tensorboard package). One TF release for all: 2.21.0, the one benchmarks/threads.py measured.
 TENSORFLOW_IMAGE: Final = "tensorflow/tensorflow:2.21.0"
 TENSORFLOW_GPU_IMAGE: Final = "tensorflow/tensorflow:2.21.0-gpu"
 TENSORFLOW_GPU_CUDA_MAJOR: Final = 12
@@ -172,5 +172,5 @@ TENSORFLOW_GPU_CUDA_MAJOR: Final = 12
 # The official TensorFlow CPU image (Docker Hub tensorflow/tensorflow; its Dockerfile,
 # tensorflow/tools/dockerfiles/dockerfiles/cpu.Dockerfile, installs python3 + pip + tensorflow on Ubuntu
 # and sets no USER, so it runs as whatever uid the pod says; `python3` is on PATH). Tag = the TF release
-# FACTS.md measured (2.21.0, PyPI tensorflow-cpu 2.21.0); not pulled here (no registry reachable).
+# benchmarks/threads.py measured (2.21.0, PyPI tensorflow-cpu 2.21.0); not pulled here (no registry reachable).
 TENSORFLOW_CPU_IMAGE: Final = TENSORFLOW_IMAGE

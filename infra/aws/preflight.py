@@ -28,7 +28,7 @@ from gpuplane.manifests import versions
 
 Status = Literal["pass", "warn", "fail"]
 
-# EC2 vCPU quotas (Service Quotas, service code ec2) by (instance class, capacity type). FACTS.md lists the
+# EC2 vCPU quotas (Service Quotas, service code ec2) by (instance class, capacity type). The Service Quotas console lists the
 # G/VT and P codes; the standard ones are "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
 # instances" and "All Standard ... Spot Instance Requests".
 QUOTAS: Final[dict[tuple[str, str], tuple[str, str]]] = {
