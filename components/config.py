@@ -516,7 +516,8 @@ class NodeGroupArgs(_Args):
                 raise FieldError("amiType", f"'{self.ami_type}' does not fit a cpu group; use a non-NVIDIA AMI type")
             if self.kind == "gpu" and not nvidia:
                 # The GPU Operator's driver containers do not support Amazon Linux: on EKS it runs with
-                # the AMI's driver (GPU Operator docs, "Amazon EKS"), so every GPU group needs an NVIDIA AMI, whatever the driver mode.
+                # the AMI's driver (GPU Operator docs, "Amazon EKS"), so every GPU group needs an NVIDIA AMI,
+                # whatever the driver mode.
                 raise FieldError(
                     "amiType",
                     f"'{self.ami_type}' has no NVIDIA driver; use an NVIDIA AMI type "

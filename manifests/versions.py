@@ -33,7 +33,8 @@ AMI_BOTTLEROCKET_X86_NVIDIA: Final = "BOTTLEROCKET_x86_64_NVIDIA"
 AMI_BOTTLEROCKET_ARM_NVIDIA: Final = "BOTTLEROCKET_ARM_64_NVIDIA"
 
 # The AMI types gpuplane supports, with (architecture, has NVIDIA driver, OS family).
-# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions (EKS user guide, "eks-optimized AMIs").
+# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions
+# (EKS user guide, "eks-optimized AMIs").
 AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
     AMI_AL2023_X86_STANDARD: ("x86_64", False, "al2023"),
     AMI_AL2023_ARM_STANDARD: ("arm64", False, "al2023"),
@@ -75,7 +76,7 @@ POLICY_ECR_PULL_ONLY: Final = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistr
 POLICY_EKS_CNI: Final = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
 ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
-# --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks GPU fixture; autoscaler #5278) -------------------
+# --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks; autoscaler #5278) ---------
 GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 ACCELERATOR_LABEL: Final = "k8s.amazonaws.com/accelerator"
@@ -113,7 +114,8 @@ AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 570}
 # Minimum driver major for each CUDA major's user space (CUDA compatibility docs).
 CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
 
-# GFD / NFD labels (gpu-feature-discovery and node-feature-discovery docs) and the device plugin's per-node config selector.
+# GFD / NFD labels (gpu-feature-discovery and node-feature-discovery docs) and the device plugin's
+# per-node config selector.
 LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
 # Labels the node group itself sets (and advertises in its ASG node-template tags for scale from zero).
 LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"

@@ -28,8 +28,8 @@ from gpuplane.manifests import versions
 
 Status = Literal["pass", "warn", "fail"]
 
-# EC2 vCPU quotas (Service Quotas, service code ec2) by (instance class, capacity type). The Service Quotas console lists the
-# G/VT and P codes; the standard ones are "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
+# EC2 vCPU quotas (Service Quotas, service code ec2) by (instance class, capacity type). The Service Quotas
+# console lists the G/VT and P codes; the standard ones are "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
 # instances" and "All Standard ... Spot Instance Requests".
 QUOTAS: Final[dict[tuple[str, str], tuple[str, str]]] = {
     ("standard", "ON_DEMAND"): ("L-1216C47A", "Running On-Demand Standard instances"),
