@@ -120,7 +120,7 @@ def render(
     project_dir: _ProjectOption = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Render STACK offline: plan.json, manifests/, helm/ and stack.md, plus a summary table."""
+    """Render STACK offline: plan.json, tfplan.json, manifests/, helm/ and stack.md, plus a summary table."""
     project = _project_or_exit(project_dir, stacks_dir)
     try:
         short = stack_config.stack_short_name(stack)
