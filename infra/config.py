@@ -314,7 +314,8 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
     try:
         platform = PlatformArgs.model_validate(ours)
     except ValidationError as exc:
-        problems.extend(line for line in format_errors(exc) if not any(line.startswith(f"{r}") for r in reported))
+        lines = [*format_errors(exc), *cross_field_problems(ours, exc)]
+        problems.extend(line for line in lines if not any(line.startswith(f"{r}") for r in reported))
     if platform is not None and isinstance(region, str):
         azs = platform.network.availability_zones or []
         wrong = [az for az in azs if az[:-1] != region]
@@ -426,6 +427,75 @@ def format_errors(exc: ValidationError) -> list[str]:
             suffix = f" (got {value!r})"
         lines.append(f"{NAMESPACE}:{_key_path(loc)}: {message}{suffix}")
     return lines
+
+
+def cross_field_problems(data: Mapping[str, Any], exc: ValidationError) -> list[str]:
+    """The cross-field problems pydantic did not get to: every bad key at once, not one round at a time.
+
+    pydantic runs a model's own checks (minSize <= maxSize, instance types that match the kind...) only
+    when all its fields are valid, so a group with a bad label and minSize > maxSize would report the
+    label, and the sizes only after the label is fixed. For each section or list item below the top level
+    that had field errors, this validates it again without the failing keys (their defaults stand in)
+    and keeps what its own checks then find about the other keys. The top level is left out: its checks
+    span every section, and defaults standing in for a broken section would make up problems.
+    """
+    failing: dict[tuple[str | int, ...], tuple[type[BaseModel], set[str]]] = {}
+    for error in exc.errors():
+        found = _owning_model(list(error["loc"]))
+        if found is not None:
+            at, model, key = found
+            failing.setdefault(at, (model, set()))[1].add(key)
+    lines: list[str] = []
+    for at, (model, keys) in sorted(failing.items(), key=lambda item: str(item[0])):
+        raw: Any = data
+        for part in at:
+            if isinstance(raw, list) and isinstance(part, int) and part < len(raw):
+                raw = raw[part]
+            elif isinstance(raw, dict):
+                raw = raw.get(part)
+            else:
+                raw = None
+        if not isinstance(raw, dict):
+            continue
+        try:
+            model.model_validate({k: v for k, v in raw.items() if k not in keys})
+        except ValidationError as again:
+            for error in again.errors():
+                cause = error.get("ctx", {}).get("error")
+                if error["type"] == "missing" or not isinstance(cause, FieldError):
+                    continue
+                if cause.field.split(".")[0] in keys:
+                    continue
+                loc = [*at, *error["loc"], *cause.field.split(".")]
+                lines.append(f"{NAMESPACE}:{_key_path(loc)}: {cause.message}")
+    return lines
+
+
+def _owning_model(loc: list[str | int]) -> tuple[tuple[str | int, ...], type[BaseModel], str] | None:
+    """(location of the deepest model below the top level, that model, its failing key) for an error loc."""
+    model: type[BaseModel] = PlatformArgs
+    at: list[str | int] = []
+    best: tuple[tuple[str | int, ...], type[BaseModel], str] | None = None
+    i = 0
+    while i < len(loc):
+        part = loc[i]
+        if isinstance(part, int):
+            return best
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        if field is None:
+            return best
+        if at:
+            best = (tuple(at), model, str(part))
+        inner = _model_in(field.annotation)
+        if inner is None:
+            return best
+        at.append(part)
+        i += 1
+        if i < len(loc) and isinstance(loc[i], int):
+            at.append(loc[i])
+            i += 1
+        model = inner
+    return best
 
 
 def _key_path(loc: list[str | int]) -> str:

@@ -256,6 +256,20 @@ def test_several_problems_are_reported_together():
     assert len(found) == 3
 
 
+def test_a_groups_own_checks_are_reported_with_its_field_errors():
+    """Not one round at a time: a bad label does not hide the same group's minSize > maxSize."""
+    bad = {"name": "gpu", "kind": "gpu", "instanceTypes": ["m6i.large"], "labels": {"x": "a" * 70}, "minSize": 5}
+    found = problems({**groups(bad), "storage": {"volumes": [{"name": "Bad Name"}], "throughputMode": "x"}})
+    joined = "\n".join(found)
+    assert "gpuplane:nodeGroups[1].labels" in joined
+    assert "gpuplane:nodeGroups[1].minSize: 5 is greater than maxSize 3" in joined
+    # the group's other check (a CPU type in a GPU group) is found too, once the sizes are fixed
+    again = problems(groups({**bad, "minSize": 1}))
+    assert any("nodeGroups[1].instanceTypes" in p and "have no GPU" in p for p in again)
+    # a section whose keys are all broken makes up nothing about the defaults standing in for them
+    assert not any("storage" in p and "maxIO" in p for p in found)
+
+
 def test_shipped_stacks_are_valid_and_profiles_apply():
     dev, prod = config.load("dev"), config.load("prod")
     assert (dev.platform.profile, prod.platform.profile) == ("dev", "prod")
