@@ -21,6 +21,17 @@ Architecture = Literal["x86_64", "arm64"]
 # GPU models whose driver supports Multi-Instance GPU partitioning (NVIDIA MIG user guide,
 # "Supported GPUs": A100, A30, H100, H200, B200 and later data-center parts).
 MIG_CAPABLE_GPUS: Final = frozenset({"A100", "A30", "H100", "H200", "B200", "B300"})
+# CUDA compute capability of each GPU model in the catalog (NVIDIA, developer.nvidia.com/cuda-gpus), as
+# major*10+minor so that node affinity can compare it with `Gt` (Kubernetes compares integers only).
+COMPUTE_CAPABILITY: Final[dict[str, int]] = {
+    "T4": 75, "T4g": 75, "A10G": 86, "L4": 89, "L40S": 89, "A100": 80, "H100": 90, "H200": 90, "B200": 100,
+}  # fmt: skip
+
+
+def compute_capability(entry: InstanceType) -> int | None:
+    """The instance's GPU compute capability as major*10+minor (86 for 8.6); None without a GPU."""
+    return COMPUTE_CAPABILITY[entry.gpu_model] if entry.gpu_model else None
+
 
 _SRC_ACCEL: Final = "https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html"
 _SRC_GP: Final = "https://docs.aws.amazon.com/ec2/latest/instancetypes/gp.html"

@@ -128,6 +128,7 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
             "gpuplane.io/gpu-memory-per-unit-mib": str(memory_per_unit_mib(group)),
             "gpuplane.io/gpu-memory-fraction": f"{memory_fraction(group):.2f}",
             "gpuplane.io/cuda-driver-major": str(driver_major(group)),
+            versions.LABEL_GPU_COMPUTE_CAPABILITY: str(catalog.compute_capability(group.instance)),
         }
         if needs_standalone_plugin(group) or group.driver == "operator":
             labels[versions.LABEL_DEVICE_PLUGIN_CONFIG] = group.name

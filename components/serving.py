@@ -36,6 +36,11 @@ def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving
             extra.append(
                 {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
             )
+            extra.append(
+                workload_checks.compute_capability_requirement(
+                    workload_checks.image_compute_capability(variant.min_compute_capability)
+                )
+            )
         fraction = placement.runtime_gpu.get("gpu_memory_fraction")
         hpa = variant.autoscaling
         variants.append(

@@ -39,6 +39,11 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
             extra.append(
                 {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
             )
+            extra.append(
+                workload_checks.compute_capability_requirement(
+                    workload_checks.image_compute_capability(args.min_compute_capability)
+                )
+            )
         fraction = placement.runtime_gpu.get("gpu_memory_fraction")
         roles.append(
             training.Role(

@@ -60,6 +60,21 @@ def check_run_id(value: str) -> str:
     return value
 
 
+def compute_capability(value: str) -> int:
+    """`8.0` -> 80 (major*10+minor, the form node labels and affinity compare); ValueError otherwise."""
+    major, dot, minor = value.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit() and len(minor) == 1 and 1 <= int(major) <= 20):
+        raise ValueError(f"'{value}' is not a CUDA compute capability like 7.5 or 8.0 (major.minor)")
+    return int(major) * 10 + int(minor)
+
+
+def check_compute_capability(value: str | None) -> str | None:
+    """A declared compute capability, kept as written once it parses."""
+    if value is not None:
+        compute_capability(value)
+    return value
+
+
 def check_image(value: str) -> str:
     """An image pinned by tag (not `latest`) or digest: the same bytes on every node, every day."""
     match = _IMAGE_RE.match(value)
@@ -216,9 +231,15 @@ class ServingVariantArgs(_Args):
         default=None,
         description="Serving image (pinned tag or digest). Default `tensorflow/serving:<pinned>` (`-gpu` with GPUs).",
     )
+    min_compute_capability: str | None = Field(
+        default=None,
+        description="Least CUDA compute capability the image needs on GPU nodes (e.g. `8.0`); only groups whose "
+        "GPU has it are used. Default: what the TensorFlow GPU builds need (3.5).",
+    )
 
     _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+    _cc = field_validator("min_compute_capability")(classmethod(lambda cls, v: check_compute_capability(v)))
 
     @model_validator(mode="after")
     def _hpa_needs_requests(self) -> ServingVariantArgs:
@@ -324,6 +345,11 @@ class TrainingArgs(_Args):
         default=None,
         description="Training image, pinned. Default `tensorflow/tensorflow:<pinned>` (`-gpu` when a role has GPUs).",
     )
+    min_compute_capability: str | None = Field(
+        default=None,
+        description="Least CUDA compute capability the image needs on GPU nodes (e.g. `8.0` for bfloat16); only "
+        "groups whose GPU has it are used. Default: what the TensorFlow GPU builds need (3.5).",
+    )
     command: Annotated[list[str], Field(min_length=1)] = Field(description="The program and its arguments. Required.")
     chief: RoleArgs | None = Field(default=None, description="parameterServer: the chief (1 replica). Default none.")
     worker: RoleArgs = Field(description="The workers (at least 1). Required.")
@@ -351,6 +377,7 @@ class TrainingArgs(_Args):
 
     _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+    _cc = field_validator("min_compute_capability")(classmethod(lambda cls, v: check_compute_capability(v)))
 
     _run_id = field_validator("run_id")(classmethod(lambda cls, v: None if v is None else check_run_id(v)))
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.components import catalog, gpu_plan
 from gpuplane.components.args_base import FieldError
+from gpuplane.components.workload_args import compute_capability
 from gpuplane.manifests import versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
@@ -101,6 +102,7 @@ def place(
     cuda_major: int | None = None,
     cpu_features: Sequence[str] = (),
     architecture: str = "x86_64",
+    min_compute_capability: int | None = None,
 ) -> Placement:
     """The node groups a container of this size fits; ValueError naming `what` and the largest node otherwise."""
     by_name = {g.name: g for g in groups}
@@ -117,6 +119,8 @@ def place(
     if cuda_major is not None:
         need = versions.CUDA_MIN_DRIVER[cuda_major]
         candidates = [g for g in candidates if gpu_plan.driver_major(g) >= need]
+    if gpus and min_compute_capability is not None:
+        candidates = [g for g in candidates if (catalog.compute_capability(g.instance) or 0) >= min_compute_capability]
     candidates = [
         g
         for g in candidates
@@ -126,6 +130,8 @@ def place(
     if not candidates:
         needs = f"{kind}, {architecture}" + (f", CUDA {cuda_major}" if cuda_major else "")
         needs += f", CPU {'+'.join(cpu_features)}" if cpu_features else ""
+        if gpus and min_compute_capability is not None:
+            needs += f", GPU compute capability >= {min_compute_capability // 10}.{min_compute_capability % 10}"
         raise ValueError(f"{what}: no node group it may run on ({needs}, no taint it cannot tolerate)")
     sizes = {g.name: allocatable(g) for g in candidates}
     fits = [
@@ -186,6 +192,16 @@ def check_volume(volume: str, context: WorkloadContext, where: str) -> None:
         raise FieldError(where, f"volume '{volume}' is not defined in storage.volumes; defined: {defined}")
 
 
+def image_compute_capability(declared: str | None) -> int:
+    """The compute capability a TensorFlow GPU image needs: what the user declared, else the TF builds' own."""
+    return compute_capability(declared) if declared else versions.TF_GPU_MIN_COMPUTE_CAPABILITY
+
+
+def compute_capability_requirement(need: int) -> dict[str, Any]:
+    """Node affinity on the label the GPU group sets itself (and advertises for scale from zero)."""
+    return {"key": versions.LABEL_GPU_COMPUTE_CAPABILITY, "operator": "Gt", "values": [str(need - 1)]}
+
+
 def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context: WorkloadContext) -> Placement:
     """Where one serving variant runs (the image's needs: amd64, AVX, CUDA 12 for the -gpu image)."""
     gpus = variant.resources.gpus
@@ -198,6 +214,7 @@ def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context
         named=variant.node_groups,
         cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR if gpus else None,
         cpu_features=versions.TF_SERVING_CPU_FEATURES,
+        min_compute_capability=image_compute_capability(variant.min_compute_capability),
     )
 
 
@@ -224,6 +241,7 @@ def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: W
         named=args.node_groups,
         cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR if gpus else None,
         cpu_features=versions.TF_SERVING_CPU_FEATURES,
+        min_compute_capability=image_compute_capability(training.min_compute_capability),
     )
 
 

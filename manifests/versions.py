@@ -121,6 +121,8 @@ LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
 LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"
 LABEL_GPUPLANE_CUDA_DRIVER_MAJOR: Final = "gpuplane.io/cuda-driver-major"
 LABEL_CPU_PREFIX: Final = "gpuplane.io/cpu-"
+# The GPU's CUDA compute capability as major*10+minor (components/catalog.py), set by the group itself.
+LABEL_GPU_COMPUTE_CAPABILITY: Final = "gpuplane.io/gpu-compute-capability"
 LABEL_DEVICE_PLUGIN_CONFIG: Final = "nvidia.com/device-plugin.config"
 LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
 NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
@@ -149,6 +151,10 @@ TF_SERVING_IMAGE: Final = "tensorflow/serving:2.19.0"
 TF_SERVING_GPU_IMAGE: Final = "tensorflow/serving:2.19.0-gpu"
 TF_SERVING_BINARY: Final = "/usr/bin/tensorflow_model_server"
 TF_SERVING_GPU_CUDA_MAJOR: Final = 12
+# The least CUDA compute capability the TensorFlow GPU builds run on, as major*10+minor: "CUDA architectures
+# 3.5, 5.0, 6.0, 7.0, 7.5, 8.0 and higher" (tensorflow.org/install/pip, hardware requirements). Every GPU in
+# the catalog has more; a custom image declares its own with `minComputeCapability`.
+TF_GPU_MIN_COMPUTE_CAPABILITY: Final = 35
 TF_SERVING_CPU_FEATURES: Final = ("avx",)
 TF_SERVING_GRPC_PORT: Final = 8500
 TF_SERVING_REST_PORT: Final = 8501

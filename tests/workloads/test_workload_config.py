@@ -191,3 +191,33 @@ def test_direct_caller_gets_the_same_error():
         ValueError, match=r"variants\[0\]\.resources\.gpus: serving 'resnet' variant 'gpu': asks for 1 GPU"
     ):
         serving_spec(ServingArgs.model_validate(serving(variants=[GPU])), WorkloadContext.of(args))
+
+
+# --- GPU compute capability: the image's declared need, on a label the group itself sets ---------------
+
+G5 = [
+    {"name": "system", "instanceTypes": ["m6i.large"]},
+    {"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.2xlarge"], "minSize": 0},
+]
+
+
+def test_a_variant_needing_more_compute_capability_than_any_gpu_is_refused():
+    found = problems({"nodeGroups": G5, "serving": [serving(variants=[variant(GPU, minComputeCapability="9.0")])]})
+    line = next(p for p in found if p.startswith("gpuplane:serving[0].variants[0]"))
+    assert "GPU compute capability >= 9.0" in line
+
+
+@pytest.mark.parametrize("bad", ["9", "8.10", "x.y", "0.5"])
+def test_a_compute_capability_that_is_not_major_minor_is_refused(bad):
+    found = problems({"nodeGroups": G5, "serving": [serving(variants=[variant(GPU, minComputeCapability=bad)])]})
+    assert any("minComputeCapability" in p and f"'{bad}'" in p and "major.minor" in p for p in found), found
+
+
+@pytest.mark.parametrize(("declared", "expected"), [(None, "34"), ("8.6", "85")])
+def test_gpu_variants_select_the_compute_capability_label_the_group_advertises(declared, expected):
+    gpu = variant(GPU, **({"minComputeCapability": declared} if declared else {}))
+    args = PlatformArgs.model_validate({"cluster": DEV_CLUSTER, "nodeGroups": G5, "serving": [serving(variants=[gpu])]})
+    spec = serving_spec(args.serving[0], WorkloadContext.of(args))
+    terms = spec.variants[0].affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    expressions = terms["nodeSelectorTerms"][0]["matchExpressions"]
+    assert {"key": "gpuplane.io/gpu-compute-capability", "operator": "Gt", "values": [expected]} in expressions
