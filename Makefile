@@ -32,7 +32,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP)
+# checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
+test: $(STAMP) $(CHECKOV)
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 # checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).

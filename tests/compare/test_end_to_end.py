@@ -72,7 +72,10 @@ SERVING = [
     {
         "name": "resnet",
         "model": {"name": "resnet", "volume": "models", "path": "resnet"},
-        "variants": [{"name": "gpu", "gpus": 1}, {"name": "cpu1", "limits": {"cpu": "1", "memory": "2Gi"}}],
+        "variants": [
+            {"name": "gpu", "resources": {"limits": {"cpu": "4", "memory": "8Gi"}, "gpus": 1}},
+            {"name": "cpu1", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
+        ],
     }
 ]
 
