@@ -27,20 +27,11 @@ def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving
     for variant in args.variants:
         placement = workload_checks.variant_placement(args, variant, context)
         gpus = variant.resources.gpus
-        extra = [
-            {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]}
-            for f in versions.TF_SERVING_CPU_FEATURES
-        ]
-        if gpus:
-            need = versions.CUDA_MIN_DRIVER[versions.TF_SERVING_GPU_CUDA_MAJOR]
-            extra.append(
-                {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
-            )
-            extra.append(
-                workload_checks.compute_capability_requirement(
-                    workload_checks.image_compute_capability(variant.min_compute_capability)
-                )
-            )
+        extra = workload_checks.image_requirements(
+            gpus=gpus,
+            cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
+            min_compute_capability=variant.min_compute_capability,
+        )
         fraction = placement.runtime_gpu.get("gpu_memory_fraction")
         hpa = variant.autoscaling
         variants.append(

@@ -30,20 +30,11 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         placement = workload_checks.role_placement(args, name, role, context)
         gpus = role.resources.gpus
         any_gpu = any_gpu or bool(gpus)
-        extra = [
-            {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]}
-            for f in versions.TF_SERVING_CPU_FEATURES
-        ]
-        if gpus:
-            need = versions.CUDA_MIN_DRIVER[versions.TENSORFLOW_GPU_CUDA_MAJOR]
-            extra.append(
-                {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(need - 1)]}
-            )
-            extra.append(
-                workload_checks.compute_capability_requirement(
-                    workload_checks.image_compute_capability(args.min_compute_capability)
-                )
-            )
+        extra = workload_checks.image_requirements(
+            gpus=gpus,
+            cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
+            min_compute_capability=args.min_compute_capability,
+        )
         fraction = placement.runtime_gpu.get("gpu_memory_fraction")
         roles.append(
             training.Role(

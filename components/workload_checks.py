@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from gpuplane.components import catalog, gpu_plan
 from gpuplane.components.args_base import FieldError
 from gpuplane.components.workload_args import compute_capability
-from gpuplane.manifests import versions
+from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
@@ -197,9 +197,24 @@ def image_compute_capability(declared: str | None) -> int:
     return compute_capability(declared) if declared else versions.TF_GPU_MIN_COMPUTE_CAPABILITY
 
 
-def compute_capability_requirement(need: int) -> dict[str, Any]:
-    """Node affinity on the label the GPU group sets itself (and advertises for scale from zero)."""
-    return {"key": versions.LABEL_GPU_COMPUTE_CAPABILITY, "operator": "Gt", "values": [str(need - 1)]}
+def image_requirements(*, gpus: int, cuda_major: int, min_compute_capability: str | None) -> list[dict[str, Any]]:
+    """Node affinity for a TensorFlow image's needs, on labels the node group sets itself.
+
+    The group advertises these labels in its ASG node-template tags, so the autoscaler can scale it up
+    from zero for the pod: CPU features on every node, and on GPU nodes the driver's CUDA major and the
+    GPU's compute capability (major*10+minor, so `Gt` compares integers).
+    """
+    requirements = [
+        {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]} for f in versions.TF_SERVING_CPU_FEATURES
+    ]
+    if gpus:
+        driver = versions.CUDA_MIN_DRIVER[cuda_major]
+        capability = image_compute_capability(min_compute_capability)
+        requirements += [
+            {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(driver - 1)]},
+            {"key": versions.LABEL_GPU_COMPUTE_CAPABILITY, "operator": "Gt", "values": [str(capability - 1)]},
+        ]
+    return requirements
 
 
 def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context: WorkloadContext) -> Placement:
