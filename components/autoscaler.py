@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from gpuplane.components import iam_policies
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import AutoscalerArgs
+from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.manifests import versions
 
 
@@ -66,25 +67,15 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         """`after`: what cluster services need (coredns, system node groups): never GPU groups."""
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})
-        child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
-            description=f"cluster-autoscaler of {cluster.eks_name}",
-            tags=tags,
-            opts=child,
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-policy", role=role.id, policy=_scoped_policy(cluster.eks_name, region), opts=child
-        )
-        association = aws.eks.PodIdentityAssociation(
-            f"{name}-pod-identity",
-            cluster_name=cluster.cluster_name,
+        association = pod_identity_role(
+            name,
+            parent=self,
+            cluster=cluster,
             namespace="kube-system",
             service_account=versions.CLUSTER_AUTOSCALER_SA,
-            role_arn=role.arn,
+            policy=_scoped_policy(cluster.eks_name, region),
+            description=f"cluster-autoscaler of {cluster.eks_name}",
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
         )
         k8s.helm.v3.Release(
             f"{name}-release",
@@ -108,8 +99,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 deleted_with=cluster.resource,
             ),
         )
-        self.role_arn = role.arn
-        self.register_outputs({"roleArn": role.arn})
+        self.role_arn = association.role_arn
+        self.register_outputs({"roleArn": association.role_arn})
 
 
 def _scoped_policy(cluster_name: str, region: str) -> pulumi.Output[str]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 
 import pulumi
-import pulumi_aws as aws
 
-from gpuplane.components import iam_policies, kube_objects, workload_checks
+from gpuplane.components import kube_objects, workload_checks
 from gpuplane.components.cluster import Cluster
+from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.components.workload_args import ServingArgs
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, pod_security, scheduling, serving, versions
@@ -191,23 +191,15 @@ def s3_access(
 ) -> pulumi.Resource:
     """An IAM role that may read only the source's bucket/prefix, bound to the import's ServiceAccount."""
     bucket, key = model_import.s3_bucket_and_prefix(imp.source)
-    child = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(
-        f"{name}-import-role",
-        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
-        description=f"Read {imp.source} for the {name} import",
-        tags=tags,
-        opts=child,
-    )
-    aws.iam.RolePolicy(
-        f"{name}-import-read", role=role.id, policy=s3_read_policy(bucket, key, cluster.partition.id), opts=child
-    )
-    return aws.eks.PodIdentityAssociation(
-        f"{name}-import-identity",
-        cluster_name=cluster.cluster_name,
+    return pod_identity_role(
+        f"{name}-import",
+        parent=parent,
+        cluster=cluster,
         namespace=context.namespace,
         service_account=imp.service_account,
-        role_arn=role.arn,
+        policy=s3_read_policy(bucket, key, cluster.partition.id),
+        description=f"Read {imp.source} for the {name} import",
         tags=tags,
-        opts=child,
+        policy_suffix="read",
+        association_suffix="identity",
     )

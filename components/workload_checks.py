@@ -26,7 +26,13 @@ from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, PlatformArgs
-    from gpuplane.components.workload_args import RoleArgs, ServingArgs, ServingVariantArgs, TrainingArgs
+    from gpuplane.components.workload_args import (
+        ResourcesArgs,
+        RoleArgs,
+        ServingArgs,
+        ServingVariantArgs,
+        TrainingArgs,
+    )
 
 MIB: Final = 2**20
 # What the DaemonSets on every node request (aws-node, kube-proxy, pod identity agent, EFS CSI node,
@@ -217,19 +223,39 @@ def image_requirements(*, gpus: int, cuda_major: int, min_compute_capability: st
     return requirements
 
 
-def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context: WorkloadContext) -> Placement:
-    """Where one serving variant runs (the image's needs: amd64, AVX, CUDA 12 for the -gpu image)."""
-    gpus = variant.resources.gpus
+def _image_placement(
+    what: str,
+    resources: ResourcesArgs,
+    node_groups: list[str] | None,
+    *,
+    cuda_major: int,
+    min_compute_capability: str | None,
+    context: WorkloadContext,
+) -> Placement:
+    """Where a container of a TensorFlow image runs: amd64, AVX, and on GPUs the image's CUDA and capability."""
+    gpus = resources.gpus
     return place(
-        f"serving '{serving.name}' variant '{variant.name}'",
-        cpu_millis=variant.resources.cpu_request_millis,
-        memory_bytes=variant.resources.memory_request_bytes,
+        what,
+        cpu_millis=resources.cpu_request_millis,
+        memory_bytes=resources.memory_request_bytes,
         gpus=gpus,
         groups=context.node_groups,
-        named=variant.node_groups,
-        cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR if gpus else None,
+        named=node_groups,
+        cuda_major=cuda_major if gpus else None,
         cpu_features=versions.TF_SERVING_CPU_FEATURES,
-        min_compute_capability=image_compute_capability(variant.min_compute_capability),
+        min_compute_capability=image_compute_capability(min_compute_capability),
+    )
+
+
+def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context: WorkloadContext) -> Placement:
+    """Where one serving variant runs (the tensorflow/serving image, `-gpu` with GPUs)."""
+    return _image_placement(
+        f"serving '{serving.name}' variant '{variant.name}'",
+        variant.resources,
+        variant.node_groups,
+        cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
+        min_compute_capability=variant.min_compute_capability,
+        context=context,
     )
 
 
@@ -245,18 +271,14 @@ def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = 
 
 
 def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: WorkloadContext) -> Placement:
-    """Where one training role runs (the TensorFlow image: amd64, AVX, CUDA 12 for the -gpu image)."""
-    gpus = args.resources.gpus
-    return place(
+    """Where one training role runs (the tensorflow/tensorflow image, `-gpu` with GPUs)."""
+    return _image_placement(
         f"training '{training.name}' role '{role}'",
-        cpu_millis=args.resources.cpu_request_millis,
-        memory_bytes=args.resources.memory_request_bytes,
-        gpus=gpus,
-        groups=context.node_groups,
-        named=args.node_groups,
-        cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR if gpus else None,
-        cpu_features=versions.TF_SERVING_CPU_FEATURES,
-        min_compute_capability=image_compute_capability(training.min_compute_capability),
+        args.resources,
+        args.node_groups,
+        cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
+        min_compute_capability=training.min_compute_capability,
+        context=context,
     )
 
 

@@ -164,9 +164,10 @@ def test_pdb_with_two_replicas_and_s3_import(run_platform):
         "aws:eks/podIdentityAssociation:PodIdentityAssociation", "gpuplane-test-serving-resnet-import-identity"
     )
     assert association.inputs["serviceAccount"] == "resnet-import" and association.inputs["namespace"] == "ml"
-    policy = json.loads(
-        rec.one("aws:iam/rolePolicy:RolePolicy", "gpuplane-test-serving-resnet-import-read").inputs["policy"]
-    )
+    read = rec.one("aws:iam/rolePolicy:RolePolicy", "gpuplane-test-serving-resnet-import-read")
+    # The pod gets credentials only once they can read: the association waits for the policy.
+    assert read.urn in association.dependencies
+    policy = json.loads(read.inputs["policy"])
     assert policy["Statement"][0]["Resource"] == ["arn:aws:s3:::team-models/resnet/*"]
     job = next(v for k, v in objects.items() if k.startswith("job-ml-resnet-import-"))
     init = job["spec"]["template"]["spec"]["initContainers"][0]

@@ -1,0 +1,51 @@
+"""An IAM role for one Kubernetes ServiceAccount through EKS Pod Identity: role, inline policy, association.
+
+Why one place: the cluster-autoscaler and the model/data imports each need exactly this trio, and the
+association must wait for the inline policy, or the first pod gets credentials that cannot do anything
+yet (an S3 import then fails with AccessDenied on its first try).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplane.components import iam_policies
+from gpuplane.components.cluster import Cluster
+
+
+def pod_identity_role(
+    prefix: str,
+    *,
+    parent: pulumi.Resource,
+    cluster: Cluster,
+    namespace: str,
+    service_account: str,
+    policy: pulumi.Input[str],
+    description: str,
+    tags: dict[str, str],
+    policy_suffix: str = "policy",
+    association_suffix: str = "pod-identity",
+) -> aws.eks.PodIdentityAssociation:
+    """Create `<prefix>-role`, its inline `<prefix>-<policy_suffix>` and the association; return the latter.
+
+    Depend on the returned association: it exists only once the role can do what `policy` allows.
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{prefix}-role",
+        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        description=description,
+        tags=tags,
+        opts=child,
+    )
+    inline = aws.iam.RolePolicy(f"{prefix}-{policy_suffix}", role=role.id, policy=policy, opts=child)
+    return aws.eks.PodIdentityAssociation(
+        f"{prefix}-{association_suffix}",
+        cluster_name=cluster.cluster_name,
+        namespace=namespace,
+        service_account=service_account,
+        role_arn=role.arn,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[inline]),
+    )
