@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.components import catalog
-from gpuplane.components.config import NodeGroupArgs
 from gpuplane.manifests import versions
+
+if TYPE_CHECKING:
+    # Types only: the config validates workloads through workload_checks, which uses this module.
+    from gpuplane.components.config import NodeGroupArgs
 
 # MIG instances per GPU for each compute-slice size (NVIDIA MIG user guide: A100/H100 profiles).
 _MIG_INSTANCES: Final[dict[int, int]] = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}

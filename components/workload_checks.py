@@ -309,17 +309,18 @@ def check_uid(context: WorkloadContext) -> None:
             )
 
 
-def check_workloads(args: PlatformArgs) -> None:
-    """All workload cross-checks of a platform (called from PlatformArgs' validator)."""
-    if not args.serving and not args.training:
+def check_workloads(context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
+    """All workload cross-checks of a platform (called from PlatformArgs' validator with its own facts).
+
+    It receives the facts instead of the platform args, so this module never imports the config that
+    calls it (config -> workload_checks -> gpu_plan would otherwise loop back to config).
+    """
+    if not serving and not training:
         return
-    context = WorkloadContext.of(args)
     check_uid(context)
     seen: dict[str, str] = {}
-    workloads: list[tuple[str, int, ServingArgs | TrainingArgs]] = [
-        ("serving", i, w) for i, w in enumerate(args.serving)
-    ]
-    workloads += [("training", i, w) for i, w in enumerate(args.training)]
+    workloads: list[tuple[str, int, ServingArgs | TrainingArgs]] = [("serving", i, w) for i, w in enumerate(serving)]
+    workloads += [("training", i, w) for i, w in enumerate(training)]
     for section, index, workload in workloads:
         key = f"{section}[{index}]"
         if workload.name in seen:
@@ -327,7 +328,7 @@ def check_workloads(args: PlatformArgs) -> None:
                 f"{key}.name", f"'{workload.name}' is already used by {seen[workload.name]}; names must be unique"
             )
         seen[workload.name] = key
-    for index, serving in enumerate(args.serving):
-        check_serving(serving, context, prefix=f"serving[{index}].")
-    for index, training in enumerate(args.training):
-        check_training(training, context, prefix=f"training[{index}].")
+    for index, one in enumerate(serving):
+        check_serving(one, context, prefix=f"serving[{index}].")
+    for index, run in enumerate(training):
+        check_training(run, context, prefix=f"training[{index}].")

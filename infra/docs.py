@@ -1,7 +1,7 @@
 """Generate the README's configuration reference from the config models, so the docs cannot drift.
 
 `python -m gpuplane.infra.docs` rewrites the block between the markers in README.md; a test fails when the README
-and the models disagree. The descriptions live where the fields are declared (components/config.py).
+and the models disagree. The descriptions live where the fields are declared (components/config/).
 """
 
 from __future__ import annotations

@@ -1,0 +1,169 @@
+"""The EKS control plane section of the stack config (`cluster`)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any, Final, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.config.common import LOG_RETENTION_DAYS, _check_cidr
+from gpuplane.manifests import versions
+
+LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+_IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
+_SG_ID_RE: Final = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
+
+
+class ClusterArgs(_Args):
+    """The EKS control plane and what it needs: IAM role, KMS key, logs, OIDC, core add-ons."""
+
+    kubernetes_version: str = Field(
+        default=versions.DEFAULT_KUBERNETES_VERSION,
+        description=f"Kubernetes minor version. Default `{versions.DEFAULT_KUBERNETES_VERSION}`; "
+        f"allowed: {', '.join(versions.KUBERNETES_VERSIONS)}.",
+    )
+    endpoint_public_access: bool = Field(
+        default=True,
+        description="Expose the API endpoint publicly (limited to `publicAccessCidrs`); the private endpoint is "
+        "always on. Default true (prod: false).",
+    )
+    public_access_cidrs: list[str] = Field(
+        default_factory=list,
+        description="CIDRs allowed to reach the public endpoint; required when it is on. Default none.",
+    )
+    admin_principals: list[str] = Field(
+        default_factory=list,
+        description="IAM role/user ARNs given cluster-admin through EKS access entries; leave out the identity that "
+        "runs `pulumi up` when `bootstrapCreatorAdmin` is on (EKS already made its entry). Default none.",
+    )
+    bootstrap_creator_admin: bool = Field(
+        default=True,
+        description="Give the identity that runs `pulumi up` cluster-admin (EKS access entry made at creation), so "
+        "the program can apply Kubernetes objects. Default true.",
+    )
+    log_types: list[LogType] = Field(
+        default_factory=lambda: list[LogType](["api", "audit", "authenticator"]),
+        description="Control-plane log types sent to CloudWatch. Default `api, audit, authenticator` (prod: all five).",
+    )
+    log_retention_days: int = Field(
+        default=7, description="CloudWatch retention of the control-plane log group. Default 7 (prod: 90)."
+    )
+    service_ipv4_cidr: str = Field(
+        default="172.20.0.0/16",
+        description="Kubernetes Service CIDR; must not overlap the VPC. Default `172.20.0.0/16`.",
+    )
+    kms_deletion_window_days: int = Field(
+        default=30,
+        ge=7,
+        le=30,
+        description="Waiting period before the secrets KMS key is deleted. Default 30.",
+    )
+    api_access_cidrs: list[str] | None = Field(
+        default=None,
+        description="Networks allowed to reach the API endpoint on 443 through the cluster security group (where "
+        "Pulumi and kubectl run: the VPC itself, a VPN, a peered VPC). Default: the VPC CIDR when "
+        "`endpointPublicAccess` is false (a runner inside the VPC works), none otherwise.",
+    )
+    api_access_security_group_ids: list[str] = Field(
+        default_factory=list,
+        description="Security groups (e.g. of a CI runner or bastion in the VPC) allowed to reach the API on 443. "
+        "Default none.",
+    )
+    upgrade_policy: Literal["STANDARD", "EXTENDED"] = Field(
+        default="STANDARD",
+        description="EKS support type at the end of standard support: `STANDARD` (EKS upgrades the control plane "
+        "itself, $0.10/h) or `EXTENDED` (stays on the old minor, $0.60/h). Default `STANDARD`.",
+    )
+    encrypt_logs: bool = Field(
+        default=True,
+        description="Encrypt the control-plane log group with a KMS key of the stack (rotation on) instead of "
+        "the CloudWatch Logs service key. Default true.",
+    )
+    kms_key_administrators: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs that may manage (not use) the stack's KMS keys, written into each "
+        "key's policy next to the account root. Default none (the account root, and through it IAM policies).",
+    )
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if isinstance(value, float):
+            raise ValueError(
+                f'{value!r} is a number; write the version as a quoted string like "1.35" '
+                "(YAML reads 1.30 as the number 1.3)"
+            )
+        text = str(value)
+        if text not in versions.KUBERNETES_VERSIONS:
+            raise ValueError(
+                f"'{text}' is not a Kubernetes version EKS supports; allowed: {', '.join(versions.KUBERNETES_VERSIONS)}"
+            )
+        return text
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            _check_cidr(cidr)
+        return value
+
+    @field_validator("api_access_cidrs")
+    @classmethod
+    def _api_cidrs(cls, value: list[str] | None) -> list[str] | None:
+        for cidr in value or []:
+            _check_cidr(cidr)
+        return value
+
+    @field_validator("api_access_security_group_ids")
+    @classmethod
+    def _api_groups(cls, value: list[str]) -> list[str]:
+        for group in value:
+            if not _SG_ID_RE.match(group):
+                raise ValueError(f"'{group}' is not a security group id (sg- and 8 or 17 hex digits)")
+        return value
+
+    @field_validator("admin_principals", "kms_key_administrators")
+    @classmethod
+    def _principals(cls, value: list[str]) -> list[str]:
+        for arn in value:
+            if not _IAM_PRINCIPAL_RE.match(arn):
+                raise ValueError(f"'{arn}' is not an IAM role or user ARN (arn:aws:iam::<12 digits>:role/<name>)")
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"{value} is not a CloudWatch retention period; allowed: {list(LOG_RETENTION_DAYS)}")
+        return value
+
+    @field_validator("log_types")
+    @classmethod
+    def _log_types(cls, value: list[LogType]) -> list[LogType]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} lists a log type twice")
+        return value
+
+    @field_validator("service_ipv4_cidr")
+    @classmethod
+    def _service_cidr(cls, value: str) -> str:
+        net = ipaddress.IPv4Network(_check_cidr(value))
+        private = [ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
+        if not any(net.subnet_of(p) for p in private) or not 12 <= net.prefixlen <= 24:
+            raise ValueError(
+                f"'{value}' must be a /12 to /24 inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (EKS rule)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _public_needs_cidrs(self) -> ClusterArgs:
+        if self.endpoint_public_access and not self.public_access_cidrs:
+            raise FieldError(
+                "publicAccessCidrs",
+                "is empty but endpointPublicAccess is true; list the CIDRs allowed to reach the API "
+                "(e.g. your address as x.x.x.x/32), or set endpointPublicAccess: false",
+            )
+        return self

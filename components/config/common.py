@@ -1,0 +1,24 @@
+"""What more than one concern of the stack config checks: the profile, log retention, CIDRs, DNS labels."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Final, Literal
+
+Profile = Literal["dev", "prod"]
+
+# CloudWatch Logs accepts only these retention periods (PutRetentionPolicy API reference).
+LOG_RETENTION_DAYS: Final = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+)  # fmt: skip
+
+_DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def _check_cidr(value: str) -> str:
+    try:
+        ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"'{value}' is not an IPv4 network in CIDR notation with host bits zero ({exc})") from exc
+    return value
