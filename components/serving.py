@@ -78,6 +78,9 @@ def model_import_spec(args: ServingArgs, context: WorkloadContext) -> model_impo
         gid=context.gid,
         sha256=source.sha256,
         deadline_seconds=source.timeout_minutes * 60,
+        max_bytes=source.max_unpacked_bytes,
+        max_files=source.max_files,
+        max_ratio=source.max_expansion_ratio,
     )
 
 

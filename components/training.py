@@ -60,6 +60,9 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
             sha256=data.sha256,
             kind="data",
             deadline_seconds=data.timeout_minutes * 60,
+            max_bytes=data.max_unpacked_bytes,
+            max_files=data.max_files,
+            max_ratio=data.max_expansion_ratio,
         )
         if data
         else None

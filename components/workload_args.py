@@ -15,7 +15,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.manifests import scheduling
+from gpuplane.manifests import model_import, scheduling
 
 _DNS_LABEL_RE: Final = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -25,6 +25,9 @@ _IMAGE_RE: Final = re.compile(
     r"^[a-z0-9][a-z0-9._/:-]*?(:(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@sha256:[0-9a-f]{64})$"
 )
 SOURCE_SCHEMES: Final = ("https://", "s3://")
+# `import.maxUnpackedSize` bounds: below 1 MiB no model fits; past 1 TiB no node's disk stages it.
+MIN_UNPACKED_BYTES: Final = 1 << 20
+MAX_UNPACKED_BYTES: Final = 1 << 40
 
 
 def check_workload_name(value: str) -> str:
@@ -99,10 +102,34 @@ class ImportArgs(_Args):
         "(a SavedModel directory). Required."
     )
     sha256: str | None = Field(
-        default=None, description="Hex SHA-256 of the archive; verified before unpacking. Default: not checked."
+        default=None,
+        description="SHA-256 of the archive, 64 lowercase hex characters; verified before unpacking. "
+        "Default: not checked.",
     )
     timeout_minutes: int = Field(
-        default=30, ge=1, le=720, description="How long `pulumi up` waits for the import Job. Default 30."
+        default=30,
+        ge=1,
+        le=720,
+        description="How long `pulumi up` waits for the import Job (its deadline); the download must end within "
+        "three quarters of it. Default 30.",
+    )
+    max_unpacked_size: str = Field(
+        default=f"{model_import.DEFAULT_MAX_BYTES >> 30}Gi",
+        description="Most bytes the archive may unpack to (or an s3 prefix may hold), e.g. `10Gi`, `500Mi`; the "
+        "import stops at the first byte past it, and its staging volume is sized from it. Default `10Gi`.",
+    )
+    max_files: int = Field(
+        default=model_import.DEFAULT_MAX_FILES,
+        ge=1,
+        le=1_000_000,
+        description="Most files and directories the archive may hold. Default 100000.",
+    )
+    max_expansion_ratio: int = Field(
+        default=model_import.DEFAULT_MAX_RATIO,
+        ge=1,
+        le=2000,
+        description="Most times its own size the archive may unpack to (a SavedModel compresses a few times, a "
+        "decompression bomb a thousand); the first 1 MiB is always allowed. Default 100.",
     )
 
     _source = field_validator("source")(classmethod(lambda cls, v: check_source(v)))
@@ -111,8 +138,24 @@ class ImportArgs(_Args):
     @classmethod
     def _sha(cls, value: str | None) -> str | None:
         if value is not None and not _SHA256_RE.match(value):
-            raise ValueError(f"'{value}' is not a lowercase hex SHA-256 (64 characters)")
+            raise ValueError(f"'{value}' is not a SHA-256: 64 lowercase hex characters (0-9, a-f)")
         return value
+
+    @field_validator("max_unpacked_size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        try:
+            size = scheduling.memory_bytes(value)
+        except ValueError:
+            raise ValueError(f"'{value}' is not a size like 10Gi, 500Mi or 8G") from None
+        if not MIN_UNPACKED_BYTES <= size <= MAX_UNPACKED_BYTES:
+            raise ValueError(f"'{value}' must be between 1Mi and 1Ti")
+        return value
+
+    @property
+    def max_unpacked_bytes(self) -> int:
+        """`max_unpacked_size` in bytes."""
+        return scheduling.memory_bytes(self.max_unpacked_size)
 
     @model_validator(mode="after")
     def _sha_needs_archive(self) -> ImportArgs:

@@ -6,14 +6,22 @@ run in the pinned python slim image with the standard library (`gpuplane-import.
 runtime helper). Neither image is changed or extended at run time.
 
 Why the name carries a hash: the Job's pod template is immutable, and a changed source or version must
-import again. The hash of (source, sha256, destination) gives a new Job for a new model and the same
-Job for the same one; the Job has no TTL, so a refresh never sees it vanish and `pulumi up` never
-re-creates it. The script itself is idempotent too (a present version is skipped).
+import again. The hash of everything the template carries (source, sha256, destination, the caps and
+the download deadline) gives a new Job when the result could differ and the same Job for the same
+import; the Job has no TTL, so a refresh never sees it vanish and `pulumi up` never re-creates it. The
+script itself is idempotent too (a present version is skipped, so a new Job for a cap change is a no-op).
+
+Why the caps size the pod: the archive is untrusted, and the script refuses it past `max_bytes`
+unpacked, `max_files` members or `max_ratio` times its own size while unpacking. The staging emptyDir
+must hold the archive (at most `archive_cap`) and its unpacked copy, so its `sizeLimit` and the
+containers' `ephemeral-storage` are computed from the same caps: the scheduler picks a node with that
+much disk, and no import can take more of it than that.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import shlex
 from dataclasses import dataclass
 from importlib import resources
@@ -24,6 +32,17 @@ from gpuplane.manifests import versions, workload_security
 SCRIPT_NAME: Final = "gpuplane-import.py"
 DATA_ROOT: Final = "/data"
 STAGING: Final = "/tmp/import"
+MIB: Final = 1 << 20
+# The caps' defaults; the script falls back to the same numbers (tests/workloads hold them equal).
+DEFAULT_MAX_BYTES: Final = 10 << 30
+DEFAULT_MAX_FILES: Final = 100_000
+DEFAULT_MAX_RATIO: Final = 100
+# What the script's archive cap allows beyond the unpacked bytes: per-member headers, plus a little.
+ENTRY_OVERHEAD: Final = 1024
+ARCHIVE_SLACK: Final = MIB
+# Staging beyond archive and tree (Python's own temporary files), and the container's logs.
+SCRATCH_BYTES: Final = 256 * MIB
+LOG_BYTES: Final = 256 * MIB
 
 
 def import_script() -> str:
@@ -46,6 +65,24 @@ class Import:
     sha256: str | None = None
     kind: str = "model"
     deadline_seconds: int = 1800
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_files: int = DEFAULT_MAX_FILES
+    max_ratio: int = DEFAULT_MAX_RATIO
+
+    @property
+    def download_seconds(self) -> int:
+        """The script's deadline for the whole download: three quarters of the Job's, the rest to unpack."""
+        return self.deadline_seconds * 3 // 4
+
+    @property
+    def archive_cap(self) -> int:
+        """The largest archive the script downloads (the same formula as its `archive_cap`)."""
+        return self.max_bytes + self.max_files * ENTRY_OVERHEAD + ARCHIVE_SLACK
+
+    @property
+    def staging_bytes(self) -> int:
+        """The staging emptyDir: the archive, its unpacked tree, scratch; in whole MiB."""
+        return math.ceil((self.archive_cap + self.max_bytes + SCRATCH_BYTES) / MIB) * MIB
 
     @property
     def destination(self) -> str:
@@ -56,7 +93,8 @@ class Import:
     @property
     def digest(self) -> str:
         """8 hex characters of what decides the import's result."""
-        key = "\n".join([self.source, self.sha256 or "", self.volume, self.destination, self.kind])
+        caps = f"{self.max_bytes}/{self.max_files}/{self.max_ratio}/{self.download_seconds}"
+        key = "\n".join([self.source, self.sha256 or "", self.volume, self.destination, self.kind, caps])
         return hashlib.sha256(key.encode()).hexdigest()[:8]
 
     @property
@@ -117,6 +155,10 @@ def _env(imp: Import) -> list[dict[str, str]]:
         {"name": "GPUPLANE_IMPORT_DEST", "value": imp.destination},
         {"name": "GPUPLANE_IMPORT_STAGING", "value": STAGING},
         {"name": "GPUPLANE_IMPORT_KIND", "value": imp.kind},
+        {"name": "GPUPLANE_IMPORT_MAX_BYTES", "value": str(imp.max_bytes)},
+        {"name": "GPUPLANE_IMPORT_MAX_FILES", "value": str(imp.max_files)},
+        {"name": "GPUPLANE_IMPORT_MAX_RATIO", "value": str(imp.max_ratio)},
+        {"name": "GPUPLANE_IMPORT_DOWNLOAD_SECONDS", "value": str(imp.download_seconds)},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
         {"name": "HOME", "value": "/tmp"},
     ]
@@ -127,7 +169,11 @@ def _env(imp: Import) -> list[dict[str, str]]:
 
 def job(imp: Import) -> dict[str, Any]:
     """The import Job: restricted pod, no retries on a preempted node, no TTL (see the module doc)."""
-    resources_ = {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
+    disk = f"{(imp.staging_bytes + LOG_BYTES) // MIB}Mi"
+    resources_ = {
+        "requests": {"cpu": "250m", "memory": "512Mi", "ephemeral-storage": disk},
+        "limits": {"cpu": "1", "memory": "2Gi", "ephemeral-storage": disk},
+    }
     mounts = [
         {"name": "target", "mountPath": DATA_ROOT},
         workload_security.scratch_mount(),
@@ -166,7 +212,7 @@ def job(imp: Import) -> dict[str, Any]:
         "volumes": [
             {"name": "target", "persistentVolumeClaim": {"claimName": imp.volume}},
             {"name": "script", "configMap": {"name": imp.config_map_name}},
-            workload_security.scratch_volume(size_limit="20Gi"),
+            workload_security.scratch_volume(size_limit=f"{imp.staging_bytes // MIB}Mi"),
         ],
     }
     if not init:

@@ -184,13 +184,16 @@ def test_s3_read_policy_is_scoped(key, objects_, listing):
     assert statements[1]["Condition"] == {"StringLike": {"s3:prefix": [listing]}}
 
 
-def test_import_job_name_changes_with_the_source_only():
+def test_import_job_name_changes_with_what_its_immutable_template_carries():
     a = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=1)
-    same = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=1, deadline_seconds=60)
+    same = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=1)
     other = Import("m", "ml", "https://h/b.tar.gz", "models", "m", 10001, 10001, version=1)
     newer = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=2)
+    # The deadline (the script's download deadline is in the pod template) and the caps decide the result too.
+    slower = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=1, deadline_seconds=60)
+    bigger = Import("m", "ml", "https://h/a.tar.gz", "models", "m", 10001, 10001, version=1, max_bytes=1 << 40)
     assert a.job_name == same.job_name
-    assert len({a.job_name, other.job_name, newer.job_name}) == 3
+    assert len({a.job_name, other.job_name, newer.job_name, slower.job_name, bigger.job_name}) == 5
 
 
 def test_shared_gpu_unit_gets_its_memory_fraction(run_platform):
