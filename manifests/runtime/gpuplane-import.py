@@ -435,7 +435,7 @@ def unpack_zip(archive: Path, ex: Extractor) -> None:
                 raise ImportError_(f"archive member {info.filename!r} is encrypted; refused")
             if info.is_dir() or stat.S_ISDIR(mode):
                 ex.directory(info.filename)
-            elif mode and not stat.S_ISREG(mode):
+            elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no type recorded (many zip writers)
                 what = "a symbolic link" if stat.S_ISLNK(mode) else "a device or FIFO"
                 raise ImportError_(
                     f"archive member {info.filename!r} is {what}: an archive may hold only regular files "

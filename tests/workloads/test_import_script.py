@@ -1,14 +1,13 @@
-"""The model import script run for real: a local HTTP server and a moto S3 server with the aws CLI.
+"""The model import script run for real: a loopback HTTPS server, and a moto S3 server with the aws CLI.
 
 The same command lines the Job runs (`s3_copy_command`, then the python script) run here on local
-directories; only the pod paths differ. https needs a certificate a test server lacks, so the scheme
-check is unit-tested on its own and the HTTP runs pass the script's test-only override.
+directories, as the workload uid (see `import_harness`); only the pod paths differ. Hostile archives and
+servers are in `test_import_hostile.py`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.server
 import importlib.util
 import io
 import os
@@ -16,8 +15,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -27,162 +24,118 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from gpuplane.manifests import model_import
+from tests.workloads.import_harness import MODEL, SCRIPT, UID, Sandbox, Server, sandbox_dir, tar_gz, zip_bytes
 
-SCRIPT = Path(model_import.__file__).parent / "runtime" / model_import.SCRIPT_NAME
 AWS = Path(sys.executable).parent / "aws"
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpuplane_import", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The script as a module (registered, as dataclasses need, under a name nothing else uses)."""
+    if "gpuplane_import_script" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("gpuplane_import_script", SCRIPT)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["gpuplane_import_script"]
 
 
 def saved_model_tar(top: str = "", extra: dict[str, bytes] | None = None) -> bytes:
     """A tar.gz with saved_model.pb (under `top/` when given) and a variables file."""
     files = {"saved_model.pb": b"fake graph", "variables/variables.index": b"idx", **(extra or {})}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"{top}/{name}" if top else name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def saved_model_zip() -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("model/saved_model.pb", b"fake graph")
-        zf.writestr("model/variables/variables.index", b"idx")
-    return buf.getvalue()
+    return tar_gz([(f"{top}/{name}" if top else name, data) for name, data in files.items()])
 
 
 @pytest.fixture
-def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    root = tmp_path / "www"
-    root.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, directory=str(root), **kwargs)  # type: ignore[arg-type]
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+def box() -> Iterator[Sandbox]:
+    yield from sandbox_dir()
 
 
-def run_script(dest: Path, source: str, staging: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ["PATH"],
-        "GPUPLANE_IMPORT_SOURCE": source,
-        "GPUPLANE_IMPORT_DEST": str(dest),
-        "GPUPLANE_IMPORT_STAGING": str(staging),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        **extra,
-    }
-    return subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, check=False)
+@pytest.fixture
+def https() -> Iterator[Server]:
+    server = Server()
+    yield server
+    server.close()
 
 
 @pytest.mark.parametrize(
     ("name", "body"),
-    [("m.tar.gz", saved_model_tar()), ("m.tgz", saved_model_tar("exported")), ("m.zip", saved_model_zip())],
+    [("m.tar.gz", saved_model_tar()), ("m.tgz", saved_model_tar("exported")), ("m.zip", zip_bytes(MODEL))],
 )
-def test_https_archive_is_installed_once_and_atomically(http_root, tmp_path, name, body):
-    root, url = http_root
-    (root / name).write_bytes(body)
-    dest = tmp_path / "models" / "resnet" / "1"
+def test_https_archive_is_installed_once_and_atomically(box, https, name, body):
+    https.routes[f"/{name}"] = body
     digest = hashlib.sha256(body).hexdigest()
-    first = run_script(
-        dest, f"{url}/{name}", tmp_path / "s1", GPUPLANE_IMPORT_ALLOW_HTTP="true", GPUPLANE_IMPORT_SHA256=digest
-    )
-    assert first.returncode == 0, first.stderr
+    box.run(f"{https.url}/{name}", "resnet/1", GPUPLANE_IMPORT_SHA256=digest).succeeded("imported")
+    dest = box.volume / "resnet" / "1"
     assert (dest / "saved_model.pb").read_bytes() == b"fake graph"
     assert (dest / "variables" / "variables.index").read_bytes() == b"idx"
-    assert sorted(p.name for p in dest.parent.iterdir()) == ["1"]  # no partial directory left behind
-    (root / name).unlink()  # a second run must not fetch at all
-    again = run_script(dest, f"{url}/{name}", tmp_path / "s2", GPUPLANE_IMPORT_ALLOW_HTTP="true")
-    assert again.returncode == 0, again.stderr
-    assert "already imported" in again.stdout
+    if os.geteuid() == 0:
+        assert os.stat(dest / "saved_model.pb").st_uid == UID  # written by the workload uid, not root
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["1"]  # no partial directory, no lock file
+    box.assert_nothing_left()
+    del https.routes[f"/{name}"]  # a second run must not fetch at all
+    box.run(f"{https.url}/{name}", "resnet/1").succeeded("already imported")
+    assert https.hits[f"/{name}"] == 1
 
 
-def test_checksum_mismatch_installs_nothing(http_root, tmp_path):
-    root, url = http_root
-    (root / "m.tar.gz").write_bytes(saved_model_tar())
-    dest = tmp_path / "models" / "m" / "1"
-    result = run_script(
-        dest, f"{url}/m.tar.gz", tmp_path / "s", GPUPLANE_IMPORT_ALLOW_HTTP="true", GPUPLANE_IMPORT_SHA256="0" * 64
-    )
-    assert result.returncode == 1
-    assert "checksum mismatch" in result.stderr and "0" * 64 in result.stderr
-    assert not dest.exists()
-
-
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        (b"this is not gzip", "is not a readable tar archive"),
-        (saved_model_tar()[:40], "is not a readable tar archive"),  # truncated download
-        (b"PK\x03\x04 not really", "is not a readable zip archive"),
-    ],
-)
-def test_bad_archive_fails_cleanly(http_root, tmp_path, body, message):
-    root, url = http_root
-    name = "m.zip" if body.startswith(b"PK") else "m.tar.gz"
-    (root / name).write_bytes(body)
-    dest = tmp_path / "models" / "m" / "1"
-    result = run_script(dest, f"{url}/{name}", tmp_path / "s", GPUPLANE_IMPORT_ALLOW_HTTP="true")
-    assert result.returncode == 1, result.stderr
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
-    assert not dest.exists()
-
-
-def test_archive_without_saved_model_is_refused(http_root, tmp_path):
-    root, url = http_root
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        info = tarfile.TarInfo("README")
-        info.size = 2
-        tar.addfile(info, io.BytesIO(b"hi"))
-    (root / "m.tar.gz").write_bytes(buf.getvalue())
-    dest = tmp_path / "models" / "m" / "1"
-    result = run_script(dest, f"{url}/m.tar.gz", tmp_path / "s", GPUPLANE_IMPORT_ALLOW_HTTP="true")
-    assert result.returncode == 1
-    assert "no saved_model.pb" in result.stderr
-    assert not dest.exists()
-
-
-def test_archive_escaping_its_directory_is_refused(http_root, tmp_path):
-    root, url = http_root
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        info = tarfile.TarInfo("../../evil")
-        info.size = 1
-        tar.addfile(info, io.BytesIO(b"x"))
-    (root / "m.tar.gz").write_bytes(buf.getvalue())
-    result = run_script(tmp_path / "m" / "1", f"{url}/m.tar.gz", tmp_path / "s", GPUPLANE_IMPORT_ALLOW_HTTP="true")
-    assert result.returncode == 1
-    assert not (tmp_path / "evil").exists() and not (tmp_path.parent / "evil").exists()
+def test_checksum_mismatch_installs_nothing(box, https):
+    https.routes["/m.tar.gz"] = saved_model_tar()
+    result = box.run(f"{https.url}/m.tar.gz", GPUPLANE_IMPORT_SHA256="0" * 64)
+    result.failed(1, "checksum mismatch", "0" * 64)
+    assert not (box.volume / "m" / "1").exists()
+    box.assert_nothing_left()
 
 
 @pytest.mark.parametrize(
-    ("source", "allow", "expected"),
+    ("name", "body", "message"),
     [
-        ("https://h/m.tar.gz", False, "https"),
-        ("s3://b/k", False, "s3"),
-        ("http://h/m.tar.gz", True, "http"),
+        ("m.tar.gz", b"this is not gzip", "is not a readable tar archive"),
+        ("m.tar.gz", saved_model_tar()[:40], "is not a readable tar archive"),  # truncated download
+        ("m.zip", b"PK\x03\x04 not really", "is not a readable zip archive"),
+        ("m.zip", zip_bytes(MODEL)[:-30], "is not a readable zip archive"),  # the central directory cut off
     ],
 )
-def test_scheme_check_accepts(source, allow, expected):
-    assert _module().check_scheme(source, allow) == expected
+def test_bad_archive_fails_cleanly(box, https, name, body, message):
+    https.routes[f"/{name}"] = body
+    box.run(f"{https.url}/{name}").failed(1, message)
+    assert not (box.volume / "m" / "1").exists()
+    box.assert_nothing_left()
+
+
+def test_a_corrupted_zip_member_fails_its_crc(box, https):
+    body = bytearray(zip_bytes([("model/saved_model.pb", b"fake graph " * 100)]))
+    at = body.index(b"model/saved_model.pb") + len("model/saved_model.pb") + 5  # inside the deflated data
+    body[at] ^= 0xFF
+    https.routes["/m.zip"] = bytes(body)
+    box.run(f"{https.url}/m.zip").failed(1, "is not a readable zip archive")
+    box.assert_nothing_left()
+
+
+def test_archive_without_saved_model_is_refused(box, https):
+    https.routes["/m.tar.gz"] = tar_gz([("README", b"hi")])
+    box.run(f"{https.url}/m.tar.gz").failed(1, "no saved_model.pb")
+    assert not (box.volume / "m" / "1").exists()
+    box.assert_nothing_left()
+
+
+def test_archive_escaping_its_directory_is_refused(box, https):
+    https.routes["/m.tar.gz"] = tar_gz([*MODEL, ("../../sentinel/evil", b"x")])
+    box.run(f"{https.url}/m.tar.gz").failed(1, "'../../sentinel/evil'", "climbs out")
+    assert not (box.sentinel / "evil").exists() and not (box.base / "evil").exists()
+    box.assert_nothing_left()
+
+
+def test_data_import_marks_completion(box, https):
+    https.routes["/d.tar.gz"] = tar_gz([("mnist/train.csv", b"1,2")])
+    box.run(f"{https.url}/d.tar.gz", "mnist", GPUPLANE_IMPORT_KIND="data").succeeded("imported")
+    assert (box.volume / "mnist" / "train.csv").read_bytes() == b"1,2"
+    assert (box.volume / "mnist" / ".gpuplane-import-complete").read_text() == f"{https.url}/d.tar.gz\n"
+    box.assert_nothing_left()
+
+
+@pytest.mark.parametrize(("source", "expected"), [("https://h/m.tar.gz", "https"), ("s3://b/k", "s3")])
+def test_scheme_check_accepts(source, expected):
+    assert _module().check_scheme(source) == expected
 
 
 @pytest.mark.parametrize("source", ["http://h/m.tar.gz", "ftp://h/m.tar.gz", "file:///etc/passwd", "/data/m"])
@@ -191,10 +144,31 @@ def test_scheme_check_refuses_anything_but_https_and_s3(source):
         _module().check_scheme(source)
 
 
-def test_plain_http_is_bad_input_without_the_test_override(tmp_path):
-    result = run_script(tmp_path / "m" / "1", "http://127.0.0.1:9/m.tar.gz", tmp_path / "s")
-    assert result.returncode == 2
-    assert "bad input" in result.stderr and "https://" in result.stderr
+def test_plain_http_is_bad_input(box):
+    plain = Server(tls=False)
+    try:
+        plain.routes["/m.tar.gz"] = saved_model_tar()
+        box.run(f"{plain.url}/m.tar.gz").failed(2, "bad input", "https://")
+        assert plain.hits["/m.tar.gz"] == 0
+    finally:
+        plain.close()
+
+
+def test_the_script_and_the_job_agree_on_the_caps():
+    script = _module()
+    assert (script.DEFAULT_MAX_BYTES, script.DEFAULT_MAX_FILES, script.DEFAULT_MAX_RATIO) == (
+        model_import.DEFAULT_MAX_BYTES,
+        model_import.DEFAULT_MAX_FILES,
+        model_import.DEFAULT_MAX_RATIO,
+    )
+    for max_bytes, max_files in [(1 << 20, 1), (10 << 30, 100_000), (1 << 40, 1_000_000)]:
+        imp = model_import.Import("m", "ml", "https://h/m.tgz", "models", "m", UID, UID, 1, max_bytes=max_bytes,
+                                  max_files=max_files)  # fmt: skip
+        assert script.archive_cap(max_bytes, max_files) == imp.archive_cap
+        assert imp.staging_bytes >= imp.archive_cap + max_bytes
+
+
+# ---- s3: the aws CLI copies, the script checks and installs ----------------------------------------
 
 
 @pytest.fixture
@@ -221,90 +195,88 @@ def s3_env(endpoint: str) -> dict[str, str]:
     }
 
 
-def run_s3_import(
-    imp: model_import.Import, data: Path, staging: Path, endpoint: str
-) -> subprocess.CompletedProcess[str]:
+def run_s3_import(imp: model_import.Import, box: Sandbox, endpoint: str, **extra: str):
     """The Job's two steps, in order, as the pod runs them (init container, then the script)."""
+    shutil.rmtree(box.staging / "s3", ignore_errors=True)
     copy = subprocess.run(
-        model_import.s3_copy_command(imp, data_root=str(data), staging=str(staging)),
+        model_import.s3_copy_command(imp, data_root=str(box.volume), staging=str(box.staging)),
         env=s3_env(endpoint),
         capture_output=True,
         text=True,
         check=False,
     )
     assert copy.returncode == 0, copy.stderr
-    dest = data / imp.destination.removeprefix(model_import.DATA_ROOT + "/")
-    return run_script(dest, imp.source, staging, **({"GPUPLANE_IMPORT_SHA256": imp.sha256} if imp.sha256 else {}))
+    if os.geteuid() == 0:  # the init container runs as the same uid in the pod
+        for root, dirs, files in os.walk(box.staging):
+            for name in [".", *dirs, *files]:
+                os.chown(os.path.join(root, name), UID, UID)
+    dest = imp.destination.removeprefix(model_import.DATA_ROOT + "/")
+    return box.run(imp.source, dest, **({"GPUPLANE_IMPORT_SHA256": imp.sha256} if imp.sha256 else {}), **extra)
 
 
 def _imp(source: str, sha256: str | None = None) -> model_import.Import:
     return model_import.Import(
         workload="resnet", namespace="ml", source=source, volume="models", path="resnet", version=3,
-        uid=10001, gid=10001, sha256=sha256,
+        uid=UID, gid=UID, sha256=sha256,
     )  # fmt: skip
 
 
-def test_s3_archive_and_prefix_import_through_the_aws_cli(moto_s3, tmp_path):
+def _s3(endpoint: str):
     s3 = boto3.client(
-        "s3",
-        endpoint_url=moto_s3,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
         aws_secret_access_key="testing",
-    )
+    )  # fmt: skip
     s3.create_bucket(Bucket="models-bucket")
+    return s3
+
+
+def test_s3_archive_and_prefix_import_through_the_aws_cli(moto_s3, box):
+    s3 = _s3(moto_s3)
     body = saved_model_tar("export")
     s3.put_object(Bucket="models-bucket", Key="resnet/model.tar.gz", Body=body)
     s3.put_object(Bucket="models-bucket", Key="tree/saved_model.pb", Body=b"tree graph")
     s3.put_object(Bucket="models-bucket", Key="tree/variables/variables.index", Body=b"idx")
 
     archive = _imp("s3://models-bucket/resnet/model.tar.gz", hashlib.sha256(body).hexdigest())
-    data = tmp_path / "data"
-    result = run_s3_import(archive, data, tmp_path / "s1", moto_s3)
-    assert result.returncode == 0, result.stderr
-    assert (data / "resnet" / "3" / "saved_model.pb").read_bytes() == b"fake graph"
+    run_s3_import(archive, box, moto_s3).succeeded("imported")
+    assert (box.volume / "resnet" / "3" / "saved_model.pb").read_bytes() == b"fake graph"
 
     # Idempotent: the object is gone, and neither step fails or fetches.
     s3.delete_object(Bucket="models-bucket", Key="resnet/model.tar.gz")
-    again = run_s3_import(archive, data, tmp_path / "s2", moto_s3)
-    assert again.returncode == 0 and "already imported" in again.stdout
+    run_s3_import(archive, box, moto_s3).succeeded("already imported")
 
+    shutil.rmtree(box.volume / "resnet")
     prefix = _imp("s3://models-bucket/tree/")
-    data2 = tmp_path / "data2"
-    result = run_s3_import(prefix, data2, tmp_path / "s3", moto_s3)
-    assert result.returncode == 0, result.stderr
-    assert (data2 / "resnet" / "3" / "saved_model.pb").read_bytes() == b"tree graph"
-    assert (data2 / "resnet" / "3" / "variables" / "variables.index").read_bytes() == b"idx"
+    run_s3_import(prefix, box, moto_s3).succeeded("imported")
+    assert (box.volume / "resnet" / "3" / "saved_model.pb").read_bytes() == b"tree graph"
+    assert (box.volume / "resnet" / "3" / "variables" / "variables.index").read_bytes() == b"idx"
+    box.assert_nothing_left("s3")
 
 
-def test_s3_checksum_mismatch(moto_s3, tmp_path):
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=moto_s3,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    s3.create_bucket(Bucket="models-bucket")
+def test_s3_prefix_is_held_to_the_caps_as_it_is_copied(moto_s3, box):
+    s3 = _s3(moto_s3)
+    s3.put_object(Bucket="models-bucket", Key="tree/saved_model.pb", Body=b"g")
+    for i in range(5):
+        s3.put_object(Bucket="models-bucket", Key=f"tree/variables/part-{i}", Body=b"v" * 1000)
+    result = run_s3_import(_imp("s3://models-bucket/tree/"), box, moto_s3, GPUPLANE_IMPORT_MAX_BYTES="3000")
+    result.failed(1, "more than 3000 bytes", "import.maxUnpackedSize")
+    assert not (box.volume / "resnet" / "3").exists()
+    box.assert_nothing_left("s3")
+
+
+def test_s3_checksum_mismatch(moto_s3, box):
+    s3 = _s3(moto_s3)
     s3.put_object(Bucket="models-bucket", Key="m.tar.gz", Body=saved_model_tar())
-    result = run_s3_import(_imp("s3://models-bucket/m.tar.gz", "f" * 64), tmp_path / "d", tmp_path / "s", moto_s3)
-    assert result.returncode == 1 and "checksum mismatch" in result.stderr
-    assert not (tmp_path / "d" / "resnet" / "3").exists()
+    run_s3_import(_imp("s3://models-bucket/m.tar.gz", "f" * 64), box, moto_s3).failed(1, "checksum mismatch")
+    assert not (box.volume / "resnet" / "3").exists()
 
 
-def test_data_import_marks_completion(http_root, tmp_path):
-    root, url = http_root
+def test_tar_member_modes_are_not_carried_over(box, https):
+    info = tarfile.TarInfo("model/saved_model.pb")
+    info.size, info.mode = 1, 0o6777  # setuid, setgid, world-writable
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        info = tarfile.TarInfo("mnist/train.csv")
-        info.size = 3
-        tar.addfile(info, io.BytesIO(b"1,2"))
-    (root / "d.tar.gz").write_bytes(buf.getvalue())
-    dest = tmp_path / "datasets" / "mnist"
-    result = run_script(
-        dest, f"{url}/d.tar.gz", tmp_path / "s", GPUPLANE_IMPORT_ALLOW_HTTP="true", GPUPLANE_IMPORT_KIND="data"
-    )
-    assert result.returncode == 0, result.stderr
-    assert (dest / "train.csv").read_bytes() == b"1,2"
-    assert (dest / ".gpuplane-import-complete").is_file()
-    shutil.rmtree(tmp_path / "s")
+        tar.addfile(info, io.BytesIO(b"g"))
+    https.routes["/m.tgz"] = buf.getvalue()
+    box.run(f"{https.url}/m.tgz").succeeded("imported")
+    assert oct(os.stat(box.volume / "m" / "1" / "saved_model.pb").st_mode & 0o7777) == oct(0o755)
