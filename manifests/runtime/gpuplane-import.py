@@ -536,7 +536,10 @@ def install_lock(dest: Path) -> Iterator[None]:
     """
     path = dest.parent / f".{dest.name}.import-lock"
     for _ in range(LOCK_TRIES):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise ImportError_(f"cannot create the lock {path}: {one_line(exc)}") from exc
         try:
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -15,6 +15,7 @@ import http.server
 import io
 import ipaddress
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -141,9 +142,7 @@ def tls_files() -> tuple[Path, Path, Path]:
     paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     os.chmod(paths[0], 0o644)
     return paths
@@ -193,7 +192,7 @@ class Server:
             context.load_cert_chain(cert, key)
             self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{self._httpd.server_address[1]}"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         self._httpd.shutdown()
@@ -334,7 +333,15 @@ class Sandbox:
         prefix, python = _drop_to_uid()
         return [*prefix, python, str(self.script)]
 
-    def run(self, source: str, dest: str = "m/1", *, timeout: float = 60, **extra: str) -> Result:
+    def run(
+        self, source: str, dest: str = "m/1", *, timeout: float = 60, file_size_limit: int | None = None, **extra: str
+    ) -> Result:
+        """Run the script to its end; `file_size_limit`: RLIMIT_FSIZE, so a write past it kills the script."""
+
+        def limit() -> None:
+            if file_size_limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
         started = time.monotonic()
         done = subprocess.run(
             self.command(),
@@ -343,6 +350,7 @@ class Sandbox:
             text=True,
             timeout=timeout,
             check=False,
+            preexec_fn=limit,
         )
         return Result(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
