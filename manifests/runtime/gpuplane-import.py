@@ -531,7 +531,8 @@ def install_lock(dest: Path) -> Iterator[None]:
 
     Two imports of one destination (a re-run while the first Job still runs) take turns here, so the
     second finds the first's result, and a `.partial-` directory seen under the lock is certainly a dead
-    run's. POSIX record locks (lockf) work on EFS. The lock file is unlinked while held; a waiter that
+    run's. POSIX record locks (lockf) work on EFS (NFSv4.1 advisory locks; awsdocs/amazon-efs-user-guide
+    `limits.md`: "All locks in Amazon EFS are advisory"). The lock file is unlinked while held; a waiter that
     then gets the lock on the unlinked file sees that it is no longer the one at the path and tries again.
     """
     path = dest.parent / f".{dest.name}.import-lock"
