@@ -324,30 +324,35 @@ class Extractor:
     """Writes members into the staging tree: regular files and directories, each name once, nothing else.
 
     No link is ever created, so no path under `into` can lead outside it; files are opened with
-    O_EXCL|O_NOFOLLOW regardless, and every byte written is counted against the caps as it is written.
+    O_EXCL|O_NOFOLLOW regardless. Every byte written is counted against the caps as it is written, and
+    every directory created counts as a member, also one only implied by a deeper member's path (or a
+    zip of deep paths would fill the node's inodes while its member count looked small).
     """
 
     def __init__(self, into: Path, budget: Budget) -> None:
         self.into = into
         self.budget = budget
-        self.seen: set[str] = set()
+        self.seen: set[str] = set()  # member names, normalized
+        self.made: set[str] = set()  # directories created, explicit or implied
 
     def _claim(self, name: str) -> PurePosixPath | None:
-        self.budget.member(name)
         rel = member_path(name)
         if rel is None:
+            self.budget.member(name)  # the archive's top (`./`): nothing to write, still counted
             return None
         key = rel.as_posix()
         if key in self.seen:
             raise ImportError_(f"archive member {name!r} appears twice; refused (which copy wins is arbitrary)")
         self.seen.add(key)
+        if key not in self.made:  # an implied directory was counted when it was made
+            self.budget.member(name)
         return rel
 
     def directory(self, name: str) -> None:
         """A directory member."""
         rel = self._claim(name)
         if rel is not None:
-            self._mkdir(self.into / rel, name)
+            self._mkdirs(rel, name)
 
     def file(self, name: str, size: int, data: IO[bytes], executable: bool) -> None:
         """A regular file member of declared `size`, read from `data` (archive errors propagate)."""
@@ -355,11 +360,10 @@ class Extractor:
         if rel is None:
             raise ImportError_(f"archive member {name!r} is a file in place of the archive's top directory")
         self.budget.fits(size, name)
-        target = self.into / rel
-        self._mkdir(target.parent, name)
+        self._mkdirs(rel.parent, name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            fd = os.open(target, flags, 0o755 if executable else 0o644)
+            fd = os.open(self.into / rel, flags, 0o755 if executable else 0o644)
         except (FileExistsError, IsADirectoryError, NotADirectoryError) as exc:
             raise ImportError_(f"archive member {name!r} collides with another member; refused") from exc
         except OSError as exc:
@@ -371,13 +375,21 @@ class Extractor:
         finally:
             os.close(fd)
 
-    def _mkdir(self, path: Path, name: str) -> None:
-        try:
-            path.mkdir(mode=0o755, parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise ImportError_(f"archive member {name!r} collides with another member; refused") from exc
-        except OSError as exc:
-            raise ImportError_(f"cannot write archive member {name!r}: {one_line(exc)}") from exc
+    def _mkdirs(self, rel: PurePosixPath, name: str) -> None:
+        """`rel` and its parents, each new one counted (an explicit member was counted by `_claim`)."""
+        for depth in range(1, len(rel.parts) + 1):
+            key = "/".join(rel.parts[:depth])
+            if key in self.made:
+                continue
+            if key not in self.seen:
+                self.budget.member(name)
+            try:
+                (self.into / key).mkdir(mode=0o755)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise ImportError_(f"archive member {name!r} collides with another member; refused") from exc
+            except OSError as exc:
+                raise ImportError_(f"cannot write archive member {name!r}: {one_line(exc)}") from exc
+            self.made.add(key)
 
 
 def write_all(fd: int, chunk: bytes, name: str) -> None:
