@@ -29,7 +29,7 @@ import threading
 import time
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +48,7 @@ UID = MIN_WORKLOAD_UID
 # ---- archives -------------------------------------------------------------------------------------
 
 
-def tar_gz(members: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
+def tar_gz(members: Sequence[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
     """A .tar.gz of (name, data) regular files and ready-made TarInfo entries (links, directories), in order."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -82,7 +82,7 @@ def directory(name: str) -> tarfile.TarInfo:
     return info
 
 
-def zip_bytes(members: list[tuple[str, bytes] | zipfile.ZipInfo | tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+def zip_bytes(members: Sequence[tuple[str, bytes] | zipfile.ZipInfo | tuple[zipfile.ZipInfo, bytes]]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for member in members:
@@ -337,6 +337,18 @@ class Sandbox:
         self, source: str, dest: str = "m/1", *, timeout: float = 60, file_size_limit: int | None = None, **extra: str
     ) -> Result:
         """Run the script to its end; `file_size_limit`: RLIMIT_FSIZE, so a write past it kills the script."""
+        return self.run_with(source, dest, extra, timeout=timeout, file_size_limit=file_size_limit)
+
+    def run_with(
+        self,
+        source: str,
+        dest: str,
+        extra: Mapping[str, str],
+        *,
+        timeout: float = 60,
+        file_size_limit: int | None = None,
+    ) -> Result:
+        """`run` with the extra environment as a mapping."""
 
         def limit() -> None:
             if file_size_limit is not None:

@@ -211,7 +211,7 @@ def run_s3_import(imp: model_import.Import, box: Sandbox, endpoint: str, **extra
             for name in [".", *dirs, *files]:
                 os.chown(os.path.join(root, name), UID, UID)
     dest = imp.destination.removeprefix(model_import.DATA_ROOT + "/")
-    return box.run(imp.source, dest, **({"GPUPLANE_IMPORT_SHA256": imp.sha256} if imp.sha256 else {}), **extra)
+    return box.run_with(imp.source, dest, {**({"GPUPLANE_IMPORT_SHA256": imp.sha256} if imp.sha256 else {}), **extra})
 
 
 def _imp(source: str, sha256: str | None = None) -> model_import.Import:
