@@ -47,7 +47,7 @@ import urllib.request
 import zipfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import FrameType
@@ -583,10 +583,9 @@ def install_lock(dest: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        try:
+        with suppress(OSError):  # gone already (removed by hand): the import's outcome stands
             os.unlink(path)
-        finally:
-            os.close(fd)
+        os.close(fd)
 
 
 def remove_leftovers(dest: Path) -> None:
@@ -652,8 +651,8 @@ def _number(env: dict[str, str], key: str, default: float, kind: type[int] | typ
         value = kind(text)
     except ValueError:
         raise BadInput(f"{key} {text!r} is not a number") from None
-    if value <= 0:
-        raise BadInput(f"{key} {text!r} must be more than zero")
+    if not 0 < value < float("inf"):
+        raise BadInput(f"{key} {text!r} must be a finite number above zero")
     return value
 
 

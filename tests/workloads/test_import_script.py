@@ -280,3 +280,19 @@ def test_tar_member_modes_are_not_carried_over(box, https):
     https.routes["/m.tgz"] = buf.getvalue()
     box.run(f"{https.url}/m.tgz").succeeded("imported")
     assert oct(os.stat(box.volume / "m" / "1" / "saved_model.pb").st_mode & 0o7777) == oct(0o755)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("GPUPLANE_IMPORT_MAX_BYTES", "lots"),
+        ("GPUPLANE_IMPORT_MAX_FILES", "0"),
+        ("GPUPLANE_IMPORT_MAX_RATIO", "1.5"),
+        ("GPUPLANE_IMPORT_DOWNLOAD_SECONDS", "nan"),
+        ("GPUPLANE_IMPORT_DOWNLOAD_SECONDS", "inf"),
+    ],
+)
+def test_a_bad_cap_in_the_environment_is_bad_input(box, https, key, value):
+    https.routes["/m.tar.gz"] = saved_model_tar()
+    box.run(f"{https.url}/m.tar.gz", **{key: value}).failed(2, "bad input", key, repr(value))
+    assert https.hits["/m.tar.gz"] == 0
