@@ -11,19 +11,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
-from rich.console import Console
 
-from gpuplane.components.training import training_spec
-from gpuplane.components.workload_args import check_run_id
-from gpuplane.components.workload_checks import WorkloadContext
-from gpuplane.infra import config as stack_config
-from gpuplane.infra import kube
-from gpuplane.infra.config import StackConfig
-from gpuplane.manifests import training
+from gpuplane.infra.options import (
+    EXIT_FAILED,
+    EXIT_INVALID_CONFIG,
+    ProjectOption,
+    StackArgument,
+    StacksDirOption,
+    console,
+    load_or_exit,
+    project_or_exit,
+)
+
+if TYPE_CHECKING:
+    from gpuplane.infra import kube
+    from gpuplane.infra.config import StackConfig
+
+# What this module needs beyond typer is imported inside the functions: `gpuplane --help` imports this
+# module to list the command, and must not pay for Pulumi (components) or the Kubernetes client.
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,11 @@ class Outcome:
 
 def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str, Any]:
     """The run's JobSet from the stack config (the same builder as render); ValueError for an unknown name."""
+    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    from gpuplane.components.workload_args import check_run_id  # noqa: PLC0415
+    from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
+    from gpuplane.manifests import training  # noqa: PLC0415
+
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
         known = ", ".join(sorted(workloads)) or "none"
@@ -51,6 +64,9 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
 
 def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: datetime | None = None) -> Outcome:
     """Create the run unless it exists or the ledger has it; `rerun` replaces either."""
+    from gpuplane.infra import kube  # noqa: PLC0415
+    from gpuplane.manifests import training  # noqa: PLC0415
+
     namespace, run = obj["metadata"]["namespace"], obj["metadata"]["name"]
     existing = api.get_jobset(namespace, run)
     ledger = api.read_ledger(namespace)
@@ -70,12 +86,16 @@ def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: 
 
 def plan(obj: dict[str, Any]) -> Outcome:
     """`--plan`: the manifest, without contacting a cluster."""
+    import yaml  # noqa: PLC0415
+
     return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump(obj, sort_keys=True))
 
 
 def wait(api: kube.KubeApi, namespace: str, run: str, *, poll_seconds: float = 10.0) -> str:
     """Poll until the run completes or fails; its final state (`Gone` if its TTL removed it first)."""
     import time  # noqa: PLC0415 - only --wait sleeps
+
+    from gpuplane.infra import kube  # noqa: PLC0415
 
     while True:
         obj = api.get_jobset(namespace, run)
@@ -92,39 +112,56 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def train(  # noqa: PLR0917 - a CLI command: typer passes its options by keyword
-        stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+        stack: StackArgument,
         name: Annotated[str, typer.Argument(help="A training workload of gpuplane:training")],
         run_id: Annotated[str | None, typer.Option(help="Run id. Default: a hash of the spec.")] = None,
         plan_only: Annotated[bool, typer.Option("--plan", help="Print the JobSet; contact no cluster.")] = False,
-        kubeconfig: Annotated[Path | None, typer.Option(help="Default: build/<stack>/kubeconfig")] = None,
+        kubeconfig: Annotated[
+            Path | None,
+            typer.Option(
+                help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
+                "project (from `gpuplane kubeconfig`)."
+            ),
+        ] = None,
         rerun: Annotated[bool, typer.Option(help="Submit again even if this run exists or ran.")] = False,
         wait_: Annotated[bool, typer.Option("--wait", help="Wait until the run completes or fails.")] = False,
-        stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+        stacks_dir: StacksDirOption = None,
+        project_dir: ProjectOption = None,
     ) -> None:
         """Submit training run NAME of STACK as a JobSet, once per spec or run id (docs/workloads.md)."""
-        err = Console(stderr=True)
+        from gpuplane.infra import kube  # noqa: PLC0415
+        from gpuplane.infra import project as paths  # noqa: PLC0415
+
+        err = console()
+        nothing = "Nothing was submitted."
+        from gpuplane.infra.config import ConfigError  # noqa: PLC0415
+
+        project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
+        config = load_or_exit(stack, project, nothing=nothing)
         try:
-            config = stack_config.load(stack, stacks_dir)
             obj = build(config, name, run_id)
-        except stack_config.ConfigError as exc:
+        except ConfigError as exc:
             for problem in exc.problems:
                 err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            err.print(nothing)
+            raise typer.Exit(EXIT_INVALID_CONFIG) from None
         except ValueError as exc:
             err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            err.print(nothing)
+            raise typer.Exit(EXIT_INVALID_CONFIG) from None
         if plan_only:
             typer.echo(plan(obj).manifest, nl=False)
             return
-        path = kubeconfig or Path("build") / stack / "kubeconfig"
-        if not path.is_file():
-            err.print(f"[bold red]Error:[/] no kubeconfig at {path}; run `gpuplane kubeconfig {stack}` first")
-            raise typer.Exit(1)
-        api = kube.ClusterApi(path)
+        path = kubeconfig or paths.kubeconfig_path(project, stack)
+        try:
+            api = kube.ClusterApi(path)
+        except kube.KubeconfigMissing as exc:
+            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(EXIT_FAILED) from None
         outcome = submit(api, obj, rerun=rerun)
         typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
         if wait_ and outcome.action in ("submitted", "exists"):
             final = wait(api, obj["metadata"]["namespace"], outcome.run)
             typer.echo(f"{outcome.run}: {final}")
             if final == "Failed":
-                raise typer.Exit(1)
+                raise typer.Exit(EXIT_FAILED)
