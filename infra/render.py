@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpuplane.components import training
+from gpuplane.components.args_base import FieldError
 from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -248,6 +249,9 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                     vpc = child.inputs.get("vpcConfig", {})
                     access = "public+private" if vpc.get("endpointPublicAccess") else "private"
                     extra = f"<br/>Kubernetes {child.inputs.get('version')}, endpoint {access}"
+                elif type_ == "kubernetes:apps/v1:Deployment":
+                    child = next(x for x in resources if _picture_key(x) == (parent, type_, detail))
+                    extra = _deployment_facts(child.inputs)
                 lines.append(f'{indent}  {node}["{short}{f" x{n}" if n > 1 else ""}{extra}"]')
         for sub in components:
             if sub.parent == component.urn:
@@ -278,6 +282,18 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
     )
+
+
+def _deployment_facts(inputs: dict[str, Any]) -> str:
+    """A workload's line in the picture: replicas, and the first container's CPU, memory and GPU limits."""
+    spec = inputs.get("spec", {})
+    containers = spec.get("template", {}).get("spec", {}).get("containers", [])
+    limits = (containers[0].get("resources", {}).get("limits", {}) if containers else {}) or {}
+    parts = [f"{spec.get('replicas', 1)} replica(s)"]
+    parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
+    if "nvidia.com/gpu" in limits:
+        parts.append(f"{limits['nvidia.com/gpu']} GPU")
+    return "<br/>" + ", ".join(parts)
 
 
 def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[str, Any]:
@@ -464,12 +480,14 @@ def program_problems(exc: ValueError, program_dir: Path) -> list[str] | None:
     if isinstance(exc, ValidationError):
         lines = []
         for error in exc.errors(include_url=False):
-            loc = ".".join(str(part) for part in error["loc"])
-            message = str(error["msg"]).removeprefix("Value error, ")
-            if loc:
-                lines.append(f"{where}: {exc.title}({loc}={error['input']!r}): {message}")
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+            cause = (error.get("ctx") or {}).get("error")
+            if isinstance(cause, FieldError):  # a check across fields, about one of them: its message names the value
+                lines.append(f"{where}: {exc.title}{path}.{cause.field}: {cause.message}")
+            elif path:
+                lines.append(f"{where}: {exc.title}{path}: {error['input']!r}: {error['msg']}")
             else:
-                lines.append(f"{where}: {exc.title}(...): {message}")
+                lines.append(f"{where}: {exc.title}: {str(error['msg']).removeprefix('Value error, ')}")
         return lines
     raised_in = Path(frames[-1].filename) if frames else None
     if raised_in is not None and any(_inside(raised_in, d) for d in _GPUPLANE_DIRS):
