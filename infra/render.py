@@ -251,7 +251,7 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                     extra = f"<br/>Kubernetes {child.inputs.get('version')}, endpoint {access}"
                 elif type_ == "kubernetes:apps/v1:Deployment":
                     child = next(x for x in resources if _picture_key(x) == (parent, type_, detail))
-                    extra = _deployment_facts(child.inputs)
+                    extra = _deployment_facts(child.inputs, resources)
                 lines.append(f'{indent}  {node}["{short}{f" x{n}" if n > 1 else ""}{extra}"]')
         for sub in components:
             if sub.parent == component.urn:
@@ -284,12 +284,25 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
     )
 
 
-def _deployment_facts(inputs: dict[str, Any]) -> str:
-    """A workload's line in the picture: replicas, and the first container's CPU, memory and GPU limits."""
+def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedResource]) -> str:
+    """A workload's line in the picture: replicas (or its autoscaler's range), the first container's limits."""
     spec = inputs.get("spec", {})
     containers = spec.get("template", {}).get("spec", {}).get("containers", [])
     limits = (containers[0].get("resources", {}).get("limits", {}) if containers else {}) or {}
-    parts = [f"{spec.get('replicas', 1)} replica(s)"]
+    name = inputs.get("metadata", {}).get("name")
+    scaler = next(
+        (
+            r.inputs.get("spec", {})
+            for r in resources
+            if r.type == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+            and r.inputs.get("spec", {}).get("scaleTargetRef", {}).get("name") == name
+        ),
+        None,
+    )
+    if scaler is not None and "replicas" not in spec:
+        parts = [f"{scaler.get('minReplicas', 1)}-{scaler.get('maxReplicas')} replicas (HPA)"]
+    else:
+        parts = [f"{spec.get('replicas', 1)} replica(s)"]
     parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
     if "nvidia.com/gpu" in limits:
         parts.append(f"{limits['nvidia.com/gpu']} GPU")
