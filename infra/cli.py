@@ -11,7 +11,6 @@ Every command that reads a stack finds its project the same way (`infra/project.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import sys
@@ -54,10 +53,9 @@ def _version(value: bool) -> None:
 
 
 def _dist_version() -> str:
-    try:
-        return importlib.metadata.version("gpuplane")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "unknown (not installed)"
+    import gpuplane  # noqa: PLC0415
+
+    return str(gpuplane.__version__)
 
 
 @app.callback()
