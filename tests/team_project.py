@@ -68,7 +68,8 @@ for key in ("cluster", "serving", "training"):
         keys[key] = config.get_object(key)
 keys["clusterName"] = config.require("clusterName")
 keys["tags"] = team_tags(pulumi.Config().require("owner"))
-platform = Platform(keys["clusterName"], PlatformArgs.model_validate(keys), region=pulumi.Config("aws").require("region"))
+region = pulumi.Config("aws").require("region")
+platform = Platform(keys["clusterName"], PlatformArgs.model_validate(keys), region=region)
 pulumi.export("clusterName", platform.cluster.cluster_name)
 """
 

@@ -113,6 +113,7 @@ def environment() -> dict[str, str]:
 def shell(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
+        check=False,
         cwd=cwd,
         env=environment(),
         capture_output=True,
@@ -178,7 +179,12 @@ def test_snippet_runs_as_written(snippet: Snippet, project: Path) -> None:
         run_program(snippet, project)
     elif snippet.language == "python":
         result = subprocess.run(
-            [sys.executable, "-c", snippet.body], cwd=project, env=environment(), capture_output=True, text=True
+            [sys.executable, "-c", snippet.body],
+            check=False,
+            cwd=project,
+            env=environment(),
+            capture_output=True,
+            text=True,
         )
         assert result.returncode == 0, f"{snippet.id}:\n{result.stderr}"
     else:
