@@ -55,7 +55,8 @@ def locate(project_dir: Path | None = None, stacks_dir: Path | None = None, cwd:
                         "or pass --project DIR or --stacks-dir DIR"
                     ]
                 )
-            found = Project(root=here, name=PROJECT, stacks_dir=here, main=here / "infra")
+            # No Pulumi.yaml: gpuplane's own program on the given stack files (never a folder found here).
+            found = Project(root=here, name=PROJECT, stacks_dir=here, main=OWN_PROGRAM)
         project = found
     project = dataclasses.replace(project, root=project.root.resolve(), main=project.main.resolve())
     if stacks_dir is not None:

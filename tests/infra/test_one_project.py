@@ -207,3 +207,16 @@ def test_stack_md_draws_the_workloads_of_a_consumer_platform(team, monkeypatch):
     assert 'Service classify"' in serving and "Job classify-import" in serving
     training = box(f"TfTraining: {team_project.CLUSTER}-training-mnist")
     assert "Deployment mnist-tensorboard" in training and "Service mnist-tensorboard" in training
+
+
+def test_stacks_dir_without_a_project_renders_gpuplane_not_a_folder_found_here(tmp_path, monkeypatch):
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "__main__.py").write_text("raise SystemExit('a stray infra/ ran')\n")
+    stacks = tmp_path / "mine"
+    stacks.mkdir()
+    (stacks / "Pulumi.dev.yaml").write_text((Path(__file__).parents[2] / "stacks" / "Pulumi.dev.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["render", "dev", "--stacks-dir", "mine", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["project"] == "gpuplane"
+    assert (tmp_path / "build" / "dev" / "plan.json").is_file()
