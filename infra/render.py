@@ -2,8 +2,9 @@
 
 Contract (README, "Two commands on a fresh machine"): `plan.json`, `manifests/` (one Kubernetes object per file),
 `helm/` (one file per Helm release), a picture of the stack (`stack.md`, Mermaid, which GitHub and most
-editors draw) and a summary table on the terminal. The output directory is replaced atomically, so a
-failed render never leaves half of one behind, and invalid config writes nothing at all.
+editors draw) and a summary table on the terminal. A render replaces only what a render wrote (`OWNED`)
+and leaves every other file in its folder; the new files are staged beside it and moved in at the end, so
+a failed render never leaves half of one behind, and invalid config writes nothing at all.
 """
 
 from __future__ import annotations
