@@ -323,8 +323,10 @@ def training_tensorflow(training: TrainingArgs) -> tuple[str, str | None]:
 
 
 def check_serving_loads_training(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
-    """Every serving variant's TensorFlow is at least every training workload's: TensorFlow promises only that
-    a SavedModel loads in the same or a newer runtime. FieldError names both images and versions."""
+    """Every serving variant's TensorFlow is at least every training workload's; FieldError names both.
+
+    TensorFlow promises only that a SavedModel loads in the same or a newer runtime.
+    """
     for s_index, one in enumerate(serving):
         for v_index, variant in enumerate(one.variants):
             s_image, s_tf = serving_tensorflow(variant)
@@ -338,7 +340,7 @@ def check_serving_loads_training(serving: Sequence[ServingArgs], training: Seque
                         f"{unknown_key}.tensorflowVersion",
                         f"cannot know whether serving '{one.name}' ({s_image}) loads what training "
                         f"'{run.name}' ({t_image}) exports: {unknown} declares no TensorFlow version; set "
-                        f"{unknown_key}.tensorflowVersion (e.g. \"{versions.TENSORFLOW_CPU.tensorflow}\")",
+                        f'{unknown_key}.tensorflowVersion (e.g. "{versions.TENSORFLOW_CPU.tensorflow}")',
                     )
                 if not versions.serving_loads(s_tf, t_tf):
                     raise FieldError(

@@ -292,7 +292,9 @@ def wrap_container(
     if gpu_memory_fraction is not None and not 0 < gpu_memory_fraction <= 1:
         raise ValueError(f"{where}: gpu_memory_fraction {gpu_memory_fraction} must be in (0, 1]")
     if gpu_check not in (None, GPU_CHECK_DEVICES, GPU_CHECK_TENSORFLOW):
-        raise ValueError(f"{where}: gpu_check {gpu_check!r} must be None, {GPU_CHECK_DEVICES!r} or {GPU_CHECK_TENSORFLOW!r}")
+        raise ValueError(
+            f"{where}: gpu_check {gpu_check!r} must be None, {GPU_CHECK_DEVICES!r} or {GPU_CHECK_TENSORFLOW!r}"
+        )
 
     wrapped = copy.deepcopy(dict(container))
     wrapped["command"] = [*ENTRYPOINT, *real]  # the container's args, if any, follow as before

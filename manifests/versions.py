@@ -178,7 +178,9 @@ NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
 # --- cluster-autoscaler (kubernetes/autoscaler charts) ---------------------------------------------
 CLUSTER_AUTOSCALER_CHART: Final = "cluster-autoscaler"
 CLUSTER_AUTOSCALER_REPO: Final = "https://kubernetes.github.io/autoscaler"
-CLUSTER_AUTOSCALER_VERSION: Final = "9.59.0"  # chart tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0
+CLUSTER_AUTOSCALER_VERSION: Final = (
+    "9.59.0"  # chart tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0
+)
 CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
 # The autoscaler's minor must match the cluster's: per minor, the newest patch tag of kubernetes/autoscaler
 # (`cluster-autoscaler-<v>` tags, read 2026-11 from a mirror of 2026-08-22; image

@@ -80,7 +80,9 @@ def test_missing_ami_parameter_fails(set_quotas):
     check = _run(config.load("dev"))["AMI: gpu"]
     assert check.status == "fail"
     version = versions.DEFAULT_KUBERNETES_VERSION
-    assert f"/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/nvidia/recommended/image_id" in check.detail
+    assert (
+        f"/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/nvidia/recommended/image_id" in check.detail
+    )
 
 
 def test_prod_ami_and_quota_buckets():

@@ -18,7 +18,7 @@ from gpuplane.infra.aws import preflight
 from gpuplane.manifests import versions
 from tests.conftest import DEV_CLUSTER, stack_config
 
-SCALED = {
+SCALED: dict[str, Any] = {
     "name": "resnet",
     "model": {"name": "resnet"},
     "variants": [
@@ -123,7 +123,7 @@ def test_every_addon_with_a_version_passes() -> None:
     cfg = stack_config({"cluster": DEV_CLUSTER, "serving": [SCALED]})
     k8s = cfg.platform.cluster.kubernetes_version
     answers = {
-        a.name: eks_answer(a.name, k8s, [(f"v1.0.1-eksbuild.1", False), ("v1.0.2-eksbuild.1", True)])
+        a.name: eks_answer(a.name, k8s, [("v1.0.1-eksbuild.1", False), ("v1.0.2-eksbuild.1", True)])
         for a in addons.stack_addons(cfg.platform)
     }
     checks = stubbed(cfg, answers)
@@ -135,7 +135,9 @@ def test_every_addon_with_a_version_passes() -> None:
 def test_an_addon_without_a_version_for_the_kubernetes_version_fails_naming_the_key() -> None:
     cfg = stack_config({"cluster": DEV_CLUSTER, "serving": [SCALED]})
     k8s = cfg.platform.cluster.kubernetes_version
-    answers = {a.name: eks_answer(a.name, k8s, [("v1.0.0-eksbuild.1", True)]) for a in addons.stack_addons(cfg.platform)}
+    answers = {
+        a.name: eks_answer(a.name, k8s, [("v1.0.0-eksbuild.1", True)]) for a in addons.stack_addons(cfg.platform)
+    }
     answers[versions.ADDON_METRICS_SERVER] = eks_answer(versions.ADDON_METRICS_SERVER, k8s, [])
     checks = {c.name: c for c in stubbed(cfg, answers)}
     metrics = checks["EKS add-on: metrics-server"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,11 +52,7 @@ class GpuNode:
         """A `python3` that prints what the helper's snippet prints and exits as TensorFlow would."""
         code = exit_code if exit_code is not None else (0 if gpus else 3)
         script = self.bin / "python3"
-        script.write_text(
-            "#!/bin/sh\n"
-            f'echo "gpuplane-gpu-check: TensorFlow 2.20.0 sees {gpus} GPU(s)"\n'
-            f"exit {code}\n"
-        )
+        script.write_text(f'#!/bin/sh\necho "gpuplane-gpu-check: TensorFlow 2.20.0 sees {gpus} GPU(s)"\nexit {code}\n')
         script.chmod(script.stat().st_mode | stat.S_IEXEC)
         return self
 
@@ -89,7 +86,7 @@ def node(tmp_path: Path) -> GpuNode:
     return GpuNode(tmp_path)
 
 
-def run(host: FakeHost, env: dict[str, str], shell: Sequence[str] = ("sh",)):  # type: ignore[no-untyped-def]
+def run(host: FakeHost, env: dict[str, str], shell: Sequence[str] = ("sh",)) -> subprocess.CompletedProcess[str]:
     full = base_env(**host.env)
     full.update(env)
     return run_helper(["env"], full, shell)

@@ -206,6 +206,15 @@ def all_workload_objects() -> list[dict[str, Any]]:
     return copy.deepcopy(objects)
 
 
+def scratch_of(what: str, mounts: dict[str, str], empty_dirs: dict[str, Any], path: str) -> dict[str, Any]:
+    """The emptyDir `path` is on in a container (its longest mount prefix); fails naming the container."""
+    owners = [p for p in mounts if path == p or path.startswith(p.rstrip("/") + "/")]
+    assert owners, f"{what}: {path} is on no mount"
+    volume = mounts[max(owners, key=len)]
+    assert volume in empty_dirs, f"{what}: {path} is on {volume}, not an emptyDir"
+    return dict(empty_dirs[volume])
+
+
 def test_every_container_has_home_and_gpu_containers_the_kernel_cache_in_an_empty_dir():
     specs = list(every_pod_spec(all_workload_objects()))
     assert len(specs) >= 8  # 2 serving variants, import, 4 JobSet jobs, TensorBoard, load test, uploader
@@ -217,19 +226,12 @@ def test_every_container_has_home_and_gpu_containers_the_kernel_cache_in_an_empt
             mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
             env = env_of(container)
 
-            def scratch_of(path: str) -> dict[str, Any]:
-                owners = [p for p in mounts if path == p or path.startswith(p.rstrip("/") + "/")]
-                assert owners, f"{what}: {path} is on no mount"
-                volume = mounts[max(owners, key=len)]
-                assert volume in empty_dirs, f"{what}: {path} is on {volume}, not an emptyDir"
-                return empty_dirs[volume]
-
             assert "HOME" in env, f"{what}: no HOME"
-            scratch_of(env["HOME"])
+            scratch_of(what, mounts, empty_dirs, env["HOME"])
             limits = container.get("resources", {}).get("limits", {})
             if any("gpu" in key for key in limits):
                 gpu_containers += 1
-                cache = scratch_of(env["CUDA_CACHE_PATH"])
+                cache = scratch_of(what, mounts, empty_dirs, env["CUDA_CACHE_PATH"])
                 assert int(env["CUDA_CACHE_MAXSIZE"]) == workload_security.CUDA_CACHE_MAX_BYTES
                 room = scheduling.memory_bytes(cache["sizeLimit"])
                 assert room >= workload_security.CUDA_CACHE_MAX_BYTES + 2**30, f"{what}: {cache} too small"
