@@ -145,12 +145,18 @@ NFS_PORT: Final = 2049
 NVIDIA_NAMESPACE: Final = "nvidia-gpu"
 DEVICE_PLUGIN_CHART: Final = "nvidia-device-plugin"
 DEVICE_PLUGIN_REPO: Final = "https://nvidia.github.io/k8s-device-plugin"
-DEVICE_PLUGIN_VERSION: Final = "0.20.1"  # chart == app version (NVIDIA/k8s-device-plugin releases, 2026)
+# chart == app version: tag v0.20.0 (1b826ac, 2026-08-19), in the gh-pages Helm index of 2026-08-20 (bf58428);
+# eksctl moved to it the same week (#8840). A 0.20.1 bump was merged upstream, but no 0.20.1 tag or chart
+# package was seen: the newest confirmed one is pinned.
+DEVICE_PLUGIN_VERSION: Final = "0.20.0"
 GPU_OPERATOR_CHART: Final = "gpu-operator"
 GPU_OPERATOR_REPO: Final = "https://helm.ngc.nvidia.com/nvidia"
+# Tag v25.10.1 (8460187, 2025-12-03); its chart is published on helm.ngc.nvidia.com, which is not reachable
+# from here. Newer operator lines exist (v26.7.0 seen, 2026-08): not moved without checking our values.
 GPU_OPERATOR_VERSION: Final = "v25.10.1"
 DCGM_EXPORTER_CHART: Final = "dcgm-exporter"
 DCGM_EXPORTER_REPO: Final = "https://nvidia.github.io/dcgm-exporter/helm-charts"
+# Chart 4.4.1 (appVersion 4.4.1) in NVIDIA/dcgm-exporter gh-pages helm-charts/index.yaml, created 2025-08-15.
 DCGM_EXPORTER_VERSION: Final = "4.4.1"
 DCGM_EXPORTER_PORT: Final = 9400
 
@@ -361,10 +367,13 @@ def serving_loads(serving_tf: str, training_tf: str) -> bool:
 # findutils, jq and the bundled CLI; ENTRYPOINT aws. Its python is private to the CLI, and tar/unzip are not
 # promised, so the archive handling runs in python:3.13-slim (stdlib tarfile/zipfile/hashlib/urllib) and
 # aws-cli only copies.
+# aws/aws-cli tag 2.31.39 (eead68b, 2025-11-18), docker/Dockerfile FROM amazonlinux:2023.
 AWS_CLI_IMAGE: Final = "amazon/aws-cli:2.31.39"
+# docker-library/python 3.13/slim-bookworm/Dockerfile, PYTHON_VERSION 3.13.9 (3f2d7e4, 2025-10-14).
 PYTHON_IMAGE: Final = "python:3.13.9-slim-bookworm"
 # kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
-# --version 0.12.0`, the release with a Kubernetes 1.35 E2E lane), installed only when training is declared.
+# --version 0.12.0`, tag v0.12.0 f22e565, 2026-05-08, the release with a Kubernetes 1.35 E2E lane), installed
+# only when training is declared.
 # ReplicatedJob.dependsOn exists since v0.8 (api/jobset/v1alpha2/jobset_types.go).
 JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
 JOBSET_VERSION: Final = "0.12.0"
