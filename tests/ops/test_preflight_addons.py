@@ -13,7 +13,8 @@ import pytest
 from botocore.stub import Stubber
 
 from gpuplane.components import addons
-from gpuplane.infra import config
+from gpuplane.components.platform import Platform
+from gpuplane.infra import config, mockrun
 from gpuplane.infra.aws import preflight
 from gpuplane.manifests import versions
 from tests.conftest import DEV_CLUSTER, stack_config
@@ -51,6 +52,19 @@ def test_an_autoscaled_variant_is_refused_where_metrics_server_is_not_offered(re
         f"offer in {region} (eksctl excludes it in the China, GovCloud and ISO regions); remove autoscaling from "
         "the variant (fixed replicas) or deploy the stack in another region"
     ]
+
+
+def test_a_program_building_the_platform_itself_is_refused_the_same_way() -> None:
+    args = config.parse(raw("us-west-2", serving=[SCALED]), "test").platform
+
+    def program() -> dict[str, Any]:
+        Platform("p", args, region="cn-north-1")
+        return {}
+
+    with pytest.raises(
+        ValueError, match=r"serving\[0\]\.variants\[0\]\.autoscaling: needs the EKS add-on 'metrics-server'"
+    ):
+        mockrun.run(program, "gpuplane", "test", "cn-north-1")
 
 
 def test_the_same_stack_is_fine_in_a_commercial_region() -> None:
