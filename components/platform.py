@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from gpuplane.components import addons
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, Taint
@@ -52,6 +53,10 @@ class Platform(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         # aws_profile/assume_roles: the stack's AWS identity, for the Kubernetes provider's token command.
+        # A program that builds the platform itself gets the stack config's add-on refusal (issue 16).
+        unavailable = addons.region_problems(args, region)
+        if unavailable:
+            raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
         super().__init__("gpuplane:index:Platform", name, None, opts)
         project, stack = pulumi.get_project(), pulumi.get_stack()
         cluster_name = args.cluster_name or f"{project}-{stack}"

@@ -40,11 +40,12 @@ def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving
                 replicas=variant.replicas,
                 resources=variant.resources.kubernetes(placement.gpu_resource),
                 affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
-                image=variant.image or (versions.TF_SERVING_GPU_IMAGE if gpus else versions.TF_SERVING_IMAGE),
+                image=workload_checks.serving_tensorflow(variant)[0],
                 gpus=gpus,
                 gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
                 hpa=(hpa.min_replicas, hpa.max_replicas, hpa.target_cpu_utilization) if hpa else None,
+                gpu_check=variant.gpu_check,
             )
         )
     batching = args.batching

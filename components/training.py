@@ -25,11 +25,9 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
     workload_checks.check_uid(context)
     workload_checks.check_training(args, context)
     roles = []
-    any_gpu = False
     for name, role in args.roles():
         placement = workload_checks.role_placement(args, name, role, context)
         gpus = role.resources.gpus
-        any_gpu = any_gpu or bool(gpus)
         extra = workload_checks.image_requirements(
             gpus=gpus,
             cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
@@ -71,7 +69,8 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         name=args.name,
         namespace=context.namespace,
         strategy=args.strategy,
-        image=args.image or (versions.TENSORFLOW_GPU_IMAGE if any_gpu else versions.TENSORFLOW_IMAGE),
+        # One image for every role of the run (the ps too): the tasks never mix TensorFlow versions.
+        image=workload_checks.training_tensorflow(args)[0],
         command=tuple(args.command),
         roles=tuple(roles),
         uid=context.uid,
@@ -81,6 +80,7 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         backoff_limit=args.backoff_limit,
         active_deadline_seconds=args.active_deadline_seconds,
         data_import=imp,
+        gpu_check=args.gpu_check,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.manifests import model_import, scheduling
+from gpuplane.manifests import model_import, scheduling, versions
 
 _DNS_LABEL_RE: Final = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -84,6 +84,23 @@ def check_image(value: str) -> str:
     if not match or match.group("tag") == "latest":
         raise ValueError(f"image '{value}' is not pinned; give a version tag (not 'latest') or an @sha256: digest")
     return value
+
+
+def check_tensorflow_version(value: str | None) -> str | None:
+    """A declared TensorFlow version (`2.20.0` or `2.20`), kept as written once it parses."""
+    if value is not None:
+        versions.tf_minor(value)
+    return value
+
+
+def check_declared_version(image: str | None, tensorflow_version: str | None) -> None:
+    """`tensorflowVersion` describes a named `image`; without one it would describe nothing."""
+    if tensorflow_version is not None and image is None:
+        raise FieldError(
+            "tensorflowVersion",
+            f"'{tensorflow_version}' describes an image you name; set `image` too, or leave it out "
+            "(the pinned images' versions are known)",
+        )
 
 
 def check_relative_path(value: str) -> str:
@@ -272,20 +289,34 @@ class ServingVariantArgs(_Args):
     )
     image: str | None = Field(
         default=None,
-        description="Serving image (pinned tag or digest). Default `tensorflow/serving:<pinned>` (`-gpu` with GPUs).",
+        description=f"Serving image (pinned tag or digest). Default `{versions.TF_SERVING_IMAGE}` "
+        f"(`{versions.TF_SERVING_GPU_IMAGE}` with GPUs).",
+    )
+    tensorflow_version: str | None = Field(
+        default=None,
+        description="The TensorFlow version inside `image` (e.g. `2.20.0`), so the render can check that it loads "
+        "what the stack's training exports. Default: the pinned image's; unknown for an image you name.",
     )
     min_compute_capability: str | None = Field(
         default=None,
         description="Least CUDA compute capability the image needs on GPU nodes (e.g. `8.0`); only groups whose "
-        "GPU has it are used. Default: what the TensorFlow GPU builds need (3.5).",
+        "GPU has it are used. Default: what the TensorFlow GPU builds need (6.0).",
+    )
+    gpu_check: bool = Field(
+        default=True,
+        description="With GPUs: refuse to start (exit 3, one message naming the cause and the image) when the "
+        "container cannot use its GPU (no device, no driver library, driver too old). `false` runs on regardless, "
+        "e.g. CPU code on a GPU node. Default true.",
     )
 
     _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+    _tf = field_validator("tensorflow_version")(classmethod(lambda cls, v: check_tensorflow_version(v)))
     _cc = field_validator("min_compute_capability")(classmethod(lambda cls, v: check_compute_capability(v)))
 
     @model_validator(mode="after")
     def _hpa_needs_requests(self) -> ServingVariantArgs:
+        check_declared_version(self.image, self.tensorflow_version)
         if self.autoscaling is not None and "cpu" not in self.resources.requests:
             raise FieldError(
                 "autoscaling", "scales on CPU utilization, a share of resources.requests.cpu: set requests.cpu"
@@ -386,12 +417,24 @@ class TrainingArgs(_Args):
     )
     image: str | None = Field(
         default=None,
-        description="Training image, pinned. Default `tensorflow/tensorflow:<pinned>` (`-gpu` when a role has GPUs).",
+        description=f"Training image, pinned; every role of a run uses it. Default `{versions.TENSORFLOW_IMAGE}`, "
+        f"or `{versions.TENSORFLOW_GPU_IMAGE}` when a role has GPUs (docs/workloads.md, Images).",
+    )
+    tensorflow_version: str | None = Field(
+        default=None,
+        description="The TensorFlow version inside `image` (e.g. `2.20.0`), so the render can check that the "
+        "stack's serving loads what this training exports. Default: the pinned image's; unknown for an image you name.",
     )
     min_compute_capability: str | None = Field(
         default=None,
         description="Least CUDA compute capability the image needs on GPU nodes (e.g. `8.0` for bfloat16); only "
-        "groups whose GPU has it are used. Default: what the TensorFlow GPU builds need (3.5).",
+        "groups whose GPU has it are used. Default: what the TensorFlow GPU builds need (6.0).",
+    )
+    gpu_check: bool = Field(
+        default=True,
+        description="Roles with GPUs check before the program starts that TensorFlow sees a GPU, and otherwise "
+        "exit 3 with one message naming the cause and the image. `false` skips it (CPU code on a GPU node). "
+        "Default true.",
     )
     command: Annotated[list[str], Field(min_length=1)] = Field(description="The program and its arguments. Required.")
     chief: RoleArgs | None = Field(default=None, description="parameterServer: the chief (1 replica). Default none.")
@@ -420,12 +463,14 @@ class TrainingArgs(_Args):
 
     _name = field_validator("name")(classmethod(lambda cls, v: check_workload_name(v)))
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
+    _tf = field_validator("tensorflow_version")(classmethod(lambda cls, v: check_tensorflow_version(v)))
     _cc = field_validator("min_compute_capability")(classmethod(lambda cls, v: check_compute_capability(v)))
 
     _run_id = field_validator("run_id")(classmethod(lambda cls, v: None if v is None else check_run_id(v)))
 
     @model_validator(mode="after")
     def _roles(self) -> TrainingArgs:
+        check_declared_version(self.image, self.tensorflow_version)
         if self.strategy == "multiWorkerMirrored":
             for key in ("ps", "chief"):
                 if getattr(self, key) is not None:

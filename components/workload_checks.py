@@ -298,6 +298,59 @@ def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str
             raise FieldError(f"{prefix}{role}.{key}", str(exc)) from exc
 
 
+def serving_tensorflow(variant: ServingVariantArgs) -> tuple[str, str | None]:
+    """(image, its TensorFlow version or None when a named image declares none) of one serving variant."""
+    if variant.image:
+        return variant.image, variant.tensorflow_version
+    pinned = versions.TF_SERVING_GPU if variant.resources.gpus else versions.TF_SERVING_CPU
+    return pinned.image, pinned.tensorflow
+
+
+def training_image(training: TrainingArgs) -> versions.TensorFlowImage | None:
+    """The pinned image a training run uses (GPU image when any role has GPUs), None for a named image."""
+    if training.image:
+        return None
+    gpus = any(role.resources.gpus for _, role in training.roles())
+    return versions.TENSORFLOW_GPU if gpus else versions.TENSORFLOW_CPU
+
+
+def training_tensorflow(training: TrainingArgs) -> tuple[str, str | None]:
+    """(image, its TensorFlow version or None when a named image declares none) of one training workload."""
+    pinned = training_image(training)
+    if pinned is None:
+        return str(training.image), training.tensorflow_version
+    return pinned.image, pinned.tensorflow
+
+
+def check_serving_loads_training(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
+    """Every serving variant's TensorFlow is at least every training workload's; FieldError names both.
+
+    TensorFlow promises only that a SavedModel loads in the same or a newer runtime.
+    """
+    for s_index, one in enumerate(serving):
+        for v_index, variant in enumerate(one.variants):
+            s_image, s_tf = serving_tensorflow(variant)
+            key = f"serving[{s_index}].variants[{v_index}]"
+            for t_index, run in enumerate(training):
+                t_image, t_tf = training_tensorflow(run)
+                where = f"training[{t_index}] ({t_image}"
+                if s_tf is None or t_tf is None:
+                    unknown, unknown_key = (s_image, key) if s_tf is None else (t_image, f"training[{t_index}]")
+                    raise FieldError(
+                        f"{unknown_key}.tensorflowVersion",
+                        f"cannot know whether serving '{one.name}' ({s_image}) loads what training "
+                        f"'{run.name}' ({t_image}) exports: {unknown} declares no TensorFlow version; set "
+                        f'{unknown_key}.tensorflowVersion (e.g. "{versions.TENSORFLOW_CPU.tensorflow}")',
+                    )
+                if not versions.serving_loads(s_tf, t_tf):
+                    raise FieldError(
+                        f"{key}.image",
+                        f"serving '{one.name}' variant '{variant.name}' runs TensorFlow {s_tf} ({s_image}), older "
+                        f"than TensorFlow {t_tf} of {where}, training '{run.name}'): a SavedModel loads only in "
+                        "the same or a newer TensorFlow; serve with a newer image or train with an older one",
+                    )
+
+
 def check_uid(context: WorkloadContext) -> None:
     """Workload pods run as the storage uid/gid, which `restricted` pods need above 10000."""
     for key, value in (("uid", context.uid), ("gid", context.gid)):
@@ -332,3 +385,4 @@ def check_workloads(context: WorkloadContext, serving: Sequence[ServingArgs], tr
         check_serving(one, context, prefix=f"serving[{index}].")
     for index, run in enumerate(training):
         check_training(run, context, prefix=f"training[{index}].")
+    check_serving_loads_training(serving, training)

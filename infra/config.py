@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpuplane.components import partition
+from gpuplane.components import addons, partition
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.infra import limits
 
@@ -313,6 +313,7 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         if wrong:
             problems.append(f"{NAMESPACE}:network.availabilityZones: {wrong} are not in the stack's region {region}")
         problems.extend(_partition_problems(platform, region))
+        problems.extend(f"{NAMESPACE}:{key}: {message}" for key, message in addons.region_problems(platform, region))
     if platform is not None:
         name = platform.cluster_name or f"{project}-{stack}"
         problems += [

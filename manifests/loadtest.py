@@ -303,6 +303,7 @@ def uploader_pod(
                     "image": image,
                     "imagePullPolicy": "IfNotPresent",
                     "command": ["sleep", "900"],
+                    "env": [{"name": "HOME", "value": "/tmp"}],  # the image's HOME is read-only here
                     "resources": _resources("250m", "256Mi"),
                     "securityContext": _security_context(),
                     "volumeMounts": [

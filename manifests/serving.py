@@ -55,6 +55,8 @@ class Variant:
     gpu_memory_fraction: float | None = None
     hpa: tuple[int, int, int] | None = None
     """(minReplicas, maxReplicas, target CPU utilization %)."""
+    gpu_check: bool = True
+    """With GPUs: the runtime helper refuses to start the server when the container cannot use its GPU."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
             {"name": "grpc", "containerPort": versions.TF_SERVING_GRPC_PORT, "protocol": "TCP"},
             {"name": "http", "containerPort": versions.TF_SERVING_REST_PORT, "protocol": "TCP"},
         ],
+        "env": workload_security.scratch_env(gpu=bool(variant.gpus)),
         "resources": copy.deepcopy(dict(variant.resources)),
         "securityContext": workload_security.container_security_context(),
         "volumeMounts": [
@@ -190,7 +193,7 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
         "volumes": [
             {"name": "model", "persistentVolumeClaim": {"claimName": serving.volume, "readOnly": True}},
             {"name": "config", "configMap": {"name": serving.config_map_name}},
-            workload_security.scratch_volume(),
+            workload_security.scratch_volume(size_limit=workload_security.GPU_SCRATCH_SIZE if variant.gpus else "1Gi"),
         ],
     }
     if variant.gpus:
@@ -200,6 +203,9 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
         commands={"serving": [versions.TF_SERVING_BINARY]},
         gpu_shared=variant.gpu_shared,
         gpu_memory_fraction=variant.gpu_memory_fraction,
+        # No Python in tensorflow/serving: the helper checks the device nodes and the driver library.
+        gpu_check=tf_runtime.GPU_CHECK_DEVICES if variant.gpus and variant.gpu_check else None,
+        min_driver=versions.CUDA_MIN_DRIVER[versions.TF_SERVING_GPU_CUDA_MAJOR] if variant.gpus else None,
     )
 
 

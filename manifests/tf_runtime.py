@@ -41,6 +41,13 @@ ENV_TF_SERVICE: Final = "GPUPLANE_TF_SERVICE"
 ENV_TF_NAMESPACE: Final = "GPUPLANE_TF_NAMESPACE"
 ENV_TF_PORT: Final = "GPUPLANE_TF_PORT"
 ENV_TF_ROLE: Final = "GPUPLANE_TF_ROLE"
+ENV_GPU_CHECK: Final = "GPUPLANE_GPU_CHECK"
+ENV_GPU_MIN_DRIVER: Final = "GPUPLANE_GPU_MIN_DRIVER"
+ENV_IMAGE: Final = "GPUPLANE_IMAGE"
+# What the helper checks in a container given GPUs (docs/runtime.md, "GPU check"): `devices` needs no Python
+# (device nodes, the driver library, its version); `tensorflow` adds TensorFlow's own device list.
+GPU_CHECK_DEVICES: Final = "devices"
+GPU_CHECK_TENSORFLOW: Final = "tensorflow"
 
 TF_ROLES: Final = ("chief", "worker", "ps", "evaluator")
 DEFAULT_TF_PORT: Final = 2222
@@ -222,6 +229,8 @@ def wrap_container(
     gpu_memory_fraction: float | None = None,
     tf_cluster: TFCluster | None = None,
     tf_role: str | None = None,
+    gpu_check: str | None = None,
+    min_driver: int | None = None,
 ) -> dict[str, Any]:
     """Return a copy of ``container`` that runs its real command through the runtime helper.
 
@@ -243,6 +252,10 @@ def wrap_container(
             shared. Default ``None`` (TF takes all GPU memory).
         tf_cluster: the training layout, to build ``TF_CONFIG``; default ``None`` (not training).
         tf_role: the container's role in a JobSet-layout ``tf_cluster``; default ``None``.
+        gpu_check: ``"devices"`` or ``"tensorflow"``: the helper refuses to start the command when the
+            container cannot use its GPU (exit 3, one message naming the cause and the image); default
+            ``None`` (no check: a CPU container, or the workload opted out).
+        min_driver: the least NVIDIA driver major the image's CUDA needs, checked with ``gpu_check``.
 
     Raises:
         ValueError: naming the container, when limits are missing or the command is unknown.
@@ -278,6 +291,10 @@ def wrap_container(
         raise ValueError(f"{where}: command {real!r} must be non-empty strings")
     if gpu_memory_fraction is not None and not 0 < gpu_memory_fraction <= 1:
         raise ValueError(f"{where}: gpu_memory_fraction {gpu_memory_fraction} must be in (0, 1]")
+    if gpu_check not in (None, GPU_CHECK_DEVICES, GPU_CHECK_TENSORFLOW):
+        raise ValueError(
+            f"{where}: gpu_check {gpu_check!r} must be None, {GPU_CHECK_DEVICES!r} or {GPU_CHECK_TENSORFLOW!r}"
+        )
 
     wrapped = copy.deepcopy(dict(container))
     wrapped["command"] = [*ENTRYPOINT, *real]  # the container's args, if any, follow as before
@@ -296,6 +313,11 @@ def wrap_container(
         add({"name": ENV_GPU_SHARED, "value": "true"})
     if gpu_memory_fraction is not None:
         add({"name": ENV_GPU_FRACTION, "value": repr(float(gpu_memory_fraction))})
+    if gpu_check is not None:
+        add({"name": ENV_GPU_CHECK, "value": gpu_check})
+        add({"name": ENV_IMAGE, "value": str(container.get("image") or "")})
+        if min_driver is not None:
+            add({"name": ENV_GPU_MIN_DRIVER, "value": str(min_driver)})
     if tf_cluster is not None:
         add({"name": ENV_TF_ROLES, "value": tf_cluster.roles_env()})
         add({"name": ENV_TF_JOB_NAME, "value": tf_cluster.job_name})
@@ -328,6 +350,8 @@ def wrap_pod_spec(
     gpu_memory_fraction: float | None = None,
     tf_cluster: TFCluster | None = None,
     tf_role: str | None = None,
+    gpu_check: str | None = None,
+    min_driver: int | None = None,
 ) -> dict[str, Any]:
     """Return a copy of ``pod_spec`` whose containers run through the helper, with its volume added.
 
@@ -340,6 +364,8 @@ def wrap_pod_spec(
         gpu_memory_fraction: as in ``wrap_container``, for every wrapped container.
         tf_cluster: as in ``wrap_container``.
         tf_role: as in ``wrap_container``.
+        gpu_check: as in ``wrap_container``, for every wrapped container.
+        min_driver: as in ``wrap_container``.
 
     Raises:
         ValueError: for an unknown container name, or as ``wrap_container`` does.
@@ -362,6 +388,8 @@ def wrap_pod_spec(
             gpu_memory_fraction=gpu_memory_fraction,
             tf_cluster=tf_cluster,
             tf_role=tf_role,
+            gpu_check=gpu_check,
+            min_driver=min_driver,
         )
         if c.get("name") in wanted
         else copy.deepcopy(c)

@@ -78,6 +78,8 @@ class Training:
     max_restarts: int = 0
     data_import: model_import.Import | None = None
     port: int = tf_runtime.DEFAULT_TF_PORT
+    gpu_check: bool = True
+    """Roles with GPUs check that TensorFlow sees one before the program starts (the runtime helper)."""
 
     def spec_hash(self) -> str:
         """8 hex characters of everything that defines the run (a changed spec is a new run)."""
@@ -122,6 +124,7 @@ def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
         "imagePullPolicy": "Always",
         "command": list(training.command),
         "ports": [{"name": "tf", "containerPort": training.port, "protocol": "TCP"}],
+        "env": workload_security.scratch_env(gpu=bool(role.gpus)),
         "resources": copy.deepcopy(dict(role.resources)),
         "securityContext": workload_security.container_security_context(),
         "volumeMounts": [*mounts, workload_security.scratch_mount()],
@@ -145,6 +148,9 @@ def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
         gpu_memory_fraction=role.gpu_memory_fraction,
         tf_cluster=cluster(training, run),
         tf_role=role.name,
+        # A training image has Python: the helper also asks TensorFlow itself for its GPUs.
+        gpu_check=tf_runtime.GPU_CHECK_TENSORFLOW if role.gpus and training.gpu_check else None,
+        min_driver=versions.CUDA_MIN_DRIVER[versions.TENSORFLOW_GPU_CUDA_MAJOR] if role.gpus else None,
     )
 
 
@@ -254,7 +260,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
         "image": versions.TENSORFLOW_IMAGE,
         "imagePullPolicy": "Always",
         "command": ["tensorboard", f"--logdir=/logs/{logs_path}", "--bind_all", "--port=6006"],
-        "env": [{"name": "HOME", "value": "/tmp"}],
+        "env": workload_security.scratch_env(),
         "ports": [{"name": "http", "containerPort": 6006, "protocol": "TCP"}],
         "resources": {"requests": {"cpu": "100m", "memory": "512Mi"}, "limits": {"cpu": "1", "memory": "2Gi"}},
         "securityContext": workload_security.container_security_context(),

@@ -14,6 +14,14 @@ from typing import Any, Final
 # (checkov CKV_K8S_40 asks for the same).
 MIN_WORKLOAD_UID: Final = 10001
 TMP_VOLUME: Final = "tmp"
+SCRATCH_PATH: Final = "/tmp"
+HOME_DIR: Final = SCRATCH_PATH
+CUDA_CACHE_DIR: Final = f"{SCRATCH_PATH}/.nv/ComputeCache"
+# The driver's JIT cache bound (CUDA programming guide, "CUDA environment variables": default 256 MiB,
+# at most 4 GiB); 1 GiB holds TensorFlow's PTX kernels compiled for one GPU architecture.
+CUDA_CACHE_MAX_BYTES: Final = 2**30
+# A GPU container's scratch emptyDir: the kernel cache plus the 1 GiB every workload gets for /tmp.
+GPU_SCRATCH_SIZE: Final = "2Gi"
 
 
 def pod_security_context(uid: int, gid: int) -> dict[str, Any]:
@@ -48,9 +56,26 @@ def scratch_volume(name: str = TMP_VOLUME, size_limit: str = "1Gi") -> dict[str,
     return {"name": name, "emptyDir": {"sizeLimit": size_limit}}
 
 
-def scratch_mount(path: str = "/tmp", name: str = TMP_VOLUME) -> dict[str, Any]:
+def scratch_mount(path: str = SCRATCH_PATH, name: str = TMP_VOLUME) -> dict[str, Any]:
     """The container mount of `scratch_volume`."""
     return {"name": name, "mountPath": path}
+
+
+def scratch_env(*, gpu: bool = False) -> list[dict[str, str]]:
+    """HOME (and for a GPU container the CUDA kernel cache) inside the scratch emptyDir.
+
+    Why: the images keep HOME at /root, read-only here and not ours, so anything that writes under `~`
+    (Keras, matplotlib, pip caches) fails; and on a GPU newer than the image's compiled architectures (H100
+    with the TF 2.20 builds: compute_90 PTX) the driver JIT-compiles kernels into `CUDA_CACHE_PATH`, default
+    `$HOME/.nv/ComputeCache`. The cache is bounded by `CUDA_CACHE_MAXSIZE`; `GPU_SCRATCH_SIZE` leaves room.
+    """
+    env = [{"name": "HOME", "value": HOME_DIR}]
+    if gpu:
+        env += [
+            {"name": "CUDA_CACHE_PATH", "value": CUDA_CACHE_DIR},
+            {"name": "CUDA_CACHE_MAXSIZE", "value": str(CUDA_CACHE_MAX_BYTES)},
+        ]
+    return env
 
 
 # checkov asks for images by digest (CKV_K8S_43). Our images are pinned by exact version tag in

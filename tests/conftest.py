@@ -6,12 +6,25 @@ and retainOnDelete are asserted on, not only inputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from gpuplane.infra import config, mockrun, render
+from gpuplane.manifests import versions
+
+# The day the version rules judge by in the whole suite (issue 16): the day the version table was last
+# checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
+PINNED_TODAY = "2026-11-24"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pinned_today() -> Iterator[None]:
+    """`versions.today()` reads GPUPLANE_TODAY; set for the session (subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
+        yield
 
 
 @pytest.fixture(scope="session")

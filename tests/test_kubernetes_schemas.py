@@ -5,7 +5,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from gpuplane.infra import render
+from gpuplane.infra import config, render
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -39,11 +39,12 @@ def test_only_the_nvidia_namespace_is_privileged(request, fixture):
     }
     # jobset-system: the JobSet controller, installed because the dev stack declares training.
     assert set(levels) == ({"ml", "nvidia-gpu", "jobset-system"} if fixture == "dev_run" else {"ml", "nvidia-gpu"})
+    version = config.load("dev" if fixture == "dev_run" else "prod").platform.cluster.kubernetes_version
     for name, labels in levels.items():
         expected = "privileged" if name == "nvidia-gpu" else "restricted"
         for mode in ("enforce", "audit", "warn"):
             assert labels[f"pod-security.kubernetes.io/{mode}"] == expected
-            assert labels[f"pod-security.kubernetes.io/{mode}-version"] == "v1.35"
+            assert labels[f"pod-security.kubernetes.io/{mode}-version"] == f"v{version}"
 
 
 def test_strict_validation_catches_a_typo():

@@ -22,8 +22,9 @@ class ClusterArgs(_Args):
 
     kubernetes_version: str = Field(
         default=versions.DEFAULT_KUBERNETES_VERSION,
-        description=f"Kubernetes minor version. Default `{versions.DEFAULT_KUBERNETES_VERSION}`; "
-        f"allowed: {', '.join(versions.KUBERNETES_VERSIONS)}.",
+        description=f"Kubernetes minor version. Default `{versions.DEFAULT_KUBERNETES_VERSION}` (the newest in EKS "
+        f"standard support when pinned); allowed: {', '.join(versions.KUBERNETES_VERSIONS)}. A version past its "
+        'standard support needs `upgradePolicy: EXTENDED` (README, "Cost: EKS upgrade policy").',
     )
     endpoint_public_access: bool = Field(
         default=True,
@@ -157,6 +158,35 @@ class ClusterArgs(_Args):
                 f"'{value}' must be a /12 to /24 inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (EKS rule)"
             )
         return value
+
+    @model_validator(mode="after")
+    def _support_window(self) -> ClusterArgs:
+        """A version past standard support only with `upgradePolicy: EXTENDED`, whose price the message names.
+
+        With STANDARD, EKS upgrades such a cluster on its own right after creation: the pinned version would
+        drift at once. "Today" is `versions.today()` (GPUPLANE_TODAY pins it).
+        """
+        version = self.kubernetes_version
+        today = versions.today()
+        standard_end = versions.standard_support_end(version)
+        extended_end = versions.KUBERNETES_VERSIONS[version][2]
+        newest = versions.newest_in_standard_support(today) or versions.DEFAULT_KUBERNETES_VERSION
+        if today.isoformat() >= extended_end:
+            raise FieldError(
+                "kubernetesVersion",
+                f"'{version}' left EKS extended support on {extended_end} (today is {today}): EKS no longer creates "
+                f"clusters on it; use {newest}, the newest version in standard support",
+            )
+        if today >= standard_end and self.upgrade_policy != "EXTENDED":
+            raise FieldError(
+                "kubernetesVersion",
+                f"'{version}' left EKS standard support on {standard_end} (today is {today}): with upgradePolicy "
+                f"STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. Use "
+                f"{newest} (the newest version in standard support), or set cluster.upgradePolicy: EXTENDED to stay "
+                f"on {version} until {extended_end} at ${versions.EKS_EXTENDED_HOURLY_USD} per cluster hour instead "
+                f"of ${versions.EKS_STANDARD_HOURLY_USD}",
+            )
+        return self
 
     @model_validator(mode="after")
     def _public_needs_cidrs(self) -> ClusterArgs:

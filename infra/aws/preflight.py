@@ -20,6 +20,7 @@ from typing import Any, Final, Literal
 import boto3
 import botocore.exceptions
 
+from gpuplane.components import addons
 from gpuplane.components.catalog import lookup
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.infra.aws.session import AwsError, caller_identity, client, explain
@@ -138,6 +139,7 @@ def run(
         ("vCPU quotas", lambda: _quotas(config, quota_reader or _service_quota_reader(session))),
         ("AMIs", lambda: _amis(config, session)),
         ("Kubernetes version", lambda: [_kubernetes_version(config, session)]),
+        ("EKS add-ons", lambda: addon_checks(config, client(session, "eks"))),
         ("EFS", lambda: [_efs(config, session)]),
         ("Kubernetes version drift", lambda: [version_drift(config, session)]),
     ]
@@ -374,6 +376,71 @@ def _kubernetes_version(config: StackConfig, session: boto3.session.Session) -> 
     if "EXTENDED" in status.upper():
         return Check(name, "warn", f"{version} is in extended support (extra cost per cluster hour)", "Upgrade")
     return Check(name, "pass", f"{version} ({status or 'offered'})")
+
+
+def addon_checks(config: StackConfig, eks: Any) -> list[Check]:
+    """Every EKS add-on the stack creates must have a version for its Kubernetes version in its region.
+
+    `DescribeAddonVersions` answers per region: an add-on AWS does not offer there, or has not yet released
+    for a new Kubernetes minor, would fail `pulumi up` after the control plane (fifteen minutes) exists.
+    """
+    version = config.platform.cluster.kubernetes_version
+    checks = []
+    for addon in addons.stack_addons(config.platform):
+        name = f"EKS add-on: {addon.name}"
+        try:
+            answer = eks.describe_addon_versions(addonName=addon.name, kubernetesVersion=version)
+        except (NotImplementedError, botocore.exceptions.ClientError) as exc:
+            # moto answers 404 "Not yet implemented"; anything else (access denied...) is the step's failure.
+            if isinstance(exc, botocore.exceptions.ClientError) and exc.response.get("Error", {}).get("Code") not in {
+                "404",
+                "NotImplemented",
+                "UnknownOperationException",
+            }:
+                raise
+            checks.append(
+                Check(
+                    name,
+                    "warn",
+                    "not checked: this EKS endpoint does not implement DescribeAddonVersions",
+                    f"aws eks describe-addon-versions --addon-name {addon.name} --kubernetes-version {version} "
+                    f"--region {config.region}",
+                )
+            )
+            continue
+        offered = [
+            entry
+            for found in answer.get("addons", [])
+            if found.get("addonName") == addon.name
+            for entry in found.get("addonVersions", [])
+        ]
+        if not offered:
+            fix = (
+                f"Remove {addon.key} (fixed replicas need no metrics-server) or deploy in another region"
+                if addon.name == versions.ADDON_METRICS_SERVER
+                else "Pick another cluster.kubernetesVersion or region"
+            )
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"EKS offers no {addon.name} for Kubernetes {version} in {config.region}; {addon.key} needs it",
+                    fix,
+                )
+            )
+            continue
+        default = next(
+            (
+                str(entry.get("addonVersion"))
+                for entry in offered
+                for compat in entry.get("compatibilities", [])
+                if compat.get("clusterVersion") == version and compat.get("defaultVersion")
+            ),
+            None,
+        )
+        detail = f"{len(offered)} version(s) for Kubernetes {version}" + (f", default {default}" if default else "")
+        checks.append(Check(name, "pass", detail))
+    return checks
 
 
 def _efs(config: StackConfig, session: boto3.session.Session) -> Check:

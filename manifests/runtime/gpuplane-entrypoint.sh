@@ -8,8 +8,12 @@
 # manifests inject), exports matching thread and memory settings, builds TF_CONFIG for training pods
 # and execs the command. Every variable or flag the user set explicitly wins.
 #
-# It is POSIX sh on purpose: it must run in tensorflow/serving images, which have no Python. It never
-# stops the real command from starting: bad input is reported on stderr and ignored.
+# It is POSIX sh on purpose: it must run in tensorflow/serving images, which have no Python. Bad input
+# never stops the real command from starting: it is reported on stderr and ignored. One thing does, on
+# purpose: a container that was given GPUs (GPUPLANE_GPU_CHECK set by the manifests) and cannot use them
+# exits 3 before the command starts, with one message naming the likely cause and the image, rather than
+# letting TensorFlow run on the CPU of a GPU node billed by the hour (the GPU check below; opt-out: the
+# workload's `gpuCheck: false`).
 # Documentation: docs/runtime.md. Run it with --help for the short version.
 
 set -f # no globbing anywhere: every unquoted expansion below is split on purpose, never globbed
@@ -66,9 +70,17 @@ Inputs (environment):
   GPUPLANE_TF_NAMESPACE          namespace (default: rely on the pod's DNS search path)
   GPUPLANE_TF_PORT               port of every task (default 2222)
   JOB_COMPLETION_INDEX           set by Kubernetes for Indexed Jobs
+  GPUPLANE_GPU_CHECK             devices|tensorflow: the container was given GPUs; exit 3 unless it can
+                                 use one (devices: /dev/nvidia*, the driver library; tensorflow: also
+                                 TensorFlow's own device list). Unset or off: no check
+  GPUPLANE_GPU_MIN_DRIVER        least NVIDIA driver major the image's CUDA needs (e.g. 525)
+  GPUPLANE_IMAGE                 the container's image, named in the GPU check's message
   GPUPLANE_VERBOSE               1: print the summary on stderr before exec
   GPUPLANE_CGROUP_ROOT           prefix for cgroup mount points (tests; default: none)
   GPUPLANE_PROC_ROOT             where /proc is (tests; default: /proc)
+  GPUPLANE_DEV_ROOT              where the device nodes are (tests; default: /dev)
+  GPUPLANE_LIB_DIRS              ':'-separated driver library dirs (tests; default: the usual lib dirs)
+  GPUPLANE_GPU_PYTHON            the Python that runs TensorFlow's check (default: python3)
 
 Outputs (exported unless already set):
   TF_NUM_INTRAOP_THREADS TF_NUM_INTEROP_THREADS OMP_NUM_THREADS OPENBLAS_NUM_THREADS
@@ -672,6 +684,92 @@ gp_has_flag() {
   return 1
 }
 
+## GPU check: a container given GPUs must be able to use them, or it stops here (exit 3).
+## Kept apart from the thread rules above; documented in docs/runtime.md ("GPU check").
+
+GP_GPU_EXIT=3
+GP_GPU_LIBDIRS=/usr/lib/x86_64-linux-gnu:/usr/lib/aarch64-linux-gnu:/usr/lib64:/usr/lib:/usr/local/nvidia/lib64:/usr/local/nvidia/lib
+
+# gp_gpu_fail CAUSE: one message on stderr, then exit before the command starts.
+gp_gpu_fail() {
+  printf '%s: GPU check failed for image %s: %s. The container was given a GPU it cannot use, so it stops here instead of running on the CPU (set gpuCheck: false on the workload to run anyway).\n' \
+    "$GP_ME" "${GPUPLANE_IMAGE:-(unknown)}" "$1" >&2
+  exit "$GP_GPU_EXIT"
+}
+
+gp_gpu_check() {
+  gp_mode=${GPUPLANE_GPU_CHECK-}
+  case $gp_mode in
+    '' | off | false | 0) return 0 ;;
+    devices | tensorflow) ;;
+    *)
+      gp_warn "ignored GPUPLANE_GPU_CHECK='$gp_mode': use devices, tensorflow or off"
+      return 0
+      ;;
+  esac
+  gp_dev=${GPUPLANE_DEV_ROOT:-/dev}
+  gp_dev=${gp_dev%/}
+  # Device nodes the device plugin mounts: one nvidia<N> per GPU, plus nvidiactl.
+  gp_nodes=
+  set +f
+  for gp_f in "$gp_dev"/nvidia[0-9]*; do
+    [ -e "$gp_f" ] && gp_nodes="$gp_nodes${gp_nodes:+ }${gp_f##*/}"
+  done
+  set -f
+  if [ -z "$gp_nodes" ] || [ ! -e "$gp_dev/nvidiactl" ]; then
+    gp_gpu_fail "no GPU device node in $gp_dev (nvidia<N> and nvidiactl): the GPU was not mounted into the container (is the NVIDIA device plugin running on this node, and does the pod request the GPU resource?)"
+  fi
+  # The driver library the NVIDIA container toolkit mounts is libcuda.so.<driver version>; the stubs that
+  # CUDA images carry are only libcuda.so and libcuda.so.1, which do not count.
+  gp_driver=
+  gp_oldifs=$IFS
+  IFS=:
+  for gp_d in ${GPUPLANE_LIB_DIRS:-$GP_GPU_LIBDIRS}; do
+    IFS=$gp_oldifs
+    set +f
+    for gp_f in "$gp_d"/libcuda.so.*.*; do
+      [ -e "$gp_f" ] && [ -z "$gp_driver" ] && gp_driver=${gp_f##*/libcuda.so.}
+    done
+    set -f
+    IFS=:
+  done
+  IFS=$gp_oldifs
+  if [ -z "$gp_driver" ]; then
+    gp_gpu_fail "devices $gp_nodes are there but not the NVIDIA driver library (libcuda.so.<driver version> in ${GPUPLANE_LIB_DIRS:-$GP_GPU_LIBDIRS}): the node's container runtime did not inject the driver (is the NVIDIA container toolkit the runtime on this node?)"
+  fi
+  gp_min=${GPUPLANE_GPU_MIN_DRIVER-}
+  if [ -n "$gp_min" ]; then
+    if ! gp_uint "$gp_min" 4; then
+      gp_warn "ignored GPUPLANE_GPU_MIN_DRIVER='$gp_min': not a driver major like 525"
+    elif gp_min=$GP_N && gp_uint "${gp_driver%%.*}" 4 && [ "$GP_N" -lt "$gp_min" ]; then
+      gp_gpu_fail "the node's NVIDIA driver $gp_driver is too old for the image's CUDA (it needs driver $gp_min or newer): use a node group whose AMI ships a newer driver"
+    fi
+  fi
+  if [ "$gp_mode" = tensorflow ]; then
+    gp_py=${GPUPLANE_GPU_PYTHON:-python3}
+    if ! command -v "$gp_py" >/dev/null 2>&1; then
+      gp_warn "GPU check: no $gp_py in the image; TensorFlow's own device list not checked (driver $gp_driver, devices $gp_nodes)"
+      return 0
+    fi
+    gp_out=$("$gp_py" -c 'import sys
+import tensorflow as tf
+gpus = tf.config.list_physical_devices("GPU")
+print("gpuplane-gpu-check: TensorFlow %s sees %d GPU(s)" % (tf.__version__, len(gpus)))
+sys.exit(0 if gpus else 3)' 2>&1)
+    gp_rc=$?
+    gp_last=$(printf '%s\n' "$gp_out" | tail -n 1)
+    if [ "$gp_rc" -eq 3 ]; then
+      gp_gpu_fail "TensorFlow sees no GPU although devices $gp_nodes and driver $gp_driver are there: the image's CUDA/cuDNN libraries do not match its TensorFlow (e.g. tensorflow/tensorflow 2.18-2.21 -gpu carry CUDA 12.3 and cuDNN 8.9; TensorFlow 2.18+ needs CUDA 12.5 and cuDNN 9.3) [$gp_last]"
+    elif [ "$gp_rc" -ne 0 ]; then
+      gp_gpu_fail "could not ask TensorFlow for its GPUs ($gp_py exited $gp_rc): $gp_last"
+    fi
+  fi
+  if [ "${GPUPLANE_VERBOSE-}" = 1 ]; then
+    gp_warn "GPU check ($gp_mode) passed: devices $gp_nodes, driver $gp_driver"
+  fi
+  return 0
+}
+
 ## Main.
 
 GP_PRINT=
@@ -737,6 +835,8 @@ if [ -n "$GP_PRINT" ]; then
   done
   exit 0
 fi
+
+gp_gpu_check
 
 if [ "${1##*/}" = tensorflow_model_server ]; then
   # TF Serving reads TF_NUM_*_THREADS too, but its flags win over them, so a flag is only added when

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from gpuplane.infra.mockrun import Recording
+from gpuplane.manifests import versions
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}
@@ -32,7 +33,7 @@ def labels(rec: Recording, group: str) -> dict[str, str]:
 
 def test_device_plugin_only_on_gpu_nodes_with_gfd(dev_run):
     plugin = release(dev_run, "nvidia-device-plugin")
-    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.1", "nvidia-gpu")
+    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.0", "nvidia-gpu")
     assert plugin["repositoryOpts"]["repo"] == "https://nvidia.github.io/k8s-device-plugin"
     values = plugin["values"]
     term = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -150,7 +151,7 @@ def test_autoscaler_discovers_our_groups_and_may_only_scale_them(dev_run):
         "clusterName": "gpuplane-dev",
         "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/gpuplane-dev"],
     }
-    assert values["image"]["tag"] == "v1.35.0"
+    assert values["image"]["tag"] == versions.CLUSTER_AUTOSCALER_IMAGES[versions.DEFAULT_KUBERNETES_VERSION]
     assert values["awsRegion"] == "us-west-2"
     assert values["extraArgs"]["startup-taint"] == "efs.csi.aws.com/agent-not-ready"
     # the ASGs carry exactly the discovery tags the autoscaler looks for

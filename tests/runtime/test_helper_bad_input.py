@@ -1,4 +1,9 @@
-"""Bad input never stops the real command: the helper ignores it, says so on stderr, and still execs."""
+"""Bad input never stops the real command: the helper ignores it, says so on stderr, and still execs.
+
+The one deliberate exception to "always reaches exec" is a failed GPU check (a container given a GPU it
+cannot use exits 3): not bad input but a broken node or image; tests/runtime/test_helper_gpu_check.py.
+Bad values of the GPU check's own inputs are ignored like any other (tests below).
+"""
 
 from __future__ import annotations
 
@@ -197,3 +202,29 @@ def test_bad_port_falls_back_to_2222(host: FakeHost) -> None:
     )
     assert "ignored GPUPLANE_TF_PORT='99999'" in stderr
     assert seen["TF_CONFIG"] == '{"cluster":{"worker":["t-0.t:2222"]},"task":{"type":"worker","index":0}}'
+
+
+@pytest.mark.parametrize("value", ["maybe", "on", "DEVICES"])
+def test_unknown_gpu_check_mode_is_ignored(host: FakeHost, value: str) -> None:
+    """An unknown mode is bad input, not a failed check: reported and skipped, the command still runs."""
+    seen, stderr = exec_env(host, GPUPLANE_GPU_CHECK=value, GPUPLANE_DEV_ROOT=str(host.root / "no-dev"))
+    assert f"ignored GPUPLANE_GPU_CHECK='{value}'" in stderr
+    assert seen["GPUPLANE_GPU_CHECK"] == value
+
+
+def test_malformed_min_driver_is_ignored(host: FakeHost) -> None:
+    dev, lib = host.root / "dev", host.root / "lib"
+    dev.mkdir()
+    lib.mkdir()
+    for name in ("nvidia0", "nvidiactl"):
+        (dev / name).write_text("")
+    (lib / "libcuda.so.580.95.05").write_text("")
+    seen, stderr = exec_env(
+        host,
+        GPUPLANE_GPU_CHECK="devices",
+        GPUPLANE_GPU_MIN_DRIVER="five-two-five",
+        GPUPLANE_DEV_ROOT=str(dev),
+        GPUPLANE_LIB_DIRS=str(lib),
+    )
+    assert "ignored GPUPLANE_GPU_MIN_DRIVER='five-two-five'" in stderr
+    assert seen["GPUPLANE_GPU_CHECK"] == "devices"

@@ -213,7 +213,7 @@ def test_a_compute_capability_that_is_not_major_minor_is_refused(bad):
     assert any("minComputeCapability" in p and f"'{bad}'" in p and "major.minor" in p for p in found), found
 
 
-@pytest.mark.parametrize(("declared", "expected"), [(None, "34"), ("8.6", "85")])
+@pytest.mark.parametrize(("declared", "expected"), [(None, "59"), ("8.6", "85")])
 def test_gpu_variants_select_the_compute_capability_label_the_group_advertises(declared, expected):
     gpu = variant(GPU, **({"minComputeCapability": declared} if declared else {}))
     args = PlatformArgs.model_validate({"cluster": DEV_CLUSTER, "nodeGroups": G5, "serving": [serving(variants=[gpu])]})

@@ -1,0 +1,71 @@
+"""Which EKS add-ons a stack installs, which config key needs each, and whether AWS offers it in a region.
+
+Why one place: the render refuses a stack that needs an add-on its region does not have (metrics-server is
+not offered in the China and GovCloud regions), and `gpuplane preflight` asks EKS (DescribeAddonVersions)
+about exactly the same list; a list kept twice would drift. The offering table is in
+`manifests/versions.py` (`ADDON_UNAVAILABLE_REGION_PREFIXES`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuplane.manifests import versions
+
+if TYPE_CHECKING:
+    from gpuplane.components.config import PlatformArgs
+
+
+@dataclass(frozen=True)
+class NeededAddon:
+    """An EKS add-on the stack creates, and the config key that makes it do so."""
+
+    name: str
+    key: str
+
+
+def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
+    """Every EKS add-on a `pulumi up` of `args` creates, in creation order."""
+    needed = [
+        NeededAddon(versions.ADDON_POD_IDENTITY_AGENT, "cluster"),
+        NeededAddon(versions.ADDON_VPC_CNI, "cluster"),
+        NeededAddon(versions.ADDON_KUBE_PROXY, "cluster"),
+        NeededAddon(versions.ADDON_COREDNS, "cluster"),
+    ]
+    if args.storage.enabled:
+        needed.append(NeededAddon(versions.ADDON_EFS_CSI, "storage.enabled"))
+    scaled = [
+        f"serving[{i}].variants[{j}].autoscaling"
+        for i, serving in enumerate(args.serving)
+        for j, variant in enumerate(serving.variants)
+        if variant.autoscaling is not None
+    ]
+    if scaled:
+        needed.append(NeededAddon(versions.ADDON_METRICS_SERVER, scaled[0]))
+    return needed
+
+
+def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
+    """(key, message) for each add-on the stack needs that EKS does not offer in `region`.
+
+    Refused rather than replaced by an upstream chart: the regions without the add-on are the ones whose
+    nodes often cannot reach the upstream registries either (registry.k8s.io from cn-*), and a silent
+    substitute would be a second, unpinned way to run the same component (docs/operations.md).
+    """
+    problems = []
+    for addon in stack_addons(args):
+        if not versions.addon_offered(addon.name, region):
+            problems.append(
+                (
+                    addon.key,
+                    f"needs the EKS add-on '{addon.name}', which AWS does not offer in {region} (eksctl excludes it "
+                    "in the China, GovCloud and ISO regions); "
+                    + (
+                        "remove autoscaling from the variant (fixed replicas) or deploy the stack in another region"
+                        if addon.name == versions.ADDON_METRICS_SERVER
+                        else "deploy the stack in another region"
+                    ),
+                )
+            )
+    return problems
