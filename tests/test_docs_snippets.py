@@ -4,7 +4,8 @@ A fenced block tagged `sh`, `bash`, `console` or `python` is run here, offline, 
 (Pulumi.yaml, stacks/, examples/, the runtime helper, .checkov/) with this venv's `gpuplane` and `python`
 first on PATH. An HTML comment right above the fence says otherwise, and why, where a block cannot run here:
 
-- `<!-- snippet: needs-cluster -->` / `needs-aws`: talks to a live cluster or an AWS account (skipped, named);
+- `<!-- snippet: needs-cluster -->` / `needs-aws` / `needs-docker`: talks to a live cluster or an AWS account, or
+  pulls and runs container images (no registry and no Docker here) (skipped, named);
 - `<!-- snippet: ci -->`: sets up the machine (`make check` is what CI runs; it runs the tests, this one too);
 - `<!-- snippet: program -->`: a Python block that is a consumer's Pulumi program: it is rendered with
   `gpuplane render --project` as a project of its own, which must exit 0;
@@ -34,6 +35,7 @@ RUN = ("sh", "bash", "console", "python")
 SKIP = {
     "needs-cluster": "needs a live cluster",
     "needs-aws": "needs an AWS account",
+    "needs-docker": "pulls and runs container images with Docker",
     "ci": "sets up the machine; CI runs it (.ci/run -> make check)",
 }
 FENCE = re.compile(r"^```(\S*)\s*$")
