@@ -16,8 +16,8 @@ import pulumi
 from gpuplane.components import kube_objects, workload_checks
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs
-from gpuplane.components.queue import check_run
-from gpuplane.components.queue_args import QueueArgs
+from gpuplane.components.config import QueueArgs
+from gpuplane.components.queue_plan import check_run
 from gpuplane.components.serving import check_restricted, s3_access
 from gpuplane.components.workload_args import TrainingArgs
 from gpuplane.components.workload_checks import WorkloadContext
@@ -94,7 +94,7 @@ def queued_run(args: TrainingArgs, context: WorkloadContext, queue_args: QueueAr
     ValueError when the run could never be admitted whole (components/queue.py, `check_run`).
     """
     spec = training_spec(args, context)
-    check_run(spec, context.node_groups, queue_args)
+    check_run(args, context, queue_args)
     return queue.queued(training.jobset(spec, run_id or args.run_id))
 
 

@@ -40,6 +40,7 @@ from gpuplane.components.config.platform import (
     ObservabilityArgs,
     PlatformArgs,
 )
+from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import (
     _EFS_PATH_RE,
     _EFS_PERMS_RE,
@@ -95,6 +96,7 @@ __all__ = [
     "NodeGroupArgs",
     "ObservabilityArgs",
     "PlatformArgs",
+    "QueueArgs",
     "Profile",
     "ServingArgs",
     "StorageArgs",

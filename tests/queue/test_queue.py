@@ -10,9 +10,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpuplane.components import queue as queue_component
+from gpuplane.components import queue_plan as queue_component
 from gpuplane.components.config import PlatformArgs
-from gpuplane.components.queue_args import QueueArgs
+from gpuplane.components.config import QueueArgs
 from gpuplane.components.training import queued_run, run_manifests
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config, mockrun, render, train
@@ -404,12 +404,10 @@ def test_gpuplane_train_refuses_a_run_no_group_can_hold(tmp_path):
 
 def test_check_run_directly(monkeypatch):
     args = PlatformArgs.model_validate({"cluster": DEV_CLUSTER, "nodeGroups": TWO_GPU_GROUPS, "training": [GPU_RUN]})
-    from gpuplane.components.training import training_spec
-
-    spec = training_spec(args.training[0], WorkloadContext.of(args))
-    queue_component.check_run(spec, args.resolved_node_groups, QueueArgs())
+    context = WorkloadContext.of(args)
+    queue_component.check_run(args.training[0], context, QueueArgs())
     with pytest.raises(ValueError, match="fit no single GPU group"):
-        queue_component.check_run(spec, args.resolved_node_groups, QueueArgs(maxGpus=1))
+        queue_component.check_run(args.training[0], context, QueueArgs(maxGpus=1))
 
 
 @pytest.mark.parametrize(
