@@ -187,7 +187,7 @@ class Platform(pulumi.ComponentResource):
         self.queue: TrainingQueue | None = None
         self.training = self._training(name, args, tags, ready, startup_keys, crd)
         # Kueue's Job webhook is fail-closed in the workload namespace: serving's import Jobs wait for it.
-        self.serving = self._workloads(name, args, tags, [*ready, *([self.queue.release] if self.queue else [])])
+        self.serving = self._workloads(name, args, tags, ready, [self.queue.release] if self.queue else [])
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -197,13 +197,23 @@ class Platform(pulumi.ComponentResource):
         )
 
     def _workloads(
-        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+        self,
+        name: str,
+        args: PlatformArgs,
+        tags: dict[str, str],
+        schedulable: list[pulumi.Resource],
+        admission: list[pulumi.Resource],
     ) -> dict[str, TfServing]:
         """TensorFlow workloads, last: they need nodes, the EFS driver, the claims and the runtime ConfigMap."""
         if not args.serving:
             return {}
         context = WorkloadContext.of(args)
-        after: list[pulumi.Resource] = [self.workspace, *schedulable, *([self.storage] if self.storage else [])]
+        after: list[pulumi.Resource] = [
+            self.workspace,
+            *schedulable,
+            *admission,
+            *([self.storage] if self.storage else []),
+        ]
         if any(v.autoscaling for s in args.serving for v in s.variants):
             # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
             after.append(
@@ -263,7 +273,8 @@ class Platform(pulumi.ComponentResource):
             ),
         )
         assert self.queue_spec is not None  # set whenever training is declared
-        # Kueue reads the JobSet and ProvisioningRequest APIs once at start-up: both come first.
+        # Kueue reads the ProvisioningRequest API once at start-up (the CRD comes first); it defers its JobSet
+        # controller until JobSet's API appears (jobframework/setup.go), so it installs beside JobSet's chart.
         self.queue = TrainingQueue(
             f"{name}-queue",
             self.queue_spec,
@@ -271,7 +282,7 @@ class Platform(pulumi.ComponentResource):
             cluster=self.cluster,
             kubernetes_version=args.cluster.kubernetes_version,
             startup_taints=startup_keys,
-            after=[controller, self.workspace, *crd, *schedulable],
+            after=[self.workspace, *crd, *schedulable],
             opts=pulumi.ResourceOptions(parent=self),
         )
         context = WorkloadContext.of(args)

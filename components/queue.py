@@ -31,8 +31,8 @@ __all__ = [
 class TrainingQueue(pulumi.ComponentResource):
     """Kueue (its chart, only the JobSet integration) and the workload namespace's queue objects.
 
-    Order: the ProvisioningRequest CRD (made by the platform before the autoscaler) and the JobSet
-    controller come first, Kueue reads both once at start-up; the queue objects depend on Kueue's release
+    Order: the ProvisioningRequest CRD (made by the platform before the autoscaler) comes first, Kueue
+    checks for its API once at start-up (it waits for JobSet's API by itself); the queue objects depend on Kueue's release
     (its webhooks validate them), so a removal deletes them while Kueue still runs and clears its
     finalizers. On `pulumi destroy` every in-cluster object goes with the cluster (`deletedWith`).
     """

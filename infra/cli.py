@@ -19,6 +19,7 @@ from gpuplane.infra import compare as compare_ops
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import mockrun, tfplan
 from gpuplane.infra import render as renderer
+from gpuplane.infra import queue as queue_command
 from gpuplane.infra import train as train_command
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops
@@ -152,6 +153,7 @@ def _wide() -> Console:
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
+queue_command.register(app)  # `gpuplane queue`: the training queue's runs (infra/queue.py)
 
 
 @app.command()

@@ -24,6 +24,7 @@ from gpuplane.components.config import (
     Taint,
     VolumeArgs,
 )
+from gpuplane.components.queue_args import QueueArgs
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
@@ -39,6 +40,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("`volumes` of the storage (a list; each item)", VolumeArgs, "storage.volumes[]."),
     ("`gpuplane:autoscaler`", AutoscalerArgs, "autoscaler."),
     ("`gpuplane:observability`", ObservabilityArgs, "observability."),
+    ("`gpuplane:queue` (training stacks only)", QueueArgs, "queue."),
 )
 
 

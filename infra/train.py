@@ -4,10 +4,13 @@ Lifecycle (docs/workloads.md): `pulumi up` never runs training. The run is a Job
 `<workload>-<runId or spec hash>`; a changed spec or run id is a new name and so a new run. A run that
 exists, or that the namespace's ledger (ConfigMap `gpuplane-runs`) records as submitted, is not submitted
 again, even after its TTL has removed it, unless `--rerun`. Finished runs are deleted by their TTL.
+Runs go through the training queue (Kueue): submitted suspended with the queue label, started when
+admitted whole; their state comes from Kueue's Workload (infra/queue.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,12 +20,15 @@ import typer
 import yaml
 from rich.console import Console
 
-from gpuplane.components.training import training_spec
+from gpuplane.components.queue import queue_spec
+from gpuplane.components.training import queued_run
 from gpuplane.components.workload_args import check_run_id
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import kube
+from gpuplane.infra import queue as run_queue
 from gpuplane.infra.config import StackConfig
+from gpuplane.manifests import queue as queue_manifests
 from gpuplane.manifests import training
 
 
@@ -37,7 +43,10 @@ class Outcome:
 
 
 def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str, Any]:
-    """The run's JobSet from the stack config (the same builder as render); ValueError for an unknown name."""
+    """The run's queued JobSet from the stack config (the same builder as render).
+
+    ValueError for an unknown name, or a run that no GPU group could hold whole at its maxSize.
+    """
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
         known = ", ".join(sorted(workloads)) or "none"
@@ -45,8 +54,7 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     args = workloads[name]
     if run_id is not None:
         check_run_id(run_id)
-    spec = training_spec(args, WorkloadContext.of(config.platform))
-    return training.jobset(spec, run_id or args.run_id)
+    return queued_run(args, WorkloadContext.of(config.platform), config.platform.queue, run_id)
 
 
 def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: datetime | None = None) -> Outcome:
@@ -56,7 +64,7 @@ def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: 
     ledger = api.read_ledger(namespace)
     if not rerun:
         if existing is not None:
-            return Outcome(run, "exists", kube.jobset_state(existing))
+            return Outcome(run, "exists", str(run_queue.run_state(api, existing)))
         if run in ledger:
             return Outcome(run, "already-ran", "finished and cleaned up (in the run ledger)")
     if existing is not None:
@@ -65,26 +73,59 @@ def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: 
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     ledger[run] = kube.ledger_record(obj["metadata"]["annotations"][training.RUN_SPEC_ANNOTATION], stamp)
     api.write_ledger(namespace, ledger)
-    return Outcome(run, "submitted", "Running")
+    # Kueue admits it (or not): a new run starts queued, whatever the cluster's free capacity.
+    return Outcome(run, "submitted", "Queued")
 
 
-def plan(obj: dict[str, Any]) -> Outcome:
-    """`--plan`: the manifest, without contacting a cluster."""
-    return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump(obj, sort_keys=True))
+def plan(obj: dict[str, Any], queue_objects: list[dict[str, Any]] | None = None) -> Outcome:
+    """`--plan`: the queued JobSet, then the queue objects it goes through, without contacting a cluster."""
+    docs = [obj, *(queue_objects or [])]
+    return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump_all(docs, sort_keys=True))
 
 
-def wait(api: kube.KubeApi, namespace: str, run: str, *, poll_seconds: float = 10.0) -> str:
-    """Poll until the run completes or fails; its final state (`Gone` if its TTL removed it first)."""
+def queue_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """The stack's queue objects (what `pulumi up` applies for the run to be admitted through)."""
+    platform = config.platform
+    spec = queue_spec(
+        platform.workload_namespace,
+        platform.resolved_node_groups,
+        platform.queue,
+        kubernetes_version=platform.cluster.kubernetes_version,
+        autoscaler=platform.autoscaler.enabled,
+    )
+    return queue_manifests.objects(spec)
+
+
+def wait(
+    api: kube.KubeApi,
+    namespace: str,
+    run: str,
+    *,
+    poll_seconds: float = 10.0,
+    report: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> str:
+    """Follow the run through the queue until it ends; its final state.
+
+    Each change of state (queued with its position, provisioning, admitted, running, requeued) goes to
+    `report`. Ends on Completed, Failed, Deactivated (evicted past the requeue limit) or Gone (its TTL
+    removed it first).
+    """
     import time  # noqa: PLC0415 - only --wait sleeps
 
+    pause = sleep or time.sleep
+    last = ""
     while True:
         obj = api.get_jobset(namespace, run)
         if obj is None:
             return "Gone"
-        state = kube.jobset_state(obj)
-        if state in ("Completed", "Failed"):
-            return state
-        time.sleep(poll_seconds)
+        state = run_queue.run_state(api, obj)
+        if report is not None and str(state) != last:
+            report(str(state))
+        last = str(state)
+        if state.state in run_queue.TERMINAL:
+            return state.state
+        pause(poll_seconds)
 
 
 def register(app: typer.Typer) -> None:
@@ -95,13 +136,17 @@ def register(app: typer.Typer) -> None:
         stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
         name: Annotated[str, typer.Argument(help="A training workload of gpuplane:training")],
         run_id: Annotated[str | None, typer.Option(help="Run id. Default: a hash of the spec.")] = None,
-        plan_only: Annotated[bool, typer.Option("--plan", help="Print the JobSet; contact no cluster.")] = False,
+        plan_only: Annotated[
+            bool, typer.Option("--plan", help="Print the queued JobSet and the queue objects; contact no cluster.")
+        ] = False,
         kubeconfig: Annotated[Path | None, typer.Option(help="Default: build/<stack>/kubeconfig")] = None,
         rerun: Annotated[bool, typer.Option(help="Submit again even if this run exists or ran.")] = False,
-        wait_: Annotated[bool, typer.Option("--wait", help="Wait until the run completes or fails.")] = False,
+        wait_: Annotated[
+            bool, typer.Option("--wait", help="Follow the run through the queue until it completes or fails.")
+        ] = False,
         stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
     ) -> None:
-        """Submit training run NAME of STACK as a JobSet, once per spec or run id (docs/workloads.md)."""
+        """Submit training run NAME of STACK through the queue, once per spec or run id (docs/workloads.md)."""
         err = Console(stderr=True)
         try:
             config = stack_config.load(stack, stacks_dir)
@@ -114,7 +159,7 @@ def register(app: typer.Typer) -> None:
             err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from None
         if plan_only:
-            typer.echo(plan(obj).manifest, nl=False)
+            typer.echo(plan(obj, queue_objects(config)).manifest, nl=False)
             return
         path = kubeconfig or Path("build") / stack / "kubeconfig"
         if not path.is_file():
@@ -124,7 +169,9 @@ def register(app: typer.Typer) -> None:
         outcome = submit(api, obj, rerun=rerun)
         typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
         if wait_ and outcome.action in ("submitted", "exists"):
-            final = wait(api, obj["metadata"]["namespace"], outcome.run)
+            final = wait(
+                api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
+            )
             typer.echo(f"{outcome.run}: {final}")
-            if final == "Failed":
+            if final in ("Failed", "Deactivated"):
                 raise typer.Exit(1)
