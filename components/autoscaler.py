@@ -87,8 +87,10 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`after`: what cluster services need (coredns, system node groups; the ProvisioningRequest CRD when
-        `provisioning_requests`): never GPU groups."""
+        """`after`: what the autoscaler waits for (coredns, system node groups, the CRD): never GPU groups.
+
+        `provisioning_requests`: serve ProvisioningRequests (their CRD must be among `after`).
+        """
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})
         association = pod_identity_role(

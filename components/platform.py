@@ -15,7 +15,8 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.gpu_plan import GpuPlan
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
-from gpuplane.components.queue import TrainingQueue, provisioning_request_crd, queue_spec
+from gpuplane.components.queue import TrainingQueue, provisioning_request_crd
+from gpuplane.components.queue_plan import queue_spec
 from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
 from gpuplane.components.training import TfTraining
@@ -240,7 +241,7 @@ class Platform(pulumi.ComponentResource):
             for s in args.serving
         }
 
-    def _training(  # noqa: PLR0913, PLR0917 - the platform's own wiring
+    def _training(  # noqa: PLR0917 - the platform's own wiring
         self,
         name: str,
         args: PlatformArgs,

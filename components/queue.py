@@ -31,10 +31,10 @@ __all__ = [
 class TrainingQueue(pulumi.ComponentResource):
     """Kueue (its chart, only the JobSet integration) and the workload namespace's queue objects.
 
-    Order: the ProvisioningRequest CRD (made by the platform before the autoscaler) comes first, Kueue
-    checks for its API once at start-up (it waits for JobSet's API by itself); the queue objects depend on Kueue's release
-    (its webhooks validate them), so a removal deletes them while Kueue still runs and clears its
-    finalizers. On `pulumi destroy` every in-cluster object goes with the cluster (`deletedWith`).
+    Order: the ProvisioningRequest CRD (made by the platform before the autoscaler) comes first: Kueue
+    checks for its API once at start-up (it waits for JobSet's API by itself). The queue objects depend
+    on Kueue's release (its webhooks validate them), so a removal deletes them while Kueue still runs
+    and clears its finalizers. On `pulumi destroy` every in-cluster object goes with the cluster (`deletedWith`).
     """
 
     def __init__(
@@ -98,5 +98,3 @@ def provisioning_request_crd(
         file=versions.PROVISIONING_REQUEST_CRD_URL.format(version=image.lstrip("v")),
         opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
     )
-
-

@@ -15,8 +15,7 @@ import pulumi
 
 from gpuplane.components import kube_objects, workload_checks
 from gpuplane.components.cluster import Cluster
-from gpuplane.components.config import PlatformArgs
-from gpuplane.components.config import QueueArgs
+from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.queue_plan import check_run
 from gpuplane.components.serving import check_restricted, s3_access
 from gpuplane.components.workload_args import TrainingArgs
@@ -88,7 +87,9 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
     )
 
 
-def queued_run(args: TrainingArgs, context: WorkloadContext, queue_args: QueueArgs, run_id: str | None = None) -> dict[str, Any]:
+def queued_run(
+    args: TrainingArgs, context: WorkloadContext, queue_args: QueueArgs, run_id: str | None = None
+) -> dict[str, Any]:
     """The run `gpuplane train` submits: the JobSet, labelled with the queue and suspended until admitted.
 
     ValueError when the run could never be admitted whole (components/queue.py, `check_run`).

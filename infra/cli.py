@@ -18,8 +18,8 @@ from gpuplane.components.config import PlatformArgs
 from gpuplane.infra import compare as compare_ops
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import mockrun, tfplan
-from gpuplane.infra import render as renderer
 from gpuplane.infra import queue as queue_command
+from gpuplane.infra import render as renderer
 from gpuplane.infra import train as train_command
 from gpuplane.infra.aws import janitor as janitor_ops
 from gpuplane.infra.aws import kubeconfig as kubeconfig_ops

@@ -20,11 +20,11 @@ from gpuplane.components.config import (
     NodeGroupArgs,
     ObservabilityArgs,
     PlatformArgs,
+    QueueArgs,
     StorageArgs,
     Taint,
     VolumeArgs,
 )
-from gpuplane.components.queue_args import QueueArgs
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"

@@ -111,7 +111,6 @@ class ClusterApi:
                 raise
             self._core.create_namespaced_config_map(namespace, body)
 
-
     def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         """See `KubeApi.list_workloads`."""
         found = self._custom.list_namespaced_custom_object(

@@ -46,7 +46,9 @@ def _true(conditions: Mapping[str, Mapping[str, Any]], kind: str) -> bool:
 
 
 def workload_state(
-    workload: Mapping[str, Any] | None, pending: Sequence[Mapping[str, Any]] = (), jobset: Mapping[str, Any] | None = None
+    workload: Mapping[str, Any] | None,
+    pending: Sequence[Mapping[str, Any]] = (),
+    jobset: Mapping[str, Any] | None = None,
 ) -> RunState:
     """The run's state: the JobSet's end first, then the Workload's conditions, then its queue position."""
     if jobset is not None:
@@ -62,7 +64,9 @@ def workload_state(
         return RunState("Failed" if reason == "Failed" else "Completed", str(conditions["Finished"].get("message", "")))
     if (workload.get("spec") or {}).get("active") is False:
         count = (status.get("requeueState") or {}).get("count")
-        return RunState("Deactivated", f"evicted {count or 'too many'} time(s); `gpuplane train --rerun` submits it anew")
+        return RunState(
+            "Deactivated", f"evicted {count or 'too many'} time(s); `gpuplane train --rerun` submits it anew"
+        )
     if _true(conditions, "Admitted"):
         if _true(conditions, "PodsReady"):
             return RunState("Running")

@@ -20,7 +20,7 @@ import typer
 import yaml
 from rich.console import Console
 
-from gpuplane.components.queue import queue_spec
+from gpuplane.components.queue_plan import queue_spec
 from gpuplane.components.training import queued_run
 from gpuplane.components.workload_args import check_run_id
 from gpuplane.components.workload_checks import WorkloadContext

@@ -103,7 +103,12 @@ def resource_flavor(flavor: Flavor, queue: Queue) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)}
     if flavor.taints:
         spec["nodeTaints"] = [dict(t) for t in flavor.taints]
-    return {"apiVersion": versions.KUEUE_API, "kind": "ResourceFlavor", "metadata": _meta(flavor.name, queue), "spec": spec}
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(flavor.name, queue),
+        "spec": spec,
+    }
 
 
 def quantity_cpu(millis: int) -> str:
@@ -147,7 +152,12 @@ def cluster_queue(queue: Queue) -> dict[str, Any]:
         spec["admissionChecksStrategy"] = {
             "admissionChecks": [{"name": ADMISSION_CHECK, "onFlavors": [f.name for f in queue.gpu_flavors]}]
         }
-    return {"apiVersion": versions.KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(queue.name, queue), "spec": spec}
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "ClusterQueue",
+        "metadata": _meta(queue.name, queue),
+        "spec": spec,
+    }
 
 
 def local_queue(queue: Queue) -> dict[str, Any]:

@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-import re
-from typing import Final
-
 from pydantic import Field, field_validator
 
 from gpuplane.components.args_base import _Args
-
-_DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
-# A GPU node scaled from zero: EC2 launch and join (3-5 min), the device plugin registering the GPUs (about
-# 1 min), pulling the TensorFlow GPU image (several GB: minutes more). Below this the queue would evict every
-# run that had to wait for a GPU node, however healthy.
-MIN_PODS_READY_SECONDS: Final = 10 * 60
-# What the roles wait for before their pods are even created: a data import of up to its timeoutMinutes.
-GPU_BOOT_ALLOWANCE_SECONDS: Final = 10 * 60
-
-
-def duration_seconds(value: str) -> int:
-    """Seconds of a Go duration made of h/m/s parts (`1h30m`); ValueError otherwise."""
-    if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
-        raise ValueError(f"'{value}' is not a duration like 40m, 1h or 1h30m")
-    factor = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * factor[unit] for n, unit in _DURATION_RE.findall(value))
+from gpuplane.components.queue_plan import MIN_PODS_READY_SECONDS, duration_seconds
 
 
 class QueueArgs(_Args):

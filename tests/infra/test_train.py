@@ -189,18 +189,41 @@ def workload_of(api: FakeApi, obj: dict[str, Any]) -> dict[str, Any]:
             "uid": f"wl-{stored['metadata']['uid']}",
             "labels": {"kueue.x-k8s.io/job-uid": stored["metadata"]["uid"]},
             "ownerReferences": [
-                {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": stored["metadata"]["name"],
-                 "uid": stored["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "name": stored["metadata"]["name"],
+                    "uid": stored["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
             ],
         },
-        "spec": {"queueName": "training", "podSets": [
-            {"name": "worker", "count": 2, "template": {"spec": {"containers": [
-                {"name": "tensorflow", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}}]}}},
-            {"name": "chief", "count": 1, "template": {"spec": {"containers": [
-                {"name": "tensorflow", "resources": {"limits": {"cpu": "1"}}}]}}},
-        ]},
+        "spec": {
+            "queueName": "training",
+            "podSets": [
+                {
+                    "name": "worker",
+                    "count": 2,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "tensorflow", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}}
+                            ]
+                        }
+                    },
+                },
+                {
+                    "name": "chief",
+                    "count": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "tensorflow", "resources": {"limits": {"cpu": "1"}}}]}
+                    },
+                },
+            ],
+        },
         "status": {},
-    }  # fmt: skip
+    }
     api.others[("Workload", "ml", name)] = workload
     return workload
 
@@ -209,35 +232,97 @@ def workload_of(api: FakeApi, obj: dict[str, Any]) -> dict[str, Any]:
 # reasons): queued behind others, quota reserved while the ProvisioningRequest is pending, admitted, pods
 # ready, then either finished, or a partial fill evicted by waitForPodsReady and requeued, or deactivated.
 HAPPY = [
-    ({"conditions": [condition("QuotaReserved", "False", "Pending", "couldn't assign flavors: insufficient quota")]},
-     [0], "Queued (position 1 in its queue; couldn't assign flavors: insufficient quota)"),
-    ({"conditions": [condition("QuotaReserved", "True", "QuotaReserved"),
-                     condition("Admitted", "False", "UnsatisfiedAdmissionChecks")],
-      "admissionChecks": [{"name": "gpu-provisioning", "state": "Pending", "message": "Provisioning Request wasn't provisioned"}]},
-     None, "Provisioning (gpu-provisioning: Pending Provisioning Request wasn't provisioned)"),
-    ({"conditions": [condition("QuotaReserved", "True"), condition("Admitted", "True"),
-                     condition("PodsReady", "False", "WaitForStart")]},
-     None, "Admitted (waiting for all pods to be ready)"),
-    ({"conditions": [condition("QuotaReserved", "True"), condition("Admitted", "True"), condition("PodsReady", "True")]},
-     None, "Running"),
-    ({"conditions": [condition("QuotaReserved", "False"), condition("Admitted", "False"),
-                     condition("Finished", "True", "Succeeded", "jobset completed successfully")]},
-     None, "Completed (jobset completed successfully)"),
-]  # fmt: skip
+    (
+        {"conditions": [condition("QuotaReserved", "False", "Pending", "couldn't assign flavors: insufficient quota")]},
+        [0],
+        "Queued (position 1 in its queue; couldn't assign flavors: insufficient quota)",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "True", "QuotaReserved"),
+                condition("Admitted", "False", "UnsatisfiedAdmissionChecks"),
+            ],
+            "admissionChecks": [
+                {"name": "gpu-provisioning", "state": "Pending", "message": "Provisioning Request wasn't provisioned"}
+            ],
+        },
+        None,
+        "Provisioning (gpu-provisioning: Pending Provisioning Request wasn't provisioned)",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "True"),
+                condition("Admitted", "True"),
+                condition("PodsReady", "False", "WaitForStart"),
+            ]
+        },
+        None,
+        "Admitted (waiting for all pods to be ready)",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "True"),
+                condition("Admitted", "True"),
+                condition("PodsReady", "True"),
+            ]
+        },
+        None,
+        "Running",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "False"),
+                condition("Admitted", "False"),
+                condition("Finished", "True", "Succeeded", "jobset completed successfully"),
+            ]
+        },
+        None,
+        "Completed (jobset completed successfully)",
+    ),
+]
 PARTIAL_FILL = [
-    ({"conditions": [condition("QuotaReserved", "True"), condition("Admitted", "True"),
-                     condition("PodsReady", "False", "WaitForStart")]},
-     None, "Admitted (waiting for all pods to be ready)"),
-    ({"conditions": [condition("QuotaReserved", "False", "Pending"), condition("Admitted", "False"),
-                     condition("Evicted", "True", "PodsReadyTimeout", "Exceeded the PodsReady timeout"),
-                     condition("Requeued", "False", "PodsReadyTimeout")],
-      "requeueState": {"count": 1, "requeueAt": "2026-11-23T12:31:00Z"}},
-     None, "Requeued (evicted (PodsReadyTimeout), requeued 1 time(s), back in the queue at 2026-11-23T12:31:00Z)"),
-    ({"conditions": [condition("QuotaReserved", "False", "Pending"), condition("Evicted", "True", "Deactivated"),
-                     condition("Requeued", "False", "RequeuingLimitExceeded")],
-      "requeueState": {"count": 3}, "active": False},
-     None, "Deactivated (evicted 3 time(s); `gpuplane train --rerun` submits it anew)"),
-]  # fmt: skip
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "True"),
+                condition("Admitted", "True"),
+                condition("PodsReady", "False", "WaitForStart"),
+            ]
+        },
+        None,
+        "Admitted (waiting for all pods to be ready)",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "False", "Pending"),
+                condition("Admitted", "False"),
+                condition("Evicted", "True", "PodsReadyTimeout", "Exceeded the PodsReady timeout"),
+                condition("Requeued", "False", "PodsReadyTimeout"),
+            ],
+            "requeueState": {"count": 1, "requeueAt": "2026-11-23T12:31:00Z"},
+        },
+        None,
+        "Requeued (evicted (PodsReadyTimeout), requeued 1 time(s), back in the queue at 2026-11-23T12:31:00Z)",
+    ),
+    (
+        {
+            "conditions": [
+                condition("QuotaReserved", "False", "Pending"),
+                condition("Evicted", "True", "Deactivated"),
+                condition("Requeued", "False", "RequeuingLimitExceeded"),
+            ],
+            "requeueState": {"count": 3},
+            "active": False,
+        },
+        None,
+        "Deactivated (evicted 3 time(s); `gpuplane train --rerun` submits it anew)",
+    ),
+]
 
 
 def play(api: FakeApi, obj: dict[str, Any], sequence: list[Any]) -> list[str]:
@@ -250,9 +335,18 @@ def play(api: FakeApi, obj: dict[str, Any], sequence: list[Any]) -> list[str]:
         status, position, _expected = next(steps)
         workload["spec"]["active"] = status.pop("active", True)
         workload["status"] = status
-        api.pending = [] if position is None else [
-            {"metadata": {"name": workload["metadata"]["name"]}, "positionInLocalQueue": position[0],
-             "positionInClusterQueue": position[0], "localQueueName": "training"}]  # fmt: skip
+        api.pending = (
+            []
+            if position is None
+            else [
+                {
+                    "metadata": {"name": workload["metadata"]["name"]},
+                    "positionInLocalQueue": position[0],
+                    "positionInClusterQueue": position[0],
+                    "localQueueName": "training",
+                }
+            ]
+        )
 
     advance()
     final = train.wait(api, "ml", obj["metadata"]["name"], report=reported.append, sleep=advance)
@@ -293,8 +387,12 @@ def test_deleting_a_run_deletes_its_workload_and_provisioning_request(dev):
     workload = workload_of(api, obj)
     meta = workload["metadata"]
     api.others[("ProvisioningRequest", "ml", f"{meta['name']}-gpu-provisioning-1")] = {
-        "metadata": {"name": f"{meta['name']}-gpu-provisioning-1", "uid": "pr-1", "ownerReferences": [
-            {"kind": "Workload", "name": meta["name"], "uid": meta["uid"], "controller": True}]}}  # fmt: skip
+        "metadata": {
+            "name": f"{meta['name']}-gpu-provisioning-1",
+            "uid": "pr-1",
+            "ownerReferences": [{"kind": "Workload", "name": meta["name"], "uid": meta["uid"], "controller": True}],
+        }
+    }
     train.submit(api, obj, rerun=True, now=NOW)
     assert api.others == {}
     assert first_state(api, obj) == "Submitted"
@@ -309,7 +407,7 @@ def test_cluster_api_deletes_runs_with_propagation(monkeypatch):
             calls.append(kwargs)
 
     api = kube.ClusterApi.__new__(kube.ClusterApi)
-    api._custom = Custom()  # type: ignore[assignment]
+    api._custom = Custom()
     api.delete_jobset("ml", "mnist-1")
     assert calls == [{"propagation_policy": "Foreground"}]
 
@@ -323,6 +421,10 @@ def test_queue_rows_list_runs_with_their_gpus(dev):
     api.pending = [{"metadata": {"name": workload["metadata"]["name"]}, "positionInLocalQueue": 0}]
     rows = queue.queue_rows(api, "ml", "training")
     assert rows == [
-        {"run": obj["metadata"]["name"], "state": "Queued", "detail": "position 1 in its queue; waiting for quota",
-         "gpus": 2}
-    ]  # fmt: skip
+        {
+            "run": obj["metadata"]["name"],
+            "state": "Queued",
+            "detail": "position 1 in its queue; waiting for quota",
+            "gpus": 2,
+        }
+    ]

@@ -15,13 +15,21 @@ from typing import Any, Final
 import jsonschema
 
 DNS_SUBDOMAIN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-QUANTITY: Final = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+QUANTITY: Final = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
 ANY: Final[dict[str, Any]] = {}
 
 
 def obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
     """An object with exactly these properties."""
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False, **extra}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+        **extra,
+    }
 
 
 def name(max_length: int = 253, pattern: str = DNS_SUBDOMAIN) -> dict[str, Any]:
@@ -128,7 +136,12 @@ CLUSTER_QUEUE: Final = kind(
                 "maxItems": 16,
                 "items": obj(
                     {
-                        "coveredResources": {"type": "array", "minItems": 1, "maxItems": 64, "items": {"type": "string"}},
+                        "coveredResources": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 64,
+                            "items": {"type": "string"},
+                        },
                         "flavors": {
                             "type": "array",
                             "minItems": 1,

@@ -11,8 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gpuplane.components import queue_plan as queue_component
-from gpuplane.components.config import PlatformArgs
-from gpuplane.components.config import QueueArgs
+from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.training import queued_run, run_manifests
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config, mockrun, render, train
@@ -262,23 +261,48 @@ def test_no_queue_without_training(prod_run):
 
 # charts/kueue/values.yaml at v0.19.2: the keys it documents (top level, and under the subtrees we set).
 KUEUE_DOCUMENTED_VALUES = {
-    "nameOverride", "fullnameOverride", "enablePrometheus", "enableCertManager", "certManager",
-    "enableVisibilityAPF", "enableMutatingAdmissionPolicy", "enableVisibilityAuthReaderRoleBinding",
-    "enableKueueViz", "kubernetesClusterDomain", "controllerManager", "managerConfig", "metricsService",
-    "webhookService", "mutatingWebhook", "kueueViz", "metrics",
-    "controllerManager.featureGates", "controllerManager.strategy", "controllerManager.hostNetwork",
-    "controllerManager.dnsPolicy", "controllerManager.manager", "controllerManager.replicas",
-    "controllerManager.imagePullSecrets", "controllerManager.readinessProbe", "controllerManager.livenessProbe",
-    "controllerManager.nodeSelector", "controllerManager.tolerations", "controllerManager.topologySpreadConstraints",
+    "nameOverride",
+    "fullnameOverride",
+    "enablePrometheus",
+    "enableCertManager",
+    "certManager",
+    "enableVisibilityAPF",
+    "enableMutatingAdmissionPolicy",
+    "enableVisibilityAuthReaderRoleBinding",
+    "enableKueueViz",
+    "kubernetesClusterDomain",
+    "controllerManager",
+    "managerConfig",
+    "metricsService",
+    "webhookService",
+    "mutatingWebhook",
+    "kueueViz",
+    "metrics",
+    "controllerManager.featureGates",
+    "controllerManager.strategy",
+    "controllerManager.hostNetwork",
+    "controllerManager.dnsPolicy",
+    "controllerManager.manager",
+    "controllerManager.replicas",
+    "controllerManager.imagePullSecrets",
+    "controllerManager.readinessProbe",
+    "controllerManager.livenessProbe",
+    "controllerManager.nodeSelector",
+    "controllerManager.tolerations",
+    "controllerManager.topologySpreadConstraints",
     "controllerManager.podDisruptionBudget",
-    "controllerManager.manager.priorityClassName", "controllerManager.manager.image",
-    "controllerManager.manager.podAnnotations", "controllerManager.manager.logLevel",
-    "controllerManager.manager.resources", "controllerManager.manager.podSecurityContext",
+    "controllerManager.manager.priorityClassName",
+    "controllerManager.manager.image",
+    "controllerManager.manager.podAnnotations",
+    "controllerManager.manager.logLevel",
+    "controllerManager.manager.resources",
+    "controllerManager.manager.podSecurityContext",
     "controllerManager.manager.containerSecurityContext",
-    "controllerManager.manager.image.repository", "controllerManager.manager.image.tag",
+    "controllerManager.manager.image.repository",
+    "controllerManager.manager.image.tag",
     "controllerManager.manager.image.pullPolicy",
     "managerConfig.controllerManagerConfigYaml",
-}  # fmt: skip
+}
 
 
 def value_paths(values: dict[str, Any], prefix: str = "") -> set[str]:
@@ -286,8 +310,12 @@ def value_paths(values: dict[str, Any], prefix: str = "") -> set[str]:
     for key, value in values.items():
         path = f"{prefix}{key}"
         paths.add(path)
-        if isinstance(value, dict) and path in {"controllerManager", "controllerManager.manager", "managerConfig",
-                                                "controllerManager.manager.image"}:  # fmt: skip
+        if isinstance(value, dict) and path in {
+            "controllerManager",
+            "controllerManager.manager",
+            "managerConfig",
+            "controllerManager.manager.image",
+        }:
             paths |= value_paths(value, f"{path}.")
     return paths
 
@@ -311,7 +339,9 @@ def test_kueue_release_is_pinned_documented_and_deleted_with_the_cluster(dev_run
 
 
 def test_kueue_namespace_enforces_restricted(dev_run):
-    ns = next(n for n in dev_run.by_type("kubernetes:core/v1:Namespace") if n.inputs["metadata"]["name"] == "kueue-system")
+    ns = next(
+        n for n in dev_run.by_type("kubernetes:core/v1:Namespace") if n.inputs["metadata"]["name"] == "kueue-system"
+    )
     assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     # The chart's controller: non-root, RuntimeDefault seccomp, read-only root, no capabilities, no escalation
     # (charts/kueue/values.yaml defaults, which we leave alone): what `restricted` asks for.
@@ -384,8 +414,11 @@ def test_a_run_over_the_gpu_cap_is_refused():
 
 def test_a_run_that_fits_one_group_of_two_is_admissible():
     args = PlatformArgs.model_validate(
-        {"cluster": DEV_CLUSTER, "nodeGroups": TWO_GPU_GROUPS, "training": [{**GPU_RUN, "worker": {
-            **GPU_RUN["worker"], "replicas": 4}}]}  # fmt: skip
+        {
+            "cluster": DEV_CLUSTER,
+            "nodeGroups": TWO_GPU_GROUPS,
+            "training": [{**GPU_RUN, "worker": {**GPU_RUN["worker"], "replicas": 4}}],
+        }
     )
     run = queued_run(args.training[0], WorkloadContext.of(args), args.queue)
     assert run["spec"]["suspend"] is True  # 4 GPUs: only the a100 group (8 per node) holds them
@@ -407,7 +440,7 @@ def test_check_run_directly(monkeypatch):
     context = WorkloadContext.of(args)
     queue_component.check_run(args.training[0], context, QueueArgs())
     with pytest.raises(ValueError, match="fit no single GPU group"):
-        queue_component.check_run(args.training[0], context, QueueArgs(maxGpus=1))
+        queue_component.check_run(args.training[0], context, QueueArgs(max_gpus=1))
 
 
 @pytest.mark.parametrize(
