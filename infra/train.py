@@ -57,8 +57,24 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     return queued_run(args, WorkloadContext.of(config.platform), config.platform.queue, run_id)
 
 
-def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: datetime | None = None) -> Outcome:
-    """Create the run unless it exists or the ledger has it; `rerun` replaces either."""
+class StillDeleting(RuntimeError):
+    """The replaced run did not go away in time (its Workload's finalizer waits for Kueue)."""
+
+
+def submit(
+    api: kube.KubeApi,
+    obj: dict[str, Any],
+    *,
+    rerun: bool = False,
+    now: datetime | None = None,
+    sleep: Callable[[float], None] | None = None,
+    gone_timeout: float = 300.0,
+) -> Outcome:
+    """Create the run unless it exists or the ledger has it; `rerun` replaces either.
+
+    A replaced run is deleted in the foreground (its Jobs, pods, Workload and ProvisioningRequest first,
+    and the Workload carries Kueue's finalizer): the new one is created once the old name is free.
+    """
     namespace, run = obj["metadata"]["namespace"], obj["metadata"]["name"]
     existing = api.get_jobset(namespace, run)
     ledger = api.read_ledger(namespace)
@@ -69,12 +85,30 @@ def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: 
             return Outcome(run, "already-ran", "finished and cleaned up (in the run ledger)")
     if existing is not None:
         api.delete_jobset(namespace, run)
+        _await_gone(api, namespace, run, sleep=sleep, timeout=gone_timeout)
     api.create_jobset(namespace, obj)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     ledger[run] = kube.ledger_record(obj["metadata"]["annotations"][training.RUN_SPEC_ANNOTATION], stamp)
     api.write_ledger(namespace, ledger)
     # Kueue admits it (or not): a new run starts queued, whatever the cluster's free capacity.
     return Outcome(run, "submitted", "Queued")
+
+
+def _await_gone(
+    api: kube.KubeApi, namespace: str, run: str, *, sleep: Callable[[float], None] | None, timeout: float
+) -> None:
+    import time  # noqa: PLC0415 - only a rerun waits
+
+    pause = sleep or time.sleep
+    waited = 0.0
+    while api.get_jobset(namespace, run) is not None:
+        if waited >= timeout:
+            raise StillDeleting(
+                f"run {run} is still being deleted after {timeout:.0f} s (its Workload's finalizer waits for Kueue); "
+                f"try again when `kubectl -n {namespace} get jobset {run}` finds nothing"
+            )
+        pause(2.0)
+        waited += 2.0
 
 
 def plan(obj: dict[str, Any], queue_objects: list[dict[str, Any]] | None = None) -> Outcome:
@@ -166,7 +200,11 @@ def register(app: typer.Typer) -> None:
             err.print(f"[bold red]Error:[/] no kubeconfig at {path}; run `gpuplane kubeconfig {stack}` first")
             raise typer.Exit(1)
         api = kube.ClusterApi(path)
-        outcome = submit(api, obj, rerun=rerun)
+        try:
+            outcome = submit(api, obj, rerun=rerun)
+        except StillDeleting as exc:
+            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(1) from None
         typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
         if wait_ and outcome.action in ("submitted", "exists"):
             final = wait(

@@ -428,3 +428,47 @@ def test_queue_rows_list_runs_with_their_gpus(dev):
             "gpus": 2,
         }
     ]
+
+
+class SlowDelete(FakeApi):
+    """A foreground delete: the JobSet stays (Terminating) for a few polls while its Workload's finalizer clears."""
+
+    def __init__(self, polls: int) -> None:
+        super().__init__()
+        self.polls = polls
+        self.terminating: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def delete_jobset(self, namespace: str, name: str) -> None:
+        self.terminating[(namespace, name)] = self.jobsets[(namespace, name)]
+        super().delete_jobset(namespace, name)
+
+    def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        if (namespace, name) in self.terminating:
+            if self.polls > 0:
+                self.polls -= 1
+                return copy.deepcopy(self.terminating[(namespace, name)])
+            del self.terminating[(namespace, name)]
+        return super().get_jobset(namespace, name)
+
+    def create_jobset(self, namespace: str, body: dict[str, Any]) -> None:
+        assert (namespace, body["metadata"]["name"]) not in self.terminating, "AlreadyExists (still terminating)"
+        super().create_jobset(namespace, body)
+
+
+def test_rerun_waits_for_the_old_run_to_be_gone(dev):
+    api = SlowDelete(polls=0)
+    obj = train.build(dev, "mnist")
+    train.submit(api, obj, now=NOW)
+    api.polls = 3
+    slept: list[float] = []
+    outcome = train.submit(api, obj, rerun=True, now=NOW, sleep=slept.append)
+    assert outcome.action == "submitted" and slept == [2.0, 2.0, 2.0]  # three polls found it terminating
+
+
+def test_rerun_gives_up_on_a_run_that_stays(dev):
+    api = SlowDelete(polls=0)
+    obj = train.build(dev, "mnist")
+    train.submit(api, obj, now=NOW)
+    api.polls = 1000
+    with pytest.raises(train.StillDeleting, match="still being deleted after 10 s"):
+        train.submit(api, obj, rerun=True, now=NOW, sleep=lambda _: None, gone_timeout=10)
