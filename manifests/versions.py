@@ -217,7 +217,10 @@ PROVISIONING_REQUEST_CRD_URL: Final = (
 )
 PROVISIONING_REQUEST_API: Final = "autoscaling.x-k8s.io/v1"
 # `best-effort-atomic-scale-up` scales up (autoscaler PR #6824); `check-capacity` never does, so it cannot serve
-# groups at zero.
+# groups at zero. On AWS the scale-up is one IncreaseSize of one group: AwsNodeGroup.AtomicIncreaseSize returns
+# ErrNotImplemented (cloudprovider/aws/aws_cloud_provider.go) and the executor falls back to the plain increase
+# (core/scaleup/orchestrator/executor.go). A request nothing can satisfy expires after 7 days
+# (processors/provreq/processor.go, defaultExpirationTime), all at cluster-autoscaler-1.35.2.
 PROVISIONING_CLASS: Final = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 # Images whose ProvisioningRequest client speaks JSON (a CRD has no protobuf encoding; without it the autoscaler
 # cannot write the Accepted condition and never scales up: autoscaler issue #8855). Read in git at each tag
