@@ -16,7 +16,7 @@ from gpuplane.components.training import queued_run, run_manifests
 from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config, mockrun, render, train
 from gpuplane.infra.cli import app
-from gpuplane.manifests import queue, versions
+from gpuplane.manifests import pod_security, queue, versions
 from tests.conftest import DEV_CLUSTER
 from tests.queue import kueue_api
 
@@ -498,3 +498,42 @@ def test_mockrun_records_the_crd_component(run_platform, fixed_autoscaler):
     (crd,) = rec.by_type(CRD)
     cluster = rec.one("aws:eks/cluster:Cluster")
     assert crd.deleted_with == cluster.urn
+
+
+# charts/kueue/values.yaml at v0.19.2: the controller's securityContexts (we leave them at their defaults).
+KUEUE_CHART_POD_SECURITY = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+KUEUE_CHART_CONTAINER_SECURITY = {
+    "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def test_the_kueue_controller_pod_as_the_chart_renders_it_is_admitted_by_restricted(dev_run):
+    """templates/manager/manager.yaml at v0.19.2 with our values: secret, configMap and emptyDir volumes, the
+    chart's securityContexts, our tolerations, no hostNetwork."""
+    values = next(r for r in dev_run.by_type(RELEASE) if r.inputs["name"] == "kueue").inputs["values"]
+    manager = values["controllerManager"]["manager"]
+    assert "podSecurityContext" not in manager and "containerSecurityContext" not in manager
+    image = manager["image"]
+    pod = {
+        "securityContext": KUEUE_CHART_POD_SECURITY,
+        "tolerations": values["controllerManager"]["tolerations"],
+        "containers": [
+            {
+                "name": "manager",
+                "image": f"{image['repository']}:{image['tag']}",
+                "ports": [{"containerPort": p} for p in (8082, 9443, 8443)],
+                "securityContext": KUEUE_CHART_CONTAINER_SECURITY,
+            }
+        ],
+        "volumes": [
+            {"name": "cert", "secret": {"secretName": "kueue-webhook-server-cert"}},
+            {"name": "manager-config", "configMap": {"name": "kueue-manager-config"}},
+            {"name": "visibility", "emptyDir": {}},
+        ],
+    }
+    if values["controllerManager"].get("hostNetwork"):
+        pod["hostNetwork"] = True
+    assert pod_security.violations(pod) == []
+    assert pod_security.violations({**pod, "hostNetwork": True})  # the checker would catch the host network
