@@ -472,3 +472,16 @@ def test_rerun_gives_up_on_a_run_that_stays(dev):
     api.polls = 1000
     with pytest.raises(train.StillDeleting, match="still being deleted after 10 s"):
         train.submit(api, obj, rerun=True, now=NOW, sleep=lambda _: None, gone_timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["queue", "prod"], 2, "stack 'prod' declares no training (gpuplane:training): it has no queue"),
+        (["queue", "dev", "--kubeconfig", "/nonexistent/kubeconfig"], 1, "no kubeconfig at /nonexistent/kubeconfig"),
+    ],
+)
+def test_queue_command_refuses_without_a_queue_or_a_cluster(args, code, message):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == code, result.output
+    assert message in result.output and "Traceback" not in result.output
