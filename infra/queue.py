@@ -77,20 +77,21 @@ def workload_state(
         detail = "; ".join(f"{c.get('name')}: {c.get('state')} {c.get('message', '')}".strip() for c in waiting)
         return RunState("Provisioning", detail or "quota reserved, admission checks pending")
     requeue = status.get("requeueState") or {}
-    if _true(conditions, "Evicted") or "Requeued" in conditions or requeue.get("count"):
-        evicted = conditions.get("Evicted", {})
-        why = evicted.get("reason") or conditions.get("Requeued", {}).get("reason") or "evicted"
+    evicted = _true(conditions, "Evicted") or "Requeued" in conditions or bool(requeue.get("count"))
+    if evicted and not _true(conditions, "Requeued"):
+        # Evicted and waiting out its backoff (Requeued=False until then).
+        why = conditions.get("Evicted", {}).get("reason") or conditions.get("Requeued", {}).get("reason") or "evicted"
         detail = f"evicted ({why}), requeued {requeue.get('count', 1)} time(s)"
         if requeue.get("requeueAt"):
             detail += f", back in the queue at {requeue['requeueAt']}"
         return RunState("Requeued", detail)
     name = (workload.get("metadata") or {}).get("name")
     position = next((p for p in pending if (p.get("metadata") or {}).get("name") == name), None)
-    reason = conditions.get("QuotaReserved", {}).get("message", "")
-    if position is not None:
-        where = f"position {int(position.get('positionInLocalQueue', 0)) + 1} in its queue"
-        return RunState("Queued", f"{where}; {reason}" if reason else where)
-    return RunState("Queued", reason)
+    parts = [f"position {int(position.get('positionInLocalQueue', 0)) + 1} in its queue"] if position else []
+    parts += [m for m in [conditions.get("QuotaReserved", {}).get("message", "")] if m]
+    if evicted:
+        parts.append(f"requeued {requeue.get('count', 1)} time(s)")
+    return RunState("Queued", "; ".join(parts))
 
 
 def find_workload(api: kube.KubeApi, jobset: Mapping[str, Any]) -> dict[str, Any] | None:

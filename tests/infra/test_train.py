@@ -312,6 +312,18 @@ PARTIAL_FILL = [
     (
         {
             "conditions": [
+                condition("QuotaReserved", "False", "Pending", "waiting for quota"),
+                condition("Evicted", "True", "PodsReadyTimeout"),
+                condition("Requeued", "True", "BackoffFinished"),
+            ],
+            "requeueState": {"count": 1},
+        },
+        [0],
+        "Queued (position 1 in its queue; waiting for quota; requeued 1 time(s))",
+    ),
+    (
+        {
+            "conditions": [
                 condition("QuotaReserved", "False", "Pending"),
                 condition("Evicted", "True", "Deactivated"),
                 condition("Requeued", "False", "RequeuingLimitExceeded"),
@@ -485,3 +497,27 @@ def test_queue_command_refuses_without_a_queue_or_a_cluster(args, code, message)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == code, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_cluster_api_reads_pending_workloads_from_the_visibility_api():
+    """The LocalQueue's `pendingworkloads` subresource of the aggregated visibility API (v1beta2)."""
+    seen: list[tuple[Any, ...]] = []
+
+    class Client:
+        def call_api(self, path: str, method: str, params: dict[str, str], **kwargs: Any) -> dict[str, Any]:
+            seen.append((path.format(**params), method, kwargs["response_types_map"]))
+            return {"items": [{"metadata": {"name": "jobset-a"}, "positionInLocalQueue": 0}]}
+
+    class Custom:
+        api_client = Client()
+
+    api = kube.ClusterApi.__new__(kube.ClusterApi)
+    api._custom = Custom()
+    assert api.pending_workloads("ml", "training") == [{"metadata": {"name": "jobset-a"}, "positionInLocalQueue": 0}]
+    assert seen == [
+        (
+            "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/ml/localqueues/training/pendingworkloads",
+            "GET",
+            {200: "object"},
+        )
+    ]
