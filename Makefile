@@ -1,27 +1,40 @@
 # Two commands on a fresh machine:
-#   make render   -> sets up .venv and renders build/dev and build/prod offline
-#   make check    -> sets up .venv and runs ruff, mypy, every test and the checkov scan of the manifests
+#   make render   -> sets up .venv with what rendering needs (gpuplane and its runtime dependencies) and
+#                    renders build/dev and build/prod offline
+#   make check    -> adds the test tools to .venv (and checkov's own venv), runs ruff, mypy, every test and
+#                    the checkov scan of the manifests; the TensorFlow tests build a TensorFlow venv on first use
+# What each downloads and how big it gets: README.md, "Two commands on a fresh machine".
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two steps, so `make render` never installs the test tools: runtime first, then the dev extras on top.
+STAMP_RUNTIME := $(VENV)/.installed-runtime
+STAMP := $(VENV)/.installed-dev
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv render check notice lint typecheck test scan bench clean
+.PHONY: venv venv-dev render check notice lint typecheck test scan bench clean
 
-# Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow test.
+# Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
 
-$(STAMP): pyproject.toml
+$(STAMP_RUNTIME): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(STAMP_RUNTIME)
+
+$(STAMP): $(STAMP_RUNTIME)
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+# `make venv`: what `pulumi up` and `gpuplane` need (Pulumi.yaml runs infra/ with .venv); `make venv-dev` adds
+# the test tools.
+venv: $(STAMP_RUNTIME)
 
-render: $(STAMP)
+venv-dev: $(STAMP)
+
+render: $(STAMP_RUNTIME)
 	$(BIN)/gpuplane render dev --out build/dev
 	$(BIN)/gpuplane render prod --out build/prod
 
@@ -53,8 +66,9 @@ scan: render $(CHECKOV)
 	$(CHECKOV) -f build/prod/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,prod)"
 
 notice:
-	@echo "make check: one test installs TensorFlow CPU (about 1.6 GB download, once) and runs it."
-	@echo "            Skip it with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
+	@echo "make check: the tests marked 'tensorflow' install TensorFlow CPU into benchmarks/.cache (once; see"
+	@echo "            README, 'Two commands on a fresh machine', for the sizes) and run it."
+	@echo "            Skip them with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
 
 check: notice lint typecheck test scan
 

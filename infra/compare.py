@@ -2,37 +2,45 @@
 
 Why this module is the CLI's glue and nothing more: the Job and ConfigMap are built by
 `manifests.loadtest`, the load loop is the client (`manifests/loadtest/client.py`, which runs in the pod),
-and the report is `infra.compare_report`. Here: read and check the stack and the request (every bad
-value is refused with exit 2 before anything is created), upload the inputs, run the Job with the
-official `kubernetes` client and the kubeconfig `gpuplane kubeconfig` writes, wait with progress, read
-the summary from the Job's log, and write the report. `--plan` prints the objects without a cluster;
+the Kubernetes calls are `infra.kube` and the report is `infra.compare_report`. Here: read and check the
+stack and the request (every bad value is refused with exit 2 before anything is created), upload the
+inputs and run the Job (`kube.JobRunner`, with the kubeconfig `gpuplane kubeconfig` writes), wait with
+progress, read the summary from the Job's log, and write the report (in the project's
+`.gpuplane/<stack>/compare/<run id>/`, which no render touches). `--plan` prints the objects without a cluster;
 `--endpoint VARIANT=URL` runs the same client locally against given URLs (a stand-in, or a port-forward).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import secrets
 import subprocess
 import sys
-import tarfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
-import yaml
-from rich.console import Console
 
-from gpuplane.components.config import NodeGroupArgs, PlatformArgs
-from gpuplane.components.workload_checks import WorkloadContext, place, variant_placement
-from gpuplane.infra import compare_report
-from gpuplane.infra import config as stack_config
-from gpuplane.manifests import loadtest, scheduling, versions
+from gpuplane.infra.options import (
+    ProjectOption,
+    StackArgument,
+    StacksDirOption,
+    console,
+    load_or_exit,
+    project_or_exit,
+)
+from gpuplane.manifests import loadtest
+
+if TYPE_CHECKING:
+    from gpuplane.components.config import NodeGroupArgs, PlatformArgs
+    from gpuplane.infra import config as stack_config
+
+# Start-up: `gpuplane --help` imports this module to list the command; the components, the manifests and
+# the Kubernetes client are imported by the functions that use them.
 
 EXIT_BAD_INPUT: Final = 2
 EXIT_FAILED: Final = 1
@@ -44,8 +52,6 @@ REST_PORT: Final = 8501
 READY_TIMEOUT_S: Final = 600
 # Per-cell allowance on top of the measured duration (warm-up requests, connection set-up).
 CELL_MARGIN_S: Final = 30
-
-_err = Console(stderr=True)
 
 
 class CompareError(Exception):
@@ -80,6 +86,8 @@ def serving_variants(platform: PlatformArgs) -> list[Variant]:
     The placement is the one `gpuplane render` checks (components/workload_checks.py), so the report's
     machine facts name the groups a variant really runs on.
     """
+    from gpuplane.components.workload_checks import WorkloadContext, variant_placement  # noqa: PLC0415
+
     context = WorkloadContext.of(platform)
     found: list[Variant] = []
     for serving in platform.serving:
@@ -102,7 +110,9 @@ def serving_variants(platform: PlatformArgs) -> list[Variant]:
 
 def load_stack(stack: str, stacks_dir: Path) -> tuple[stack_config.StackConfig, list[Variant]]:
     """The validated stack and its serving variants (ConfigError for invalid config, as `render` reports it)."""
-    config = stack_config.parse(stack_config.read_stack_file(stack, stacks_dir), stack)
+    from gpuplane.infra import config as stack_config  # noqa: PLC0415
+
+    config = stack_config.load(stack, stacks_dir)
     return config, serving_variants(config.platform)
 
 
@@ -183,6 +193,9 @@ def check_fits(platform: PlatformArgs, cpu: str, memory: str) -> str:
     The same check as every workload's (components/workload_checks.py: allocatable after kubelet and
     system DaemonSet reservations): the client needs no GPU, so it goes to an untainted CPU group.
     """
+    from gpuplane.components.workload_checks import place  # noqa: PLC0415
+    from gpuplane.manifests import scheduling  # noqa: PLC0415
+
     try:
         cpu_millis, memory_bytes = scheduling.cpu_millicores(cpu), scheduling.memory_bytes(memory)
     except ValueError as exc:
@@ -215,6 +228,8 @@ def machine_facts(
     Without an explicit node group, a GPU variant can land on any GPU group and a CPU variant on any CPU
     group, so all candidates are listed.
     """
+    from gpuplane.manifests import versions  # noqa: PLC0415
+
     groups = platform.resolved_node_groups
     rows = []
     for v in variants:
@@ -391,137 +406,11 @@ def run_local(
         raise RuntimeError(f"the client ran past {timeout_s} s; its last output:\n{stderr[-2000:]}") from None
     for line in stderr.splitlines():
         if line.startswith("[compare]"):
-            _err.print(line, highlight=False, markup=False)
+            console().print(line, highlight=False, markup=False)
     try:
         return parse_summary(stdout)
     except RuntimeError as exc:
         raise RuntimeError(f"{exc}\n{stderr[-2000:]}") from None
-
-
-# --- the cluster ----------------------------------------------------------------------------------------
-
-
-def _tar_of(files: Sequence[Path]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for path in files:
-            tar.add(path, arcname=path.name)
-    return buffer.getvalue()
-
-
-class Cluster:
-    """The few Kubernetes API calls a run makes, through the official client and a kubeconfig."""
-
-    def __init__(self, kubeconfig: Path) -> None:
-        from kubernetes import client, config  # noqa: PLC0415 - only a live run needs it
-
-        if not kubeconfig.is_file():
-            raise CompareError(
-                f"--kubeconfig: '{kubeconfig}' does not exist; write it with `gpuplane kubeconfig STACK` first"
-            )
-        api_client = config.new_client_from_config(config_file=str(kubeconfig))
-        self.core = client.CoreV1Api(api_client)
-        self.batch = client.BatchV1Api(api_client)
-        self.networking = client.NetworkingV1Api(api_client)
-
-    def prepare(self, plan: Plan) -> None:
-        """Create the ConfigMap and the NetworkPolicy (before any pod of the run exists)."""
-        self.core.create_namespaced_config_map(plan.namespace, plan.configmap)
-        self.networking.create_namespaced_network_policy(plan.namespace, plan.network_policy)
-
-    def clean_up(self, plan: Plan) -> None:
-        """Delete what `prepare` made, when the run stops before its Job exists to own them."""
-        name = plan.configmap["metadata"]["name"]
-        self.core.delete_namespaced_config_map(name, plan.namespace)
-        self.networking.delete_namespaced_network_policy(name, plan.namespace)
-
-    def upload(self, pod: dict[str, Any], files: Sequence[Path], target: str, log: Callable[[str], None]) -> None:
-        """Create the uploader pod, stream a tar of `files` into `target` over exec, delete the pod."""
-        from kubernetes.stream import stream  # noqa: PLC0415
-
-        namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-        self.core.create_namespaced_pod(namespace, pod)
-        try:
-            deadline = time.monotonic() + 300
-            while self.core.read_namespaced_pod(name, namespace).status.phase != "Running":
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"uploader pod {namespace}/{name} did not start within 300 s")
-                time.sleep(2)
-            log(f"uploading {len(files)} images to datasets:{target}")
-            data = _tar_of(files)
-            # The exec stream cannot signal end-of-input on every API server version, so `head -c` reads
-            # exactly the tar's length and then lets tar see EOF and the command exit.
-            script = f"mkdir -p '{target}' && head -c {len(data)} | tar -x -f - -C '{target}'"
-            session = stream(
-                self.core.connect_get_namespaced_pod_exec,
-                name,
-                namespace,
-                command=["sh", "-c", script],
-                stdin=True,
-                stdout=True,
-                stderr=True,
-                tty=False,
-                _preload_content=False,
-                binary=True,
-            )
-            for offset in range(0, len(data), 1 << 20):
-                session.write_stdin(data[offset : offset + (1 << 20)])
-            errors = b""
-            deadline = time.monotonic() + 300
-            while session.is_open() and time.monotonic() < deadline:
-                session.update(timeout=5)
-                if session.peek_stderr():
-                    errors += session.read_stderr()
-            code = session.returncode
-            session.close()
-            if code != 0:
-                text = errors.decode(errors="replace") if isinstance(errors, bytes) else str(errors)
-                raise RuntimeError(f"upload into datasets:{target} failed (exit {code}): {text[-1000:]}")
-        finally:
-            self.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
-
-    def run_job(self, plan: Plan, progress: Callable[[str], None]) -> str:
-        """Create the Job, hand it the ConfigMap and NetworkPolicy (its TTL deletes all three), wait, read the log."""
-        namespace, name = plan.namespace, plan.job["metadata"]["name"]
-        created = self.batch.create_namespaced_job(namespace, plan.job)
-        owner = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "name": name,
-            "uid": created.metadata.uid,
-            "blockOwnerDeletion": False,
-        }
-        owned = {"metadata": {"ownerReferences": [owner]}}
-        self.core.patch_namespaced_config_map(name, namespace, owned)
-        self.networking.patch_namespaced_network_policy(name, namespace, owned)
-        started = time.monotonic()
-        limit = plan.job["spec"]["activeDeadlineSeconds"]
-        while True:
-            status = self.batch.read_namespaced_job_status(name, namespace).status
-            pods = self.core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items
-            waiting = _unschedulable(pods)
-            elapsed = time.monotonic() - started
-            if waiting and elapsed > 600:
-                raise RuntimeError(f"job {namespace}/{name} cannot be scheduled: {waiting}")
-            phase = pods[0].status.phase if pods else "no pod yet"
-            progress(
-                f"job {name}: {phase}, {elapsed:.0f} s of at most {limit} s" + (f" ({waiting})" if waiting else "")
-            )
-            if status.succeeded or status.failed:
-                break
-            time.sleep(3)
-        if not pods:
-            raise RuntimeError(f"job {namespace}/{name} finished without a pod")
-        log: str = self.core.read_namespaced_pod_log(pods[0].metadata.name, namespace, container="client")
-        return log
-
-
-def _unschedulable(pods: Sequence[Any]) -> str:
-    for pod in pods:
-        for condition in pod.status.conditions or []:
-            if condition.type == "PodScheduled" and condition.status == "False" and condition.reason == "Unschedulable":
-                return str(condition.message)
-    return ""
 
 
 # --- the command ------------------------------------------------------------------------------------------
@@ -543,8 +432,13 @@ def _parse_endpoints(values: Sequence[str], variants: Sequence[Variant]) -> dict
     return urls
 
 
+def register(app: typer.Typer) -> None:
+    """Add the `compare` command to the gpuplane CLI."""
+    app.command(name="compare")(command)
+
+
 def command(  # noqa: PLR0917 - typer maps each parameter to an option
-    stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+    stack: StackArgument,
     model: Annotated[str, typer.Option(help="The model to compare (gpuplane:serving[].model.name).")],
     inputs: Annotated[
         Path | None, typer.Option(help="Folder of .jpg/.png images. Default: synthetic images made in the Job.")
@@ -555,9 +449,19 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     duration: Annotated[int, typer.Option(help="Seconds per cell (1-3600).")] = 30,
     plan: Annotated[bool, typer.Option("--plan", help="Print the Job and ConfigMap; contact no cluster.")] = False,
     kubeconfig: Annotated[
-        Path | None, typer.Option(help="Default: build/<stack>/kubeconfig (from `gpuplane kubeconfig`).")
+        Path | None,
+        typer.Option(
+            help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
+            "project (from `gpuplane kubeconfig`)."
+        ),
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Report folder. Default: build/<stack>/compare/<run id>.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Report folder, taken as given (relative to the current folder). Default: "
+            ".gpuplane/<stack>/compare/<run id> in the project (never inside a render's folder)."
+        ),
+    ] = None,
     endpoint: Annotated[
         list[str] | None,
         typer.Option(help="VARIANT=URL: run the client here against these URLs instead of a Job in the cluster."),
@@ -567,25 +471,23 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     client_python: Annotated[
         str, typer.Option(help="With --endpoint: the Python with TensorFlow that runs the client.")
     ] = sys.executable,
-    stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+    stacks_dir: StacksDirOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Load-test a model's serving variants from inside the cluster; write a table, JSON and an HTML report.
 
     Exits 2 on bad input (nothing is created), 1 when the run fails.
     """
-    try:
-        config, all_variants = load_stack(stack, stacks_dir)
-    except stack_config.ConfigError as exc:
-        _err.print(f"[bold red]Invalid config for stack '{stack}'[/]:")
-        for problem in exc.problems:
-            _err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
-    except CompareError as exc:
-        _err.print("[bold red]Error:[/]", end=" ")
-        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+    from gpuplane.infra import compare_report, kube  # noqa: PLC0415
+    from gpuplane.infra import project as paths  # noqa: PLC0415
+
+    err = console()
+    nothing = "Nothing was created."
+    project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
+    config = load_or_exit(stack, project, nothing=nothing)
     run_id = new_run_id()
     try:
+        all_variants = serving_variants(config.platform)
         request = parse_request(
             model, sizes=sizes, formats=formats, concurrency=concurrency, duration=duration, inputs=inputs
         )
@@ -595,21 +497,23 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         )
         urls = _parse_endpoints(endpoint, variants) if endpoint else None
         if not plan and urls is None:
-            cluster = Cluster(kubeconfig or Path("build") / stack / "kubeconfig")
-    except (CompareError, ValueError) as exc:
-        _err.print("[bold red]Error:[/]", end=" ")
-        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
-        _err.print("Nothing was created.")
+            cluster = kube.JobRunner(kubeconfig or paths.kubeconfig_path(project, stack))
+    except (CompareError, kube.KubeconfigMissing, ValueError) as exc:
+        err.print("[bold red]Error:[/]", end=" ")
+        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        err.print(nothing)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     if len(variants) == 1:
-        _err.print(
+        err.print(
             f"[yellow]Only variant '{variants[0].name}' serves model '{model}': running a single-variant "
             "benchmark (no comparison).[/]"
         )
     if plan:
+        import yaml  # noqa: PLC0415
+
         typer.echo(yaml.safe_dump_all(the_plan.objects, sort_keys=False), nl=False)
         return
-    out_dir = out or Path("build") / stack / "compare" / run_id
+    out_dir = out or paths.compare_dir(project, stack, run_id)
     try:
         if urls is not None:
             summary = run_local(
@@ -621,7 +525,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
                 timeout_s=deadline_s(request, len(variants)),
             )
         else:
-            with _err.status(f"compare {model}: run {run_id}") as status:
+            with err.status(f"compare {model}: run {run_id}") as status:
                 cluster.prepare(the_plan)
                 if the_plan.uploader is not None:
                     target = f"{loadtest.DATASETS_MOUNT}/{loadtest.RUNS_SUBDIR}/{run_id}"
@@ -633,10 +537,10 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
                 log = cluster.run_job(the_plan, status.update)
             summary = parse_summary(log)
     except Exception as exc:
-        _err.print(f"[bold red]Run {run_id} failed:[/]", end=" ")
-        _err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        err.print(f"[bold red]Run {run_id} failed:[/]", end=" ")
+        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FAILED) from None
     machine = machine_facts(config.platform, variants, client_cpu, client_memory)
-    compare_report.print_report(summary, Console(width=max(Console().width, 140)))
+    compare_report.print_report(summary, console(stderr=False, wide=True))
     json_path, html_path = compare_report.write(summary, machine, out_dir)
-    _err.print(f"Wrote {json_path} and {html_path}; raw per-request data: {summary.get('raw')}", highlight=False)
+    err.print(f"Wrote {json_path} and {html_path}; raw per-request data: {summary.get('raw')}", highlight=False)

@@ -76,15 +76,6 @@ class Project:
     main: Path
     config: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def is_gpuplane(self) -> bool:
-        """True for gpuplane's own project: render builds its program directly.
-
-        By name, so a copy of the project's Pulumi.yaml and stacks/ without infra/ (an installed wheel
-        rendering the user's own project) works too.
-        """
-        return self.name == PROJECT
-
 
 def find_project(start: Path) -> Project | None:
     """The nearest `Pulumi.yaml` from `start` upward, like the Pulumi CLI; None when there is none."""

@@ -5,6 +5,9 @@ says nothing about why it waits. Kueue records that on the Workload it makes for
 label `kueue.x-k8s.io/job-uid`): conditions QuotaReserved, Admitted, PodsReady, Evicted, Requeued,
 Finished (kueue apis/kueue/v1beta2/workload_types.go), the admission checks' states, the requeue count;
 and the visibility API gives a pending Workload's position in its LocalQueue.
+
+Like `train`, this module is imported by `gpuplane --help` to list its command: it imports typer and the
+standard library at import, the Kubernetes client, config and rich only when the command runs.
 """
 
 from __future__ import annotations
@@ -12,16 +15,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from gpuplane.infra import config as stack_config
-from gpuplane.infra import kube
-from gpuplane.manifests import queue as queue_manifests
-from gpuplane.manifests import versions
+from gpuplane.infra.options import (
+    EXIT_FAILED,
+    EXIT_INVALID_CONFIG,
+    ProjectOption,
+    StackArgument,
+    StacksDirOption,
+    console,
+    load_or_exit,
+    project_or_exit,
+)
+
+if TYPE_CHECKING:
+    from gpuplane.infra import kube
 
 TERMINAL = ("Completed", "Failed", "Deactivated", "Gone")
 
@@ -51,6 +61,8 @@ def workload_state(
     jobset: Mapping[str, Any] | None = None,
 ) -> RunState:
     """The run's state: the JobSet's end first, then the Workload's conditions, then its queue position."""
+    from gpuplane.infra import kube  # noqa: PLC0415
+
     if jobset is not None:
         end = kube.jobset_state(dict(jobset))
         if end in ("Completed", "Failed"):
@@ -96,6 +108,8 @@ def workload_state(
 
 def find_workload(api: kube.KubeApi, jobset: Mapping[str, Any]) -> dict[str, Any] | None:
     """The JobSet's Workload (by the job-uid label Kueue sets), or None before Kueue has made it."""
+    from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+
     meta = jobset["metadata"]
     uid = meta.get("uid")
     if not uid:
@@ -106,6 +120,8 @@ def find_workload(api: kube.KubeApi, jobset: Mapping[str, Any]) -> dict[str, Any
 
 def run_state(api: kube.KubeApi, jobset: Mapping[str, Any]) -> RunState:
     """The state of a submitted run, read from the cluster."""
+    from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+
     workload = find_workload(api, jobset)
     pending: list[dict[str, Any]] = []
     if workload is not None and not _true(_conditions(workload), "QuotaReserved"):
@@ -149,30 +165,43 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def queue(
-        stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
-        kubeconfig: Annotated[Path | None, typer.Option(help="Default: build/<stack>/kubeconfig")] = None,
-        stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+        stack: StackArgument,
+        kubeconfig: Annotated[
+            Path | None,
+            typer.Option(
+                help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
+                "project (from `gpuplane kubeconfig`)."
+            ),
+        ] = None,
+        stacks_dir: StacksDirOption = None,
+        project_dir: ProjectOption = None,
     ) -> None:
         """Show the training runs queued and running in STACK's queue, with their GPU requests."""
-        err = Console(stderr=True)
-        try:
-            config = stack_config.load(stack, stacks_dir)
-        except stack_config.ConfigError as exc:
-            for problem in exc.problems:
-                err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+        from rich.table import Table  # noqa: PLC0415
+
+        from gpuplane.infra import kube  # noqa: PLC0415
+        from gpuplane.infra import project as paths  # noqa: PLC0415
+        from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+        from gpuplane.manifests import versions  # noqa: PLC0415
+
+        err = console()
+        nothing = "Nothing was read."
+        project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
+        config = load_or_exit(stack, project, nothing=nothing)
         if not config.platform.training:
             err.print(f"[bold red]Error:[/] stack '{stack}' declares no training (gpuplane:training): it has no queue")
-            raise typer.Exit(2)
-        path = kubeconfig or Path("build") / stack / "kubeconfig"
-        if not path.is_file():
-            err.print(f"[bold red]Error:[/] no kubeconfig at {path}; run `gpuplane kubeconfig {stack}` first")
-            raise typer.Exit(1)
+            raise typer.Exit(EXIT_INVALID_CONFIG)
+        path = kubeconfig or paths.kubeconfig_path(project, stack)
+        try:
+            api = kube.ClusterApi(path)
+        except kube.KubeconfigMissing as exc:
+            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(EXIT_FAILED) from None
         namespace = config.platform.workload_namespace
-        rows = queue_rows(kube.ClusterApi(path), namespace, queue_manifests.LOCAL_QUEUE)
+        rows = queue_rows(api, namespace, queue_manifests.LOCAL_QUEUE)
         table = Table(title=f"queue {namespace}/{queue_manifests.LOCAL_QUEUE} (Kueue {versions.KUEUE_IMAGE_TAG})")
         for column in ("run", "state", "GPUs", "detail"):
             table.add_column(column)
         for row in rows:
             table.add_row(row["run"], row["state"], str(row["gpus"]), row["detail"])
-        Console().print(table if rows else "nothing queued or running")
+        console(stderr=False, wide=True).print(table if rows else "nothing queued or running")

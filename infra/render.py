@@ -2,8 +2,9 @@
 
 Contract (README, "Two commands on a fresh machine"): `plan.json`, `manifests/` (one Kubernetes object per file),
 `helm/` (one file per Helm release), a picture of the stack (`stack.md`, Mermaid, which GitHub and most
-editors draw) and a summary table on the terminal. The output directory is replaced atomically, so a
-failed render never leaves half of one behind, and invalid config writes nothing at all.
+editors draw) and a summary table on the terminal. A render replaces only what a render wrote (`OWNED`)
+and leaves every other file in its folder; the new files are staged beside it and moved in at the end, so
+a failed render never leaves half of one behind, and invalid config writes nothing at all.
 """
 
 from __future__ import annotations
@@ -12,16 +13,19 @@ import json
 import re
 import shutil
 import tempfile
+import traceback
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from gpuplane.components import training
+from gpuplane.components.args_base import FieldError
 from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -33,6 +37,7 @@ from gpuplane.infra.config import (
     read_stack_file,
     stack_short_name,
 )
+from gpuplane.infra.project import program_file
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resources drawn in the picture; everything else is counted in its component's box.
@@ -49,18 +54,40 @@ _PICTURE_TYPES = {
     HELM_RELEASE,
     "kubernetes:core/v1:Namespace",
     "kubernetes:core/v1:PersistentVolumeClaim",
+    # The workloads (TfServing, TfTraining): what runs, and how it is reached and scaled.
+    "kubernetes:apps/v1:Deployment",
+    "kubernetes:core/v1:Service",
+    "kubernetes:batch/v1:Job",
+    "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+    "kubernetes:networking.k8s.io/v1:Ingress",
 }
-# Resources of these types are drawn one node each, named by this input, instead of counted together.
-_NAMED_BY = {"aws:eks/addon:Addon": "addonName", HELM_RELEASE: "name"}
+# Resources of these types are drawn one node each, named by this input (a dotted path), instead of
+# counted together.
+_NAMED_BY = {
+    "aws:eks/addon:Addon": "addonName",
+    HELM_RELEASE: "name",
+    "kubernetes:apps/v1:Deployment": "metadata.name",
+    "kubernetes:core/v1:Service": "metadata.name",
+    "kubernetes:batch/v1:Job": "metadata.name",
+    "kubernetes:autoscaling/v2:HorizontalPodAutoscaler": "metadata.name",
+    "kubernetes:networking.k8s.io/v1:Ingress": "metadata.name",
+}
 
 
 def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
     field = _NAMED_BY.get(r.type)
-    return (r.parent, r.type, str(r.inputs.get(field, "")) if field else "")
+    if not field:
+        return (r.parent, r.type, "")
+    value: Any = r.inputs
+    for part in field.split("."):
+        value = value.get(part, "") if isinstance(value, dict) else ""
+    return (r.parent, r.type, str(value))
 
 
 MARKER = ".gpuplane-render"
-"""File every render leaves in its output folder: only a folder holding it is ever replaced."""
+"""File every render leaves in its output folder: the entries it names are the render's, and only those."""
+OWNED = ("plan.json", "tfplan.json", "stack.md", "manifests", "helm", MARKER)
+"""What a render writes, and so all it ever replaces: any other file in the folder is the user's and stays."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +118,23 @@ class Target:
 
 
 def out_dir_problem(out_dir: Path) -> str | None:
-    """Why `out_dir` may not be replaced by a render, or None: it must be absent, empty, or a render."""
+    """Why a render may not write into `out_dir`, or None.
+
+    A render replaces only its own entries (`OWNED`): a folder holding a previous render (its marker) or none
+    of those names is fine, and any other file in it is left alone. A folder holding `plan.json`,
+    `manifests/`... without the marker is someone else's: refused, so no file of the user's is replaced.
+    """
     if not out_dir.exists():
         return None
     if not out_dir.is_dir():
-        return f"--out {out_dir}: is a file; allowed: a new folder, an empty one, or a previous render"
-    if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+        return f"--out {out_dir}: is a file; allowed: a folder (new, or one a render may write into)"
+    if (out_dir / MARKER).is_file():
+        return None
+    clashes = [name for name in OWNED if (out_dir / name).exists()]
+    if clashes:
         return (
-            f"--out {out_dir}: holds files that are not a gpuplane render (no {MARKER}); allowed: a new folder, "
-            "an empty one, or a previous render. Nothing was deleted."
+            f"--out {out_dir}: holds {', '.join(clashes)}, which no gpuplane render wrote (no {MARKER}); allowed: "
+            f"a folder without {', '.join(n for n in OWNED if n != MARKER)}, or a previous render. Nothing was deleted."
         )
     return None
 
@@ -215,6 +250,9 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                     vpc = child.inputs.get("vpcConfig", {})
                     access = "public+private" if vpc.get("endpointPublicAccess") else "private"
                     extra = f"<br/>Kubernetes {child.inputs.get('version')}, endpoint {access}"
+                elif type_ == "kubernetes:apps/v1:Deployment":
+                    child = next(x for x in resources if _picture_key(x) == (parent, type_, detail))
+                    extra = _deployment_facts(child.inputs, resources)
                 lines.append(f'{indent}  {node}["{short}{f" x{n}" if n > 1 else ""}{extra}"]')
         for sub in components:
             if sub.parent == component.urn:
@@ -245,6 +283,31 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
     )
+
+
+def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedResource]) -> str:
+    """A workload's line in the picture: replicas (or its autoscaler's range), the first container's limits."""
+    spec = inputs.get("spec", {})
+    containers = spec.get("template", {}).get("spec", {}).get("containers", [])
+    limits = (containers[0].get("resources", {}).get("limits", {}) if containers else {}) or {}
+    name = inputs.get("metadata", {}).get("name")
+    scaler = next(
+        (
+            r.inputs.get("spec", {})
+            for r in resources
+            if r.type == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+            and r.inputs.get("spec", {}).get("scaleTargetRef", {}).get("name") == name
+        ),
+        None,
+    )
+    if scaler is not None and "replicas" not in spec:
+        parts = [f"{scaler.get('minReplicas', 1)}-{scaler.get('maxReplicas')} replicas (HPA)"]
+    else:
+        parts = [f"{spec.get('replicas', 1)} replica(s)"]
+    parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
+    if "nvidia.com/gpu" in limits:
+        parts.append(f"{limits['nvidia.com/gpu']} GPU")
+    return "<br/>" + ", ".join(parts)
 
 
 def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[str, Any]:
@@ -283,10 +346,23 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
             if cluster.get("vpcConfig", {}).get("endpointPublicAccess")
             else "private only"
         ),
-        "availabilityZones": len(recording.outputs.get("availabilityZones", []) or []),
+        "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
     }
+
+
+def availability_zones(recording: mockrun.Recording) -> int:
+    """How many AZs the stack's subnets span: read from the subnets, so any program's platform counts.
+
+    Stack outputs would do for gpuplane's program only (a consumer names its exports as it likes).
+    """
+    zones = {
+        str(r.inputs.get("availabilityZone") or r.inputs.get("availabilityZoneId"))
+        for r in recording.by_type("aws:ec2/subnet:Subnet")
+        if r.inputs.get("availabilityZone") or r.inputs.get("availabilityZoneId")
+    }
+    return len(zones)
 
 
 def summary_table(config: StackConfig | Target, recording: mockrun.Recording) -> Table:
@@ -325,6 +401,37 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
     return table
 
 
+def _swap_in(staging: Path, out_dir: Path) -> None:
+    """Put the staged render in `out_dir`, replacing the previous render's entries and nothing else.
+
+    A new folder is one atomic rename. Into an existing folder, the old entries move aside first and come
+    back if a move fails, so a failed render leaves the previous one as it was.
+    """
+    if not out_dir.exists():
+        staging.rename(out_dir)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-old-", dir=out_dir.parent))
+    moved: list[str] = []
+    placed: list[str] = []
+    try:
+        for name in OWNED:
+            if (out_dir / name).exists():
+                (out_dir / name).rename(aside / name)
+                moved.append(name)
+        for name in OWNED:
+            if (staging / name).exists():
+                (staging / name).rename(out_dir / name)
+                placed.append(name)
+    except BaseException:
+        for name in placed:
+            shutil.rmtree(out_dir / name) if (out_dir / name).is_dir() else (out_dir / name).unlink()
+        for name in moved:
+            (aside / name).rename(out_dir / name)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
     runs = training.run_manifests(config.platform)
@@ -336,8 +443,12 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
 
     Its stack file is read with the same front door (encoding, size, aliases, keys); the program runs
     under mocks with its config set as the engine would set it, and any invoke the mocks cannot answer
-    stops the render naming it (`mockrun.UnansweredInvoke`).
+    stops the render naming it (`mockrun.UnansweredInvoke`). Invalid arguments to gpuplane's components are
+    reported like invalid config (`ConfigError`: where in the program, the argument, the value).
     """
+    entry = program_file(project)
+    if entry is None:
+        raise ConfigError([f"project '{project.name}' is gpuplane's own program; render it with `write`"])
     short = stack_short_name(stack)
     raw = {**project.config, **read_stack_file(stack, project.stacks_dir)}
     problems = [*raw.pop(FILE_PROBLEMS, []), *key_problems(raw, project.name), *limits.raw_problems(raw)]
@@ -348,8 +459,13 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         raise ConfigError(problems)
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-    main = project.main / "__main__.py" if project.main.is_dir() else project.main
-    recording = mockrun.run_file(main, project.name, short, region, engine_config)
+    try:
+        recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+    except ValueError as exc:
+        refused = program_problems(exc, entry.parent)
+        if refused is None:
+            raise
+        raise ConfigError(refused) from None
     target = Target(
         project=project.name,
         stack=short,
@@ -359,6 +475,46 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         kinds={},
     )
     return write_recording(target, recording, out_dir, console)
+
+
+# gpuplane's own code (in a checkout or a wheel): a ValueError raised here is a refused argument.
+_GPUPLANE_DIRS = tuple(Path(__file__).resolve().parent.parent / name for name in ("components", "manifests", "infra"))
+
+
+def program_problems(exc: ValueError, program_dir: Path) -> list[str] | None:
+    """A consumer program's invalid component arguments as config-style problems, or None for its own bugs.
+
+    Each line: where in the program (file and line), the args class and argument path, the value, and what
+    is allowed (the same message the stack config gets). A `ValueError` raised by gpuplane's own checks
+    counts too; any other error is the program's and keeps its traceback.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if _inside(Path(f.filename), program_dir)]
+    where = f"{Path(mine[-1].filename).name} line {mine[-1].lineno}" if mine else "the program"
+    if isinstance(exc, ValidationError):
+        lines = []
+        for error in exc.errors(include_url=False):
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+            cause = (error.get("ctx") or {}).get("error")
+            if isinstance(cause, FieldError):  # a check across fields, about one of them: its message names the value
+                lines.append(f"{where}: {exc.title}{path}.{cause.field}: {cause.message}")
+            elif path:
+                lines.append(f"{where}: {exc.title}{path}: {error['input']!r}: {error['msg']}")
+            else:
+                lines.append(f"{where}: {exc.title}: {str(error['msg']).removeprefix('Value error, ')}")
+        return lines
+    raised_in = Path(frames[-1].filename) if frames else None
+    if raised_in is not None and any(_inside(raised_in, d) for d in _GPUPLANE_DIRS):
+        return [f"{where}: {exc}"]
+    return None
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def write_recording(
@@ -394,13 +550,13 @@ def write_recording(
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
         (staging / "stack.md").write_text(picture(target, recording))
-        (staging / MARKER).write_text("gpuplane render output; `gpuplane render` replaces this folder.\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    except BaseException:
+        (staging / MARKER).write_text(
+            "gpuplane render output: `gpuplane render` replaces these entries and nothing else in this folder:\n"
+            + "".join(f"{name}\n" for name in OWNED)
+        )
+        _swap_in(staging, out_dir)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     facts = summary(target, recording)
     if console is not None:
         console.print(summary_table(target, recording))

@@ -14,22 +14,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
-from rich.console import Console
 
-from gpuplane.components.queue_plan import queue_spec
-from gpuplane.components.training import queued_run
-from gpuplane.components.workload_args import check_run_id
-from gpuplane.components.workload_checks import WorkloadContext
-from gpuplane.infra import config as stack_config
-from gpuplane.infra import kube
-from gpuplane.infra import queue as run_queue
-from gpuplane.infra.config import StackConfig
-from gpuplane.manifests import queue as queue_manifests
-from gpuplane.manifests import training
+from gpuplane.infra.options import (
+    EXIT_FAILED,
+    EXIT_INVALID_CONFIG,
+    ProjectOption,
+    StackArgument,
+    StacksDirOption,
+    console,
+    load_or_exit,
+    project_or_exit,
+)
+
+if TYPE_CHECKING:
+    from gpuplane.infra import kube
+    from gpuplane.infra.config import StackConfig
+
+# What this module needs beyond typer is imported inside the functions: `gpuplane --help` imports this
+# module to list the command, and must not pay for Pulumi (components) or the Kubernetes client.
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,10 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
 
     ValueError for an unknown name, or a run that no GPU group could hold whole at its maxSize.
     """
+    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from gpuplane.components.workload_args import check_run_id  # noqa: PLC0415
+    from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
+
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
         known = ", ".join(sorted(workloads)) or "none"
@@ -75,6 +84,10 @@ def submit(
     A replaced run is deleted in the foreground (its Jobs, pods, Workload and ProvisioningRequest first,
     and the Workload carries Kueue's finalizer): the new one is created once the old name is free.
     """
+    from gpuplane.infra import kube  # noqa: PLC0415
+    from gpuplane.infra import queue as run_queue  # noqa: PLC0415
+    from gpuplane.manifests import training  # noqa: PLC0415
+
     namespace, run = obj["metadata"]["namespace"], obj["metadata"]["name"]
     existing = api.get_jobset(namespace, run)
     ledger = api.read_ledger(namespace)
@@ -113,12 +126,17 @@ def _await_gone(
 
 def plan(obj: dict[str, Any], queue_objects: list[dict[str, Any]] | None = None) -> Outcome:
     """`--plan`: the queued JobSet, then the queue objects it goes through, without contacting a cluster."""
+    import yaml  # noqa: PLC0415
+
     docs = [obj, *(queue_objects or [])]
     return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump_all(docs, sort_keys=True))
 
 
 def queue_objects(config: StackConfig) -> list[dict[str, Any]]:
     """The stack's queue objects (what `pulumi up` applies for the run to be admitted through)."""
+    from gpuplane.components.queue_plan import queue_spec  # noqa: PLC0415
+    from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+
     platform = config.platform
     spec = queue_spec(
         platform.workload_namespace,
@@ -147,6 +165,8 @@ def wait(
     """
     import time  # noqa: PLC0415 - only --wait sleeps
 
+    from gpuplane.infra import queue as run_queue  # noqa: PLC0415
+
     pause = sleep or time.sleep
     last = ""
     while True:
@@ -167,44 +187,61 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def train(  # noqa: PLR0917 - a CLI command: typer passes its options by keyword
-        stack: Annotated[str, typer.Argument(help="Stack name: stacks/Pulumi.<stack>.yaml")],
+        stack: StackArgument,
         name: Annotated[str, typer.Argument(help="A training workload of gpuplane:training")],
         run_id: Annotated[str | None, typer.Option(help="Run id. Default: a hash of the spec.")] = None,
         plan_only: Annotated[
             bool, typer.Option("--plan", help="Print the queued JobSet and the queue objects; contact no cluster.")
         ] = False,
-        kubeconfig: Annotated[Path | None, typer.Option(help="Default: build/<stack>/kubeconfig")] = None,
+        kubeconfig: Annotated[
+            Path | None,
+            typer.Option(
+                help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
+                "project (from `gpuplane kubeconfig`)."
+            ),
+        ] = None,
         rerun: Annotated[bool, typer.Option(help="Submit again even if this run exists or ran.")] = False,
         wait_: Annotated[
             bool, typer.Option("--wait", help="Follow the run through the queue until it completes or fails.")
         ] = False,
-        stacks_dir: Annotated[Path, typer.Option(help="Where the stack files are.")] = stack_config.STACKS_DIR,
+        stacks_dir: StacksDirOption = None,
+        project_dir: ProjectOption = None,
     ) -> None:
         """Submit training run NAME of STACK through the queue, once per spec or run id (docs/workloads.md)."""
-        err = Console(stderr=True)
+        from gpuplane.infra import kube  # noqa: PLC0415
+        from gpuplane.infra import project as paths  # noqa: PLC0415
+
+        err = console()
+        nothing = "Nothing was submitted."
+        from gpuplane.infra.config import ConfigError  # noqa: PLC0415
+
+        project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
+        config = load_or_exit(stack, project, nothing=nothing)
         try:
-            config = stack_config.load(stack, stacks_dir)
             obj = build(config, name, run_id)
-        except stack_config.ConfigError as exc:
+        except ConfigError as exc:
             for problem in exc.problems:
                 err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            err.print(nothing)
+            raise typer.Exit(EXIT_INVALID_CONFIG) from None
         except ValueError as exc:
             err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            err.print(nothing)
+            raise typer.Exit(EXIT_INVALID_CONFIG) from None
         if plan_only:
             typer.echo(plan(obj, queue_objects(config)).manifest, nl=False)
             return
-        path = kubeconfig or Path("build") / stack / "kubeconfig"
-        if not path.is_file():
-            err.print(f"[bold red]Error:[/] no kubeconfig at {path}; run `gpuplane kubeconfig {stack}` first")
-            raise typer.Exit(1)
-        api = kube.ClusterApi(path)
+        path = kubeconfig or paths.kubeconfig_path(project, stack)
+        try:
+            api = kube.ClusterApi(path)
+        except kube.KubeconfigMissing as exc:
+            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(EXIT_FAILED) from None
         try:
             outcome = submit(api, obj, rerun=rerun)
         except StillDeleting as exc:
             err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
-            raise typer.Exit(1) from None
+            raise typer.Exit(EXIT_FAILED) from None
         typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
         if wait_ and outcome.action in ("submitted", "exists"):
             final = wait(
@@ -212,4 +249,4 @@ def register(app: typer.Typer) -> None:
             )
             typer.echo(f"{outcome.run}: {final}")
             if final in ("Failed", "Deactivated"):
-                raise typer.Exit(1)
+                raise typer.Exit(EXIT_FAILED)

@@ -13,13 +13,7 @@ that `gpuplane --version` does not pay for importing pulumi_aws.
 from __future__ import annotations
 
 import importlib
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = metadata.version("gpuplane")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
-    __version__ = "0+unknown"
 
 if TYPE_CHECKING:
     from gpuplane.components.autoscaler import ClusterAutoscaler
@@ -93,8 +87,20 @@ __all__ = [
 ]
 
 
+def _version() -> str:
+    from importlib import metadata  # noqa: PLC0415 - importlib.metadata alone is ~50 ms of every CLI start
+
+    try:
+        return metadata.version("gpuplane")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """Import a public name on first use (PEP 562)."""
+    """Import a public name (and `__version__`) on first use (PEP 562)."""
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'gpuplane' has no attribute {name!r}")

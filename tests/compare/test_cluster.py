@@ -1,4 +1,4 @@
-"""`Cluster.run_job` against a fake Kubernetes API: ownership, waiting, the log, an unschedulable pod.
+"""`kube.JobRunner.run_job` against a fake Kubernetes API: ownership, waiting, the log, an unschedulable pod.
 
 A real API server is not available here; the fakes answer like the official client's models (attributes).
 """
@@ -6,22 +6,25 @@ A real API server is not available here; the fakes answer like the official clie
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from gpuplane.infra import compare
+from gpuplane.infra import compare, kube
 from tests.compare.conftest import write_stack
 
 SUMMARY_LINE = 'GPUPLANE-COMPARE-SUMMARY {"runId": "r", "cells": []}'
 
 
 class FakeApi:
-    def __init__(self, phases: list[str], conditions: list[Any] | None = None) -> None:
+    def __init__(self, phases: list[str], conditions: list[Any] | None = None, events: list[Any] | None = None) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.phases = phases
         self.conditions = conditions or []
+        self.events = events or []
+        self.event_queries: list[str] = []
 
     # CoreV1Api / NetworkingV1Api / BatchV1Api methods the run uses.
     def create_namespaced_config_map(self, namespace: str, body: dict[str, Any]) -> None:
@@ -51,6 +54,10 @@ class FakeApi:
         )
         return SimpleNamespace(items=[pod])
 
+    def list_namespaced_event(self, namespace: str, field_selector: str) -> Any:
+        self.event_queries.append(field_selector)
+        return SimpleNamespace(items=self.events)
+
     def read_namespaced_pod_log(self, name: str, namespace: str, container: str) -> str:
         self.calls.append(("log", name))
         return "[compare] cell 1/1\n" + SUMMARY_LINE + "\n"
@@ -62,8 +69,8 @@ def make_plan(tmp_path) -> compare.Plan:
     return compare.build_plan(config, variants[:3], request, run_id="r-1", client_cpu="1", client_memory="1Gi")
 
 
-def cluster_with(api: FakeApi) -> compare.Cluster:
-    cluster = object.__new__(compare.Cluster)
+def cluster_with(api: FakeApi) -> kube.JobRunner:
+    cluster = object.__new__(kube.JobRunner)
     cluster.core = cluster.batch = cluster.networking = api
     return cluster
 
@@ -92,6 +99,63 @@ def test_unschedulable_pod_is_reported(tmp_path, monkeypatch):
     cluster = cluster_with(FakeApi(["Running"], [condition]))
     with pytest.raises(RuntimeError, match="cannot be scheduled: 0/2 nodes: anti-affinity"):
         cluster.run_job(make_plan(tmp_path), lambda _m: None)
+
+
+UNSCHEDULABLE = SimpleNamespace(
+    type="PodScheduled", status="False", reason="Unschedulable", message="0/2 nodes are available: 2 Insufficient cpu"
+)
+
+
+def event(reason: str, message: str, minute: int, component: str = "cluster-autoscaler") -> Any:
+    return SimpleNamespace(
+        reason=reason,
+        message=message,
+        last_timestamp=datetime(2026, 11, 24, 12, minute, tzinfo=UTC),
+        event_time=None,
+        first_timestamp=None,
+        reporting_component=None,
+        source=SimpleNamespace(component=component),
+    )
+
+
+def test_no_scale_up_stops_the_run_at_once_with_the_autoscaler_reason(tmp_path, monkeypatch):
+    clock = iter(range(0, 100000, 5))  # 5 s per poll: far below the 600 s limit
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    reason = "pod didn't trigger scale-up: 1 max node group size reached, 1 Insufficient cpu"
+    api = FakeApi(["Running"], [UNSCHEDULABLE], [event("NotTriggerScaleUp", reason, 1)])
+    with pytest.raises(RuntimeError) as caught:
+        cluster_with(api).run_job(make_plan(tmp_path), lambda _m: None)
+    text = str(caught.value)
+    assert "the cluster-autoscaler will not add a node" in text and reason in text
+    assert "2 Insufficient cpu" in text  # the scheduler's message too
+    assert api.event_queries == ["involvedObject.kind=Pod,involvedObject.name=pod-1"]
+
+
+def test_a_scale_up_in_progress_keeps_waiting(tmp_path, monkeypatch):
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    events = [
+        event("NotTriggerScaleUp", "pod didn't trigger scale-up: 1 node(s) in backoff", 1),
+        event("TriggeredScaleUp", "pod triggered scale-up: [{gpu 0->1 (max: 2)}]", 2),
+    ]
+    api = FakeApi(["Running", "Running", "Succeeded"], [UNSCHEDULABLE], events)
+    log = cluster_with(api).run_job(make_plan(tmp_path), lambda _m: None)
+    assert compare.parse_summary(log)["runId"] == "r"
+    assert len(api.event_queries) == 3
+
+
+@pytest.mark.parametrize(
+    ("events", "refusal"),
+    [
+        ([], ""),
+        ([event("NotTriggerScaleUp", "no", 1, component="someone-else")], ""),
+        ([event("TriggeredScaleUp", "yes", 3), event("NotTriggerScaleUp", "no", 2)], ""),
+        ([event("TriggeredScaleUp", "yes", 1), event("NotTriggerScaleUp", "no", 2)], "no"),
+        ([event("FailedScheduling", "0/2 nodes", 5), event("NotTriggerScaleUp", "no", 2)], "no"),
+    ],
+)
+def test_latest_scale_up_refusal(events, refusal):
+    assert kube.latest_scale_up_refusal(events) == refusal
 
 
 @pytest.mark.parametrize(

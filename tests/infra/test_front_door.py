@@ -150,13 +150,34 @@ def test_qualified_stack_names_read_the_short_file(stack):
     assert config.stack_file(stack, Path("stacks")) == Path("stacks/Pulumi.dev.yaml")
 
 
-def test_out_that_is_not_a_render_is_refused_and_kept(tmp_path):
-    keep = tmp_path / "mine.txt"
+def test_out_holding_files_a_render_would_replace_is_refused_and_kept(tmp_path):
+    keep = tmp_path / "plan.json"
     keep.write_text("precious")
+    (tmp_path / "manifests").mkdir()
     result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path)])
     assert result.exit_code == 2
-    assert "not a gpuplane render" in " ".join(result.output.split())
+    text = " ".join(result.output.split())
+    assert "holds plan.json, manifests, which no gpuplane render wrote" in text
+    assert "Nothing was deleted" in text
     assert keep.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifests", "plan.json"]
+
+
+def test_a_render_keeps_every_file_it_did_not_write(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "kubeconfig").write_text("mine")  # e.g. written there by an older gpuplane: it must not block
+    assert runner.invoke(app, ["render", "dev", "--out", str(out)]).exit_code == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "review.md").write_text("also mine")
+    (out / "manifests" / "stale.yaml").write_text("a render's own folder: replaced")
+    result = runner.invoke(app, ["render", "dev", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "kubeconfig").read_text() == "mine"
+    assert (out / "notes" / "review.md").read_text() == "also mine"
+    assert not (out / "manifests" / "stale.yaml").exists()
+    assert (out / "plan.json").is_file() and (out / ".gpuplane-render").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name != "r"]  # no staging folder left behind
 
 
 def test_previous_render_is_replaced_and_json_summary_matches_plan(tmp_path):

@@ -25,12 +25,15 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_render_from_a_subfolder_finds_the_nearest_pulumi_yaml(project, monkeypatch):
+    # Changed on purpose (issue 19): the default output is the project's build/<stack>, whatever the current
+    # folder; it used to be ./build/<stack> under the current folder (deep/er/build/dev).
     (project / "deep" / "er").mkdir(parents=True)
     monkeypatch.chdir(project / "deep" / "er")
     result = runner.invoke(app, ["render", "org/gpuplane/dev", "--json"])
     assert result.exit_code == 0, result.output
-    plan = json.loads((project / "deep" / "er" / "build" / "dev" / "plan.json").read_text())
+    plan = json.loads((project / "build" / "dev" / "plan.json").read_text())
     assert plan["stack"] == "dev"
+    assert list((project / "deep" / "er").iterdir()) == []
 
 
 def test_project_level_config_is_under_the_stack_file(project, monkeypatch):

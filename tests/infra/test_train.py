@@ -490,7 +490,11 @@ def test_rerun_gives_up_on_a_run_that_stays(dev):
     ("args", "code", "message"),
     [
         (["queue", "prod"], 2, "stack 'prod' declares no training (gpuplane:training): it has no queue"),
-        (["queue", "dev", "--kubeconfig", "/nonexistent/kubeconfig"], 1, "no kubeconfig at /nonexistent/kubeconfig"),
+        (
+            ["queue", "dev", "--kubeconfig", "/nonexistent/kubeconfig"],
+            1,
+            "--kubeconfig: '/nonexistent/kubeconfig' does not exist; write it with `gpuplane kubeconfig STACK` first",
+        ),
     ],
 )
 def test_queue_command_refuses_without_a_queue_or_a_cluster(args, code, message):
@@ -521,3 +525,36 @@ def test_cluster_api_reads_pending_workloads_from_the_visibility_api():
             {200: "object"},
         )
     ]
+
+
+def test_queue_command_finds_the_project_and_its_kubeconfig_like_train(tmp_path, monkeypatch):
+    """From a subfolder of another team's project: its stack, its namespace, `.gpuplane/<stack>/kubeconfig`."""
+    from tests import team_project  # noqa: PLC0415
+
+    team = team_project.make(tmp_path / "team")
+    path = team / ".gpuplane" / "dev" / "kubeconfig"
+    path.parent.mkdir(parents=True)
+    path.write_text("apiVersion: v1\nkind: Config\n")
+    seen: list[Any] = []
+
+    class Cluster(FakeApi):
+        def __init__(self, kubeconfig: Any) -> None:
+            super().__init__()
+            seen.append(kubeconfig)
+
+        def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+            seen.append(namespace)
+            return [
+                {
+                    "metadata": {"name": "jobset-mnist-1", "ownerReferences": [{"kind": "JobSet", "name": "mnist-1"}]},
+                    "spec": {"queueName": "training", "podSets": []},
+                    "status": {"conditions": [condition("Admitted", "True"), condition("PodsReady", "True")]},
+                }
+            ]
+
+    monkeypatch.setattr(kube, "ClusterApi", Cluster)
+    monkeypatch.chdir(team / "src" / "deep")
+    result = CliRunner().invoke(app, ["queue", "dev"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert seen == [path, "ml"]
+    assert "mnist-1" in result.output and "Running" in result.output

@@ -1,0 +1,48 @@
+"""`gpuplane --help`, `--version` and `token` start fast: the CLI module imports no heavy library (issue 19).
+
+Checked in a fresh interpreter (this test process has long imported everything). The time itself is
+measured by benchmarks/startup.py (results in benchmarks/RESULTS.md), not asserted here: a loaded CI
+machine would make a time limit flaky.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pulumi_kubernetes", "pulumi_aws", "boto3", "botocore", "pulumi", "kubernetes")
+
+PROBE = """
+import contextlib, json, sys
+{setup}
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+def imported_after(setup: str) -> list[str]:
+    code = PROBE.format(setup=setup, heavy=HEAVY)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "import gpuplane.infra.cli",
+        "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['--help'])",
+        "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['--version'])",
+        "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['train', '--help'])",
+        "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['queue', '--help'])",
+    ],
+)
+def test_the_cli_imports_no_heavy_module_until_a_command_runs(setup):
+    assert imported_after(setup) == []
+
+
+def test_the_probe_sees_a_heavy_import():
+    # The check above can fail: a command that runs does load them.
+    assert "pulumi_aws" in imported_after("import gpuplane.infra.render")

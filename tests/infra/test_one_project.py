@@ -1,0 +1,222 @@
+"""Every command finds the same project, from its root or any subfolder, and writes into it (issue 19).
+
+From the outside: a team's project in a temporary folder (tests/team_project.py), the CLI run as a user runs
+it. The AWS commands (preflight, kubeconfig, janitor) are in tests/ops/test_one_project_aws.py, compare's
+report in tests/compare/test_report_location.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gpuplane.infra.cli import app
+from tests import team_project
+
+runner = CliRunner()
+WHERE = ["", "src/deep"]  # the project's root, and a subfolder of it
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Path:
+    return team_project.make(tmp_path / "team")
+
+
+def files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_render_runs_the_teams_program_and_writes_into_its_project(team, where, monkeypatch):
+    monkeypatch.chdir(team / where)
+    result = runner.invoke(app, ["render", "dev", "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads((team / "build" / "dev" / "plan.json").read_text())
+    assert (plan["project"], plan["stack"]) == (team_project.NAME, "dev")
+    cluster = next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    assert cluster["inputs"]["name"] == team_project.CLUSTER
+    assert cluster["inputs"]["tags"]["team"] == "vision"  # the team's own helper module ran
+    facts = json.loads(result.stdout)
+    assert facts["region"] == team_project.REGION
+    assert facts["availabilityZones"] == 2  # a consumer Platform counts its AZs (from its subnets)
+    assert files_under(team / "src") == ["deep"]  # nothing written where the command ran
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_train_reads_the_projects_stack_file(team, where, monkeypatch):
+    monkeypatch.chdir(team / where)
+    result = runner.invoke(app, ["train", "dev", "mnist", "--plan"])
+    assert result.exit_code == 0, result.output
+    jobset = yaml.safe_load(result.stdout)
+    worker = next(j for j in jobset["spec"]["replicatedJobs"] if j["name"] == "worker")
+    assert worker["template"]["spec"]["parallelism"] == team_project.WORKERS  # the team's 5, not the checkout's 2
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_compare_reads_the_projects_stack_file(team, where, monkeypatch):
+    monkeypatch.chdir(team / where)
+    result = runner.invoke(app, ["compare", "dev", "--model", team_project.MODEL, "--plan"])
+    assert result.exit_code == 0, result.output
+    objects = list(yaml.safe_load_all(result.stdout))
+    settings = json.loads(next(o for o in objects if o["kind"] == "ConfigMap")["data"]["config.json"])
+    assert sorted(settings["variants"]) == ["big", "cpu"]
+    assert settings["model"] == team_project.MODEL
+
+
+@pytest.mark.parametrize("command", [["train", "dev", "mnist", "--plan"], ["compare", "dev", "--model", "m", "--plan"]])
+def test_train_and_compare_take_project_and_stacks_dir_like_render(team, tmp_path, monkeypatch, command):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    no_project = runner.invoke(app, command)
+    assert no_project.exit_code == 2
+    assert "no Pulumi.yaml in" in " ".join(no_project.output.split())
+    (team / "deploy" / "Pulumi.dev.yaml").rename(team / "deploy" / "Pulumi.other.yaml")
+    missing = runner.invoke(app, [*command, "--project", str(team)])
+    assert missing.exit_code == 2
+    text = " ".join(missing.output.split())
+    assert f"no file {team / 'deploy' / 'Pulumi.dev.yaml'}; known stacks: other" in text
+    moved = elsewhere / "stacks"
+    moved.mkdir()
+    (team / "deploy" / "Pulumi.other.yaml").rename(moved / "Pulumi.dev.yaml")
+    found = runner.invoke(app, [*command[:-1], "--project", str(team), "--stacks-dir", "stacks", command[-1]])
+    assert found.exit_code in (0, 2), found.output
+    assert "no file" not in found.output
+
+
+def test_render_with_project_writes_into_that_project_not_here(team, tmp_path, monkeypatch):
+    here = tmp_path / "checkout"
+    here.mkdir()
+    (here / "Pulumi.yaml").write_text("name: gpuplane\nmain: infra/\nstackConfigDir: stacks\n")
+    monkeypatch.chdir(here)
+    result = runner.invoke(app, ["render", "--project", str(team), "dev", "--json"])
+    assert result.exit_code == 0, result.output
+    assert (team / "build" / "dev" / "plan.json").is_file()
+    assert files_under(here) == ["Pulumi.yaml"]
+
+
+def test_out_is_taken_as_given_relative_to_the_current_folder(team, monkeypatch):
+    monkeypatch.chdir(team / "src" / "deep")
+    result = runner.invoke(app, ["render", "dev", "--out", "here", "--json"])
+    assert result.exit_code == 0, result.output
+    assert (team / "src" / "deep" / "here" / "plan.json").is_file()
+    assert not (team / "build").exists()
+
+
+def test_help_says_out_is_taken_as_given():
+    result = runner.invoke(app, ["render", "--help"], terminal_width=200)
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "taken as given (relative to the current folder)" in text
+    assert "Default: build/<stack> in the project, whatever the current folder" in text
+
+
+# --- any program, whatever its name; its mistakes reported like config -----------------------------------
+
+
+def test_a_program_named_gpuplane_runs_its_own_code(team, monkeypatch):
+    pulumi_yaml = team / "Pulumi.yaml"
+    pulumi_yaml.write_text(pulumi_yaml.read_text().replace(f"name: {team_project.NAME}", "name: gpuplane"))
+    stack = team / "deploy" / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace(f"{team_project.NAME}:owner", "gpuplane:owner"))
+    team_project.with_program(team, team_project.PROGRAM.replace('pulumi.Config().require("owner")', '"by-name"'))
+    monkeypatch.chdir(team)
+    result = runner.invoke(app, ["render", "dev", "--json"])
+    # The team's program ran (not gpuplane's built-in one): its stray gpuplane:owner key is the program's
+    # business, and its tags are on the cluster.
+    assert result.exit_code == 0, result.output
+    plan = json.loads((team / "build" / "dev" / "plan.json").read_text())
+    cluster = next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    assert cluster["inputs"]["tags"]["team"] == "by-name"
+
+
+def test_a_missing_main_is_a_clear_error(team, monkeypatch):
+    for path in sorted((team / "infra").iterdir()):
+        path.unlink()
+    (team / "infra").rmdir()
+    monkeypatch.chdir(team)
+    result = runner.invoke(app, ["render", "dev"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert f"Pulumi.yaml main: {team / 'infra'} does not exist" in text
+    assert "name the project 'gpuplane'" in text
+    assert "Traceback" not in result.output
+    assert not (team / "build").exists()
+
+
+BAD_GROUP = """\
+import pulumi
+from gpuplane import NodeGroupArgs
+
+ok = NodeGroupArgs(name="system", instance_types=["m6i.large"])
+gpu = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["m6i.large"])
+"""
+
+BAD_SIZE = """\
+from gpuplane import NodeGroupArgs, PlatformArgs
+
+args = PlatformArgs(node_groups=[NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"], min_size=-1)])
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            BAD_GROUP,
+            "__main__.py line 5: NodeGroupArgs.instanceTypes: ['m6i.large'] have no GPU but kind is 'gpu'; "
+            "use GPU types (g5, g6, p5...)",
+        ),
+        (BAD_SIZE, "__main__.py line 3: NodeGroupArgs.min_size: -1: Input should be greater than or equal to 0"),
+    ],
+)
+def test_invalid_component_arguments_are_reported_like_config(team, tmp_path, monkeypatch, program, expected):
+    team_project.with_program(team, program)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["render", "--project", str(team), "dev"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert expected in text
+    assert "Cannot render stack 'dev'" in text and "Nothing was rendered." in text
+    assert "Traceback" not in result.output and "pydantic" not in result.output
+    assert not (team / "build").exists()
+
+
+def test_a_bug_in_the_program_itself_keeps_its_traceback(team, monkeypatch):
+    team_project.with_program(team, "int('not a number')\n")
+    monkeypatch.chdir(team)
+    result = runner.invoke(app, ["render", "dev"])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, ValueError)  # not dressed up as a config error
+
+
+def test_stack_md_draws_the_workloads_of_a_consumer_platform(team, monkeypatch):
+    monkeypatch.chdir(team)
+    assert runner.invoke(app, ["render", "dev"]).exit_code == 0
+    picture = (team / "build" / "dev" / "stack.md").read_text()
+
+    def box(title: str) -> str:
+        return picture.split(f'["{title}"]', 1)[1].split("    end", 1)[0]
+
+    serving = box(f"TfServing: {team_project.CLUSTER}-serving-classify")
+    assert 'Deployment classify-cpu<br/>1 replica(s), 1 CPU, 2Gi memory"' in serving
+    assert 'Deployment classify-big<br/>1 replica(s), 1 CPU, 4Gi memory"' in serving
+    assert 'Service classify"' in serving and "Job classify-import" in serving
+    training = box(f"TfTraining: {team_project.CLUSTER}-training-mnist")
+    assert "Deployment mnist-tensorboard" in training and "Service mnist-tensorboard" in training
+
+
+def test_stacks_dir_without_a_project_renders_gpuplane_not_a_folder_found_here(tmp_path, monkeypatch):
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "__main__.py").write_text("raise SystemExit('a stray infra/ ran')\n")
+    stacks = tmp_path / "mine"
+    stacks.mkdir()
+    (stacks / "Pulumi.dev.yaml").write_text((Path(__file__).parents[2] / "stacks" / "Pulumi.dev.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["render", "dev", "--stacks-dir", "mine", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["project"] == "gpuplane"
+    assert (tmp_path / "build" / "dev" / "plan.json").is_file()

@@ -1,0 +1,35 @@
+"""`make render` installs what rendering needs, `make check` what testing needs (issue 19).
+
+Read from `make -n` (what make would run) in a copy of the Makefile, so nothing is installed here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+
+
+def dry_run(tmp_path: Path, target: str) -> str:
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    result = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def test_render_installs_the_runtime_only(tmp_path):
+    commands = dry_run(tmp_path, "render")
+    assert "pip install -q -e .\n" in commands
+    assert "[dev]" not in commands
+    assert "gpuplane render dev" in commands
+
+
+@pytest.mark.parametrize("target", ["lint", "typecheck", "test"])
+def test_checks_install_the_test_tools(tmp_path, target):
+    assert "pip install -q -e '.[dev]'" in dry_run(tmp_path, target)
