@@ -17,9 +17,19 @@ from gpuplane.manifests import versions
 
 
 def autoscaler_values(
-    args: AutoscalerArgs, *, cluster_name: str, region: str, kubernetes_version: str, startup_taints: Sequence[str]
+    args: AutoscalerArgs,
+    *,
+    cluster_name: str,
+    region: str,
+    kubernetes_version: str,
+    startup_taints: Sequence[str],
+    provisioning_requests: bool = False,
 ) -> dict[str, Any]:
-    """Values of the cluster-autoscaler chart: auto-discovery by the tags every node group's ASG carries."""
+    """Values of the cluster-autoscaler chart: auto-discovery by the tags every node group's ASG carries.
+
+    `provisioning_requests`: also serve Kueue's ProvisioningRequests (training queue; components/queue.py
+    decides, from the image, whether this minor can).
+    """
     extra: dict[str, Any] = {
         "balance-similar-node-groups": True,
         "skip-nodes-with-system-pods": False,
@@ -30,6 +40,18 @@ def autoscaler_values(
     # The flag repeats once per taint; the chart turns `startup-taint_1` into another `--startup-taint`.
     for index, taint in enumerate(startup_taints):
         extra["startup-taint" if index == 0 else f"startup-taint_{index}"] = taint
+    rbac: dict[str, Any] = {"serviceAccount": {"create": True, "name": versions.CLUSTER_AUTOSCALER_SA}}
+    if provisioning_requests:
+        extra["enable-provisioning-requests"] = True
+        # The chart (>= 9.57) grants get/list/watch/update/patch on provisioningrequests; the autoscaler also
+        # deletes them (provisioningrequest/provreqclient/client.go, DeleteProvisioningRequest).
+        rbac["additionalRules"] = [
+            {
+                "apiGroups": [versions.PROVISIONING_REQUEST_API.split("/")[0]],
+                "resources": ["provisioningrequests"],
+                "verbs": ["delete"],
+            }
+        ]
     return {
         # It mounts no EFS volume: tolerating the startup taints lets it start before the EFS node agent.
         "tolerations": [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints],
@@ -40,7 +62,7 @@ def autoscaler_values(
             "tags": [f"{versions.CA_TAG_PREFIX}/enabled", f"{versions.CA_TAG_PREFIX}/{cluster_name}"],
         },
         "image": {"tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]},
-        "rbac": {"serviceAccount": {"create": True, "name": versions.CLUSTER_AUTOSCALER_SA}},
+        "rbac": rbac,
         "priorityClassName": "system-cluster-critical",
         "extraArgs": extra,
     }
@@ -61,10 +83,14 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         kubernetes_version: str,
         startup_taints: Sequence[str],
         after: Sequence[pulumi.Resource],
+        provisioning_requests: bool = False,
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`after`: what cluster services need (coredns, system node groups): never GPU groups."""
+        """`after`: what the autoscaler waits for (coredns, system node groups, the CRD): never GPU groups.
+
+        `provisioning_requests`: serve ProvisioningRequests (their CRD must be among `after`).
+        """
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})
         association = pod_identity_role(
@@ -90,6 +116,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 region=region,
                 kubernetes_version=kubernetes_version,
                 startup_taints=startup_taints,
+                provisioning_requests=provisioning_requests,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

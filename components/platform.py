@@ -16,6 +16,8 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.gpu_plan import GpuPlan
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.queue import TrainingQueue, provisioning_request_crd
+from gpuplane.components.queue_plan import queue_spec
 from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
 from gpuplane.components.training import TfTraining
@@ -149,6 +151,28 @@ class Platform(pulumi.ComponentResource):
                 after=self.cluster_services_ready,
                 opts=child,
             )
+        # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
+        # autoscaler and Kueue start (both read the API once at start-up).
+        self.queue_spec = (
+            queue_spec(
+                args.workload_namespace,
+                args.resolved_node_groups,
+                args.queue,
+                kubernetes_version=args.cluster.kubernetes_version,
+                autoscaler=args.autoscaler.enabled,
+            )
+            if args.training
+            else None
+        )
+        self.provisioning_crd: pulumi.Resource | None = None
+        if self.queue_spec is not None and self.queue_spec.provisioning:
+            self.provisioning_crd = provisioning_request_crd(
+                f"{name}-autoscaler",
+                cluster=self.cluster,
+                kubernetes_version=args.cluster.kubernetes_version,
+                parent=self,
+            )
+        crd = [self.provisioning_crd] if self.provisioning_crd else []
         self.autoscaler: ClusterAutoscaler | None = None
         if args.autoscaler.enabled:
             self.autoscaler = ClusterAutoscaler(
@@ -158,15 +182,18 @@ class Platform(pulumi.ComponentResource):
                 region=region,
                 kubernetes_version=args.cluster.kubernetes_version,
                 startup_taints=startup_keys,
-                after=self.cluster_services_ready,
+                after=[*self.cluster_services_ready, *crd],
+                provisioning_requests=bool(crd),
                 tags=tags,
                 opts=child,
             )
         # Workloads resolve names (imports fetch over https/S3) and mount EFS: they wait for cluster services
         # (coredns, system nodes) and for the EFS driver, whose node agent lifts the startup taint.
         ready = [*self.cluster_services_ready, *([self.storage.csi_driver] if self.storage else [])]
-        self.serving = self._workloads(name, args, tags, ready)
-        self.training = self._training(name, args, tags, ready)
+        self.queue: TrainingQueue | None = None
+        self.training = self._training(name, args, tags, ready, startup_keys, crd)
+        # Kueue's Job webhook is fail-closed in the workload namespace: serving's import Jobs wait for it.
+        self.serving = self._workloads(name, args, tags, ready, [self.queue.release] if self.queue else [])
         self.register_outputs(
             {
                 "clusterName": self.cluster.cluster_name,
@@ -176,13 +203,23 @@ class Platform(pulumi.ComponentResource):
         )
 
     def _workloads(
-        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+        self,
+        name: str,
+        args: PlatformArgs,
+        tags: dict[str, str],
+        schedulable: list[pulumi.Resource],
+        admission: list[pulumi.Resource],
     ) -> dict[str, TfServing]:
         """TensorFlow workloads, last: they need nodes, the EFS driver, the claims and the runtime ConfigMap."""
         if not args.serving:
             return {}
         context = WorkloadContext.of(args)
-        after: list[pulumi.Resource] = [self.workspace, *schedulable, *([self.storage] if self.storage else [])]
+        after: list[pulumi.Resource] = [
+            self.workspace,
+            *schedulable,
+            *admission,
+            *([self.storage] if self.storage else []),
+        ]
         if any(v.autoscaling for s in args.serving for v in s.variants):
             # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
             after.append(
@@ -209,10 +246,16 @@ class Platform(pulumi.ComponentResource):
             for s in args.serving
         }
 
-    def _training(
-        self, name: str, args: PlatformArgs, tags: dict[str, str], schedulable: list[pulumi.Resource]
+    def _training(  # noqa: PLR0917 - the platform's own wiring
+        self,
+        name: str,
+        args: PlatformArgs,
+        tags: dict[str, str],
+        schedulable: list[pulumi.Resource],
+        startup_keys: list[str],
+        crd: list[pulumi.Resource],
     ) -> dict[str, TfTraining]:
-        """Training workloads' long-lived parts, and the JobSet controller their runs need."""
+        """Training workloads' long-lived parts, the JobSet controller their runs need, and the queue."""
         if not args.training:
             return {}
         provider = pulumi.ResourceOptions(
@@ -235,8 +278,26 @@ class Platform(pulumi.ComponentResource):
                 deleted_with=self.cluster.resource,
             ),
         )
+        assert self.queue_spec is not None  # set whenever training is declared
+        # Kueue reads the ProvisioningRequest API once at start-up (the CRD comes first); it defers its JobSet
+        # controller until JobSet's API appears (jobframework/setup.go), so it installs beside JobSet's chart.
+        self.queue = TrainingQueue(
+            f"{name}-queue",
+            self.queue_spec,
+            args.queue,
+            cluster=self.cluster,
+            kubernetes_version=args.cluster.kubernetes_version,
+            startup_taints=startup_keys,
+            after=[self.workspace, *crd, *schedulable],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         context = WorkloadContext.of(args)
-        after: list[pulumi.Resource] = [self.workspace, controller, *([self.storage] if self.storage else [])]
+        after: list[pulumi.Resource] = [
+            self.workspace,
+            controller,
+            self.queue,
+            *([self.storage] if self.storage else []),
+        ]
         return {
             t.name: TfTraining(
                 f"{name}-training-{t.name}",
@@ -244,6 +305,7 @@ class Platform(pulumi.ComponentResource):
                 context=context,
                 cluster=self.cluster,
                 ingress_class=args.ingress_class,
+                queue_args=args.queue,
                 depends_on=after,
                 tags=tags,
                 opts=pulumi.ResourceOptions(parent=self),

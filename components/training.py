@@ -9,15 +9,18 @@ hash of the spec or the run id (docs/workloads.md, "Lifecycle").
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
 from gpuplane.components import kube_objects, workload_checks
 from gpuplane.components.cluster import Cluster
-from gpuplane.components.config import PlatformArgs
+from gpuplane.components.config import PlatformArgs, QueueArgs
+from gpuplane.components.queue_plan import check_run
 from gpuplane.components.serving import check_restricted, s3_access
 from gpuplane.components.workload_args import TrainingArgs
 from gpuplane.components.workload_checks import WorkloadContext
-from gpuplane.manifests import model_import, scheduling, training, versions
+from gpuplane.manifests import model_import, queue, scheduling, training, versions
 
 
 def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Training:
@@ -84,10 +87,23 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
     )
 
 
+def queued_run(
+    args: TrainingArgs, context: WorkloadContext, queue_args: QueueArgs, run_id: str | None = None
+) -> dict[str, Any]:
+    """The run `gpuplane train` submits: the JobSet, labelled with the queue and suspended until admitted.
+
+    ValueError when the run could never be admitted whole (components/queue.py, `check_run`).
+    """
+    spec = training_spec(args, context)
+    check_run(args, context, queue_args)
+    return queue.queued(training.jobset(spec, run_id or args.run_id))
+
+
 class TfTraining(pulumi.ComponentResource):
     """A training workload's long-lived objects: TensorBoard (and its Ingress when a class is named).
 
-    `run_manifest` is the JobSet that `gpuplane train` submits (render writes it under `manifests/runs/`).
+    `run_manifest` is the JobSet that `gpuplane train` submits through the queue (render writes it under
+    `manifests/runs/`).
     """
 
     def __init__(
@@ -98,13 +114,14 @@ class TfTraining(pulumi.ComponentResource):
         context: WorkloadContext,
         cluster: Cluster,
         ingress_class: str | None = None,
+        queue_args: QueueArgs | None = None,
         depends_on: list[pulumi.Resource] | None = None,
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpuplane:index:TfTraining", name, None, opts)
         spec = training_spec(args, context)  # raises before anything is registered
-        self.run_manifest = training.jobset(spec, args.run_id)
+        self.run_manifest = queued_run(args, context, queue_args or QueueArgs())
         objects = []
         if args.tensorboard is not None:
             objects = training.tensorboard(spec, args.tensorboard.volume, args.tensorboard.path or args.name)
@@ -134,6 +151,6 @@ def run_manifests(args: PlatformArgs) -> dict[str, dict[str, object]]:
     context = WorkloadContext.of(args)
     runs = {}
     for workload in args.training:
-        doc = training.jobset(training_spec(workload, context), workload.run_id)
+        doc = queued_run(workload, context, args.queue)
         runs[f"jobset-{context.namespace}-{doc['metadata']['name']}.yaml"] = doc
     return runs

@@ -6,7 +6,7 @@ each command imports what it needs (render and Pulumi, boto3, the Kubernetes cli
 `tests/infra/test_cli_startup.py` keeps it so, `benchmarks/startup.py` measures it.
 
 Every command that reads a stack finds its project the same way (`infra/project.py`, options in
-`infra/options.py`). A command of its own module registers itself here (`train`, `compare`).
+`infra/options.py`). A command of its own module registers itself here (`train`, `queue`, `compare`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpuplane.infra import compare as compare_command
+from gpuplane.infra import queue as queue_command
 from gpuplane.infra import train as train_command
 from gpuplane.infra.options import (
     EXIT_FAILED,
@@ -122,6 +123,7 @@ def render(
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
+queue_command.register(app)  # `gpuplane queue`: the training queue's runs (infra/queue.py)
 compare_command.register(app)  # `gpuplane compare`: load-tests serving variants (infra/compare.py)
 
 

@@ -20,6 +20,7 @@ from gpuplane.components.config import (
     NodeGroupArgs,
     ObservabilityArgs,
     PlatformArgs,
+    QueueArgs,
     StorageArgs,
     Taint,
     VolumeArgs,
@@ -39,6 +40,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("`volumes` of the storage (a list; each item)", VolumeArgs, "storage.volumes[]."),
     ("`gpuplane:autoscaler`", AutoscalerArgs, "autoscaler."),
     ("`gpuplane:observability`", ObservabilityArgs, "observability."),
+    ("`gpuplane:queue` (training stacks only)", QueueArgs, "queue."),
 )
 
 

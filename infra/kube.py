@@ -1,4 +1,4 @@
-"""Every Kubernetes API call the CLI makes (`train`, `compare`), through the official `kubernetes` client.
+"""Every Kubernetes API call the CLI makes (`train`, `queue`, `compare`), through the official `kubernetes` client.
 
 Why one module: loading the kubeconfig `gpuplane kubeconfig` writes (its `exec` plugin is `gpuplane token`),
 telling "not found" from a failure, creating objects and waiting for them are the same plumbing for every
@@ -22,6 +22,10 @@ JOBSET_GROUP = "jobset.x-k8s.io"
 JOBSET_VERSION = "v1alpha2"
 JOBSET_PLURAL = "jobsets"
 LEDGER = "gpuplane-runs"
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSION = "v1beta2"
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+VISIBILITY_VERSION = "v1beta2"
 # How long a pod may stay unschedulable before a run gives up, when the cluster-autoscaler has not said
 # whether it will add a node (a scale-up from zero takes a few minutes; EKS GPU nodes up to ten).
 UNSCHEDULABLE_LIMIT_S = 600
@@ -73,6 +77,12 @@ class KubeApi(Protocol):
 
     def write_ledger(self, namespace: str, entries: dict[str, str]) -> None:
         """Create or replace the run ledger."""
+
+    def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        """Kueue Workloads in the namespace (one per queued JobSet), optionally by label."""
+
+    def pending_workloads(self, namespace: str, local_queue: str) -> list[dict[str, Any]]:
+        """The LocalQueue's pending Workloads with their positions (Kueue's visibility API)."""
 
 
 class ClusterApi:
@@ -135,6 +145,27 @@ class ClusterApi:
             if not _missing(exc):
                 raise
             self._core.create_namespaced_config_map(namespace, body)
+
+    def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        """See `KubeApi.list_workloads`."""
+        found = self._custom.list_namespaced_custom_object(
+            KUEUE_GROUP, KUEUE_VERSION, namespace, "workloads", label_selector=label_selector
+        )
+        return list(found.get("items") or [])
+
+    def pending_workloads(self, namespace: str, local_queue: str) -> list[dict[str, Any]]:
+        """See `KubeApi.pending_workloads` (GET .../localqueues/<name>/pendingworkloads)."""
+        # A subresource of an aggregated API: the generic custom-object calls would escape the '/'.
+        summary = self._custom.api_client.call_api(
+            f"/apis/{VISIBILITY_GROUP}/{VISIBILITY_VERSION}/namespaces/{{namespace}}/localqueues/{{name}}/pendingworkloads",
+            "GET",
+            {"namespace": namespace, "name": local_queue},
+            header_params={"Accept": "application/json"},
+            response_types_map={200: "object"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+        )
+        return list((summary or {}).get("items") or [])
 
 
 def jobset_state(obj: dict[str, Any]) -> str:

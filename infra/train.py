@@ -4,10 +4,13 @@ Lifecycle (docs/workloads.md): `pulumi up` never runs training. The run is a Job
 `<workload>-<runId or spec hash>`; a changed spec or run id is a new name and so a new run. A run that
 exists, or that the namespace's ledger (ConfigMap `gpuplane-runs`) records as submitted, is not submitted
 again, even after its TTL has removed it, unless `--rerun`. Finished runs are deleted by their TTL.
+Runs go through the training queue (Kueue): submitted suspended with the queue label, started when
+admitted whole; their state comes from Kueue's Workload (infra/queue.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,11 +48,13 @@ class Outcome:
 
 
 def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str, Any]:
-    """The run's JobSet from the stack config (the same builder as render); ValueError for an unknown name."""
-    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    """The run's queued JobSet from the stack config (the same builder as render).
+
+    ValueError for an unknown name, or a run that no GPU group could hold whole at its maxSize.
+    """
+    from gpuplane.components.training import queued_run  # noqa: PLC0415
     from gpuplane.components.workload_args import check_run_id  # noqa: PLC0415
     from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
-    from gpuplane.manifests import training  # noqa: PLC0415
 
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
@@ -58,13 +63,29 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     args = workloads[name]
     if run_id is not None:
         check_run_id(run_id)
-    spec = training_spec(args, WorkloadContext.of(config.platform))
-    return training.jobset(spec, run_id or args.run_id)
+    return queued_run(args, WorkloadContext.of(config.platform), config.platform.queue, run_id)
 
 
-def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: datetime | None = None) -> Outcome:
-    """Create the run unless it exists or the ledger has it; `rerun` replaces either."""
+class StillDeleting(RuntimeError):
+    """The replaced run did not go away in time (its Workload's finalizer waits for Kueue)."""
+
+
+def submit(
+    api: kube.KubeApi,
+    obj: dict[str, Any],
+    *,
+    rerun: bool = False,
+    now: datetime | None = None,
+    sleep: Callable[[float], None] | None = None,
+    gone_timeout: float = 300.0,
+) -> Outcome:
+    """Create the run unless it exists or the ledger has it; `rerun` replaces either.
+
+    A replaced run is deleted in the foreground (its Jobs, pods, Workload and ProvisioningRequest first,
+    and the Workload carries Kueue's finalizer): the new one is created once the old name is free.
+    """
     from gpuplane.infra import kube  # noqa: PLC0415
+    from gpuplane.infra import queue as run_queue  # noqa: PLC0415
     from gpuplane.manifests import training  # noqa: PLC0415
 
     namespace, run = obj["metadata"]["namespace"], obj["metadata"]["name"]
@@ -72,39 +93,93 @@ def submit(api: kube.KubeApi, obj: dict[str, Any], *, rerun: bool = False, now: 
     ledger = api.read_ledger(namespace)
     if not rerun:
         if existing is not None:
-            return Outcome(run, "exists", kube.jobset_state(existing))
+            return Outcome(run, "exists", str(run_queue.run_state(api, existing)))
         if run in ledger:
             return Outcome(run, "already-ran", "finished and cleaned up (in the run ledger)")
     if existing is not None:
         api.delete_jobset(namespace, run)
+        _await_gone(api, namespace, run, sleep=sleep, timeout=gone_timeout)
     api.create_jobset(namespace, obj)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     ledger[run] = kube.ledger_record(obj["metadata"]["annotations"][training.RUN_SPEC_ANNOTATION], stamp)
     api.write_ledger(namespace, ledger)
-    return Outcome(run, "submitted", "Running")
+    # Kueue admits it (or not): a new run starts queued, whatever the cluster's free capacity.
+    return Outcome(run, "submitted", "Queued")
 
 
-def plan(obj: dict[str, Any]) -> Outcome:
-    """`--plan`: the manifest, without contacting a cluster."""
+def _await_gone(
+    api: kube.KubeApi, namespace: str, run: str, *, sleep: Callable[[float], None] | None, timeout: float
+) -> None:
+    import time  # noqa: PLC0415 - only a rerun waits
+
+    pause = sleep or time.sleep
+    waited = 0.0
+    while api.get_jobset(namespace, run) is not None:
+        if waited >= timeout:
+            raise StillDeleting(
+                f"run {run} is still being deleted after {timeout:.0f} s (its Workload's finalizer waits for Kueue); "
+                f"try again when `kubectl -n {namespace} get jobset {run}` finds nothing"
+            )
+        pause(2.0)
+        waited += 2.0
+
+
+def plan(obj: dict[str, Any], queue_objects: list[dict[str, Any]] | None = None) -> Outcome:
+    """`--plan`: the queued JobSet, then the queue objects it goes through, without contacting a cluster."""
     import yaml  # noqa: PLC0415
 
-    return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump(obj, sort_keys=True))
+    docs = [obj, *(queue_objects or [])]
+    return Outcome(obj["metadata"]["name"], "planned", manifest=yaml.safe_dump_all(docs, sort_keys=True))
 
 
-def wait(api: kube.KubeApi, namespace: str, run: str, *, poll_seconds: float = 10.0) -> str:
-    """Poll until the run completes or fails; its final state (`Gone` if its TTL removed it first)."""
+def queue_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """The stack's queue objects (what `pulumi up` applies for the run to be admitted through)."""
+    from gpuplane.components.queue_plan import queue_spec  # noqa: PLC0415
+    from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+
+    platform = config.platform
+    spec = queue_spec(
+        platform.workload_namespace,
+        platform.resolved_node_groups,
+        platform.queue,
+        kubernetes_version=platform.cluster.kubernetes_version,
+        autoscaler=platform.autoscaler.enabled,
+    )
+    return queue_manifests.objects(spec)
+
+
+def wait(
+    api: kube.KubeApi,
+    namespace: str,
+    run: str,
+    *,
+    poll_seconds: float = 10.0,
+    report: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> str:
+    """Follow the run through the queue until it ends; its final state.
+
+    Each change of state (queued with its position, provisioning, admitted, running, requeued) goes to
+    `report`. Ends on Completed, Failed, Deactivated (evicted past the requeue limit) or Gone (its TTL
+    removed it first).
+    """
     import time  # noqa: PLC0415 - only --wait sleeps
 
-    from gpuplane.infra import kube  # noqa: PLC0415
+    from gpuplane.infra import queue as run_queue  # noqa: PLC0415
 
+    pause = sleep or time.sleep
+    last = ""
     while True:
         obj = api.get_jobset(namespace, run)
         if obj is None:
             return "Gone"
-        state = kube.jobset_state(obj)
-        if state in ("Completed", "Failed"):
-            return state
-        time.sleep(poll_seconds)
+        state = run_queue.run_state(api, obj)
+        if report is not None and str(state) != last:
+            report(str(state))
+        last = str(state)
+        if state.state in run_queue.TERMINAL:
+            return state.state
+        pause(poll_seconds)
 
 
 def register(app: typer.Typer) -> None:
@@ -115,7 +190,9 @@ def register(app: typer.Typer) -> None:
         stack: StackArgument,
         name: Annotated[str, typer.Argument(help="A training workload of gpuplane:training")],
         run_id: Annotated[str | None, typer.Option(help="Run id. Default: a hash of the spec.")] = None,
-        plan_only: Annotated[bool, typer.Option("--plan", help="Print the JobSet; contact no cluster.")] = False,
+        plan_only: Annotated[
+            bool, typer.Option("--plan", help="Print the queued JobSet and the queue objects; contact no cluster.")
+        ] = False,
         kubeconfig: Annotated[
             Path | None,
             typer.Option(
@@ -124,11 +201,13 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         rerun: Annotated[bool, typer.Option(help="Submit again even if this run exists or ran.")] = False,
-        wait_: Annotated[bool, typer.Option("--wait", help="Wait until the run completes or fails.")] = False,
+        wait_: Annotated[
+            bool, typer.Option("--wait", help="Follow the run through the queue until it completes or fails.")
+        ] = False,
         stacks_dir: StacksDirOption = None,
         project_dir: ProjectOption = None,
     ) -> None:
-        """Submit training run NAME of STACK as a JobSet, once per spec or run id (docs/workloads.md)."""
+        """Submit training run NAME of STACK through the queue, once per spec or run id (docs/workloads.md)."""
         from gpuplane.infra import kube  # noqa: PLC0415
         from gpuplane.infra import project as paths  # noqa: PLC0415
 
@@ -150,7 +229,7 @@ def register(app: typer.Typer) -> None:
             err.print(nothing)
             raise typer.Exit(EXIT_INVALID_CONFIG) from None
         if plan_only:
-            typer.echo(plan(obj).manifest, nl=False)
+            typer.echo(plan(obj, queue_objects(config)).manifest, nl=False)
             return
         path = kubeconfig or paths.kubeconfig_path(project, stack)
         try:
@@ -158,10 +237,16 @@ def register(app: typer.Typer) -> None:
         except kube.KubeconfigMissing as exc:
             err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(EXIT_FAILED) from None
-        outcome = submit(api, obj, rerun=rerun)
+        try:
+            outcome = submit(api, obj, rerun=rerun)
+        except StillDeleting as exc:
+            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(EXIT_FAILED) from None
         typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
         if wait_ and outcome.action in ("submitted", "exists"):
-            final = wait(api, obj["metadata"]["namespace"], outcome.run)
+            final = wait(
+                api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
+            )
             typer.echo(f"{outcome.run}: {final}")
-            if final == "Failed":
+            if final in ("Failed", "Deactivated"):
                 raise typer.Exit(EXIT_FAILED)

@@ -393,3 +393,55 @@ ADDON_UNAVAILABLE_REGION_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
 def addon_offered(addon: str, region: str) -> bool:
     """Whether EKS offers `addon` in `region`, by the table above."""
     return not region.startswith(ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
+
+
+# --- Kueue: the training queue (issue 21) -------------------------------------------------------------
+# kubernetes-sigs/kueue v0.19.2 (tag commit 8eab687, 2026-08-20). Chart `oci://registry.k8s.io/kueue/charts/kueue`
+# (charts/kueue/README.md), version without the `v`; its values.yaml in git points at the staging image
+# (`us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.19`): hack/helm-chart-package.sh rewrites
+# it to `registry.k8s.io/kueue/kueue:<tag>` with pullPolicy IfNotPresent when packaging a release, and we set
+# the same explicitly. "Requires Kubernetes 1.29 or newer" (README.md). API `kueue.x-k8s.io/v1beta2` (the
+# storage version since v0.16; apis/kueue/v1beta2, config/components/crd/bases at the tag).
+KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_VERSION: Final = "0.19.2"
+KUEUE_IMAGE_REPOSITORY: Final = "registry.k8s.io/kueue/kueue"
+KUEUE_IMAGE_TAG: Final = "v0.19.2"
+KUEUE_NAMESPACE: Final = "kueue-system"
+KUEUE_API: Final = "kueue.x-k8s.io/v1beta2"
+# Visibility API (aggregated APIService `v1beta2.visibility.kueue.x-k8s.io`, charts/kueue/templates/visibility;
+# VisibilityOnDemand is beta and on by default since v0.9, pkg/features/kube_features.go).
+KUEUE_VISIBILITY_API: Final = "visibility.kueue.x-k8s.io/v1beta2"
+# The controller listens on 9443 (webhooks) and 8082 (visibility), charts/kueue/templates/manager/manager.yaml.
+KUEUE_WEBHOOK_PORT: Final = 9443
+KUEUE_VISIBILITY_PORT: Final = 8082
+# The JobSet integration's framework name (apis/config/v1beta2/configuration_types.go, Integrations).
+KUEUE_JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
+# ProvisioningRequest admission check (apis/kueue/v1beta2/provisioningrequestconfig_types.go).
+KUEUE_PROVISIONING_CONTROLLER: Final = "kueue.x-k8s.io/provisioning-request"
+
+# --- ProvisioningRequests in the cluster-autoscaler (kubernetes/autoscaler) ---------------------------
+# The CRD is not in the chart: apply `cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests
+# .yaml` at the image's tag (served v1 (storage) and v1beta1 at 1.32.7 ... 1.36.1). Kueue checks once at start-up
+# whether the API exists (cmd/kueue/main.go, ServerSupportsProvisioningRequest), so the CRD comes first.
+PROVISIONING_REQUEST_CRD_URL: Final = (
+    "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{version}/cluster-autoscaler/apis/"
+    "config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+)
+PROVISIONING_REQUEST_API: Final = "autoscaling.x-k8s.io/v1"
+# `best-effort-atomic-scale-up` scales up (autoscaler PR #6824); `check-capacity` never does, so it cannot serve
+# groups at zero. On AWS the scale-up is one IncreaseSize of one group: AwsNodeGroup.AtomicIncreaseSize returns
+# ErrNotImplemented (cloudprovider/aws/aws_cloud_provider.go) and the executor falls back to the plain increase
+# (core/scaleup/orchestrator/executor.go). A request nothing can satisfy expires after 7 days
+# (processors/provreq/processor.go, defaultExpirationTime), all at cluster-autoscaler-1.35.2.
+PROVISIONING_CLASS: Final = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+# Images whose ProvisioningRequest client speaks JSON (a CRD has no protobuf encoding; without it the autoscaler
+# cannot write the Accepted condition and never scales up: autoscaler issue #8855). Read in git at each tag
+# (`restConfig.ContentType = "application/json"` in cluster-autoscaler/main.go or builder/clients.go): present in
+# 1.33.6, 1.34.5, 1.35.2 (cherry-picks #10014-#10016, 2026-07-21/22) and 1.36.0+; absent in 1.32.7 (the last 1.32
+# patch, 2026-02-13), 1.33.5, 1.34.4, 1.35.0 and 1.35.1. The oldest fixed patch per minor:
+PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+    "1.36": "v1.36.0",
+}

@@ -40,6 +40,7 @@ from gpuplane.components.config.platform import (
     ObservabilityArgs,
     PlatformArgs,
 )
+from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import (
     _EFS_PATH_RE,
     _EFS_PERMS_RE,
@@ -96,6 +97,7 @@ __all__ = [
     "ObservabilityArgs",
     "PlatformArgs",
     "Profile",
+    "QueueArgs",
     "ServingArgs",
     "StorageArgs",
     "Taint",

@@ -9,12 +9,13 @@ from typing import Any, Final, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from gpuplane.components import workload_checks
+from gpuplane.components import queue_plan, workload_checks
 from gpuplane.components.args_base import FieldError, _Args
 from gpuplane.components.config.cluster import ClusterArgs
 from gpuplane.components.config.common import _DNS_LABEL_RE, Profile
 from gpuplane.components.config.network import NetworkArgs
 from gpuplane.components.config.node_groups import NodeGroupArgs, _blocks_scheduling, default_node_groups
+from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, StorageArgs, dynamic_access_point_path_length
 from gpuplane.components.workload_args import ServingArgs, TrainingArgs
 from gpuplane.components.workload_checks import WorkloadContext
@@ -115,6 +116,10 @@ class PlatformArgs(_Args):
         default=None,
         description="IngressClass for TensorBoard's Ingress (no controller is installed). Default: no Ingress.",
     )
+    queue: QueueArgs = Field(
+        default_factory=QueueArgs,
+        description="The training queue (Kueue), installed when training is declared. See QueueArgs.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -210,6 +215,7 @@ class PlatformArgs(_Args):
             )
 
         workload_checks.check_workloads(WorkloadContext.of(self), self.serving, self.training)
+        queue_plan.check_queue(WorkloadContext.of(self), self.queue, self.training)
         return self
 
     def _check_cluster_services_capacity(self) -> None:

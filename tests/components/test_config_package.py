@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import gpuplane.components.config as config
-from gpuplane.components.config import cluster, common, gpu, network, node_groups, platform, storage
+from gpuplane.components.config import cluster, common, gpu, network, node_groups, platform, queue, storage
 
 # Every name `components/config.py` defined or re-exported before it became a package (its own
 # `vars()` less the modules and typing/pydantic helpers it imported).
@@ -23,10 +23,14 @@ OLD_MODULE_NAMES = (
 )  # fmt: skip
 
 
+# Names added since the split (the training queue's settings).
+NEW_NAMES = ("QueueArgs",)
+
+
 def test_every_old_name_is_importable_from_the_package():
     missing = [name for name in OLD_MODULE_NAMES if not hasattr(config, name)]
     assert missing == []
-    assert sorted(config.__all__) == sorted(OLD_MODULE_NAMES)
+    assert sorted(config.__all__) == sorted(OLD_MODULE_NAMES + NEW_NAMES)
 
 
 def test_each_args_class_lives_in_its_concern_module():
@@ -38,6 +42,7 @@ def test_each_args_class_lives_in_its_concern_module():
     assert config.StorageArgs is storage.StorageArgs
     assert config.VolumeArgs is storage.VolumeArgs
     assert config.PlatformArgs is platform.PlatformArgs
+    assert config.QueueArgs is queue.QueueArgs
     assert config.LOG_RETENTION_DAYS is common.LOG_RETENTION_DAYS
 
 
@@ -45,7 +50,7 @@ def test_cross_checks_do_not_import_the_config_that_calls_them():
     """config -> workload_checks -> gpu_plan -> config was a loop held open by an import's position."""
     probe = (
         "import sys\n"
-        "import gpuplane.components.gpu_plan, gpuplane.components.workload_checks\n"
+        "import gpuplane.components.gpu_plan, gpuplane.components.workload_checks, gpuplane.components.queue_plan\n"
         "print('gpuplane.components.config' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
@@ -53,6 +58,6 @@ def test_cross_checks_do_not_import_the_config_that_calls_them():
 
 
 def test_importing_any_config_module_first_works():
-    for module in ("platform", "node_groups", "storage", "gpu", "network", "cluster", "common"):
+    for module in ("platform", "node_groups", "storage", "gpu", "network", "cluster", "common", "queue"):
         probe = f"import gpuplane.components.config.{module}"
         subprocess.run([sys.executable, "-c", probe], check=True)

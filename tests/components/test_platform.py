@@ -243,6 +243,7 @@ def test_component_tree(dev_run):
         "gpuplane:index:TfServing",  # the dev stack's example model
         "aws:eks/addon:Addon",  # metrics-server, for its HPA
         "gpuplane:index:TfTraining",  # the dev stack's example training workload
+        "gpuplane:index:TrainingQueue",  # Kueue, because the dev stack declares training
         "kubernetes:core/v1:Namespace",  # jobset-system
         "kubernetes:helm.sh/v3:Release",  # the JobSet controller
     }

@@ -179,11 +179,14 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(stac
         (NODE_GROUP, f"gpuplane-{stack}-system-ng"),
         (ADDON, f"gpuplane-{stack}-cluster-addon-coredns"),
     ]
-    # After DNS, one cluster service closes the path: the autoscaler, or metrics-server where an HPA
-    # (dev's serving example) needs it. Nothing that waits for GPU nodes, NAT or EFS.
+    # After DNS, one cluster service closes the path: the autoscaler, metrics-server where an HPA (dev's
+    # serving example) needs it, or a training stack's JobSet or Kueue chart (installed side by side).
+    # Nothing that waits for GPU nodes, NAT or EFS.
     assert slow[4:] in (
         [(RELEASE, f"gpuplane-{stack}-autoscaler-release")],
         [(ADDON, f"gpuplane-{stack}-addon-metrics-server")],
+        [(RELEASE, f"gpuplane-{stack}-jobset")],
+        [(RELEASE, f"gpuplane-{stack}-queue-kueue")],
     )
     assert not any("gpu-ng" in name or "nat" in name or "efs" in name for name in path.names())
 

@@ -36,6 +36,7 @@ def imported_after(setup: str) -> list[str]:
         "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['--help'])",
         "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['--version'])",
         "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['train', '--help'])",
+        "from gpuplane.infra.cli import app\nwith contextlib.suppress(SystemExit): app(['queue', '--help'])",
     ],
 )
 def test_the_cli_imports_no_heavy_module_until_a_command_runs(setup):

@@ -51,7 +51,8 @@ def test_train_reads_the_projects_stack_file(team, where, monkeypatch):
     monkeypatch.chdir(team / where)
     result = runner.invoke(app, ["train", "dev", "mnist", "--plan"])
     assert result.exit_code == 0, result.output
-    jobset = yaml.safe_load(result.stdout)
+    jobset, *queue_objects = yaml.safe_load_all(result.stdout)  # the queued run, then the queue it goes through
+    assert jobset["kind"] == "JobSet" and "LocalQueue" in [o["kind"] for o in queue_objects]
     worker = next(j for j in jobset["spec"]["replicatedJobs"] if j["name"] == "worker")
     assert worker["template"]["spec"]["parallelism"] == team_project.WORKERS  # the team's 5, not the checkout's 2
 

@@ -169,6 +169,7 @@ def test_schema_lists_every_top_level_key_with_defaults():
         "serving",
         "training",
         "ingressClass",
+        "queue",
     }
     assert schema["additionalProperties"] is False
     group = schema["$defs"]["NodeGroupArgs"]["properties"]

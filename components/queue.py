@@ -1,0 +1,100 @@
+"""TrainingQueue component: Kueue in front of training runs, and the ProvisioningRequest CRD it relies on.
+
+The queue's shape is decided from the stack in components/queue_plan.py and built in manifests/queue.py;
+this module applies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config.queue import QueueArgs
+from gpuplane.components.queue_plan import check_run, provisioning_supported, queue_spec
+from gpuplane.manifests import queue, versions
+from gpuplane.manifests.namespaces import namespace
+
+__all__ = [
+    "QueueArgs",
+    "TrainingQueue",
+    "check_run",
+    "provisioning_request_crd",
+    "provisioning_supported",
+    "queue_spec",
+]
+
+
+class TrainingQueue(pulumi.ComponentResource):
+    """Kueue (its chart, only the JobSet integration) and the workload namespace's queue objects.
+
+    Order: the ProvisioningRequest CRD (made by the platform before the autoscaler) comes first: Kueue
+    checks for its API once at start-up (it waits for JobSet's API by itself). The queue objects depend
+    on Kueue's release (its webhooks validate them), so a removal deletes them while Kueue still runs
+    and clears its finalizers. On `pulumi destroy` every in-cluster object goes with the cluster (`deletedWith`).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        spec: queue.Queue,
+        args: QueueArgs,
+        *,
+        cluster: Cluster,
+        kubernetes_version: str,
+        startup_taints: Sequence[str],
+        after: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
+        ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-kueue",
+            name="kueue",
+            namespace=versions.KUEUE_NAMESPACE,
+            chart=versions.KUEUE_CHART,
+            version=versions.KUEUE_VERSION,
+            values=queue.kueue_values(
+                spec.namespace,
+                pods_ready_timeout=args.pods_ready_timeout,
+                requeue_limit=args.requeue_limit,
+                startup_taints=startup_taints,
+            ),
+            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, *after])),
+        )
+        self.objects: list[pulumi.Resource] = []
+        objects_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[self.release]))
+        for doc in queue.objects(spec):
+            meta: dict[str, Any] = doc["metadata"]
+            self.objects.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{doc['kind'].lower()}-{meta['name']}",
+                    api_version=doc["apiVersion"],
+                    kind=doc["kind"],
+                    metadata=meta,
+                    spec=doc["spec"],
+                    opts=objects_opts,
+                )
+            )
+        self.register_outputs({"clusterQueue": spec.name, "localQueue": spec.local_queue})
+
+
+def provisioning_request_crd(
+    name: str, *, cluster: Cluster, kubernetes_version: str, parent: pulumi.Resource
+) -> pulumi.Resource:
+    """The ProvisioningRequest CRD at the autoscaler image's tag (not in its chart), applied from the tag's file.
+
+    The file is fetched by the Kubernetes provider at `pulumi up` (the render records its URL): the CRD is
+    upstream's, at the version of the image that reads it.
+    """
+    image = versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]
+    return k8s.yaml.v2.ConfigFile(
+        f"{name}-provisioningrequest-crd",
+        file=versions.PROVISIONING_REQUEST_CRD_URL.format(version=image.lstrip("v")),
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
+    )

@@ -1,0 +1,228 @@
+"""The training queue's plan, from the stack: which groups become flavors, their quotas, the check, what fits.
+
+Pure logic (no Pulumi, no import of the config package at run time: PlatformArgs' validator calls
+`check_queue`). What is decided here (manifests/queue.py builds the objects, components/queue.py applies them):
+- which node groups training may use (every group whose taints a training pod could tolerate: untainted
+  CPU groups, and GPU groups whose only blocking taint is the GPU taint) and what each holds at maxSize;
+- whether GPU flavors go through the ProvisioningRequest admission check: only when the autoscaler is
+  installed and its image for the cluster's minor has the JSON client fix (`provisioning_supported`);
+  on older minors (1.32) the queue admits by quota alone (docs/workloads.md, "The training queue");
+- whether a run can ever be admitted whole (`check_run`): its GPU pods must fit one GPU group at maxSize.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from gpuplane.components import gpu_plan, workload_checks
+from gpuplane.components.args_base import FieldError
+from gpuplane.manifests import queue, versions
+
+if TYPE_CHECKING:
+    from gpuplane.components.config import NodeGroupArgs, QueueArgs
+    from gpuplane.components.workload_args import TrainingArgs
+    from gpuplane.components.workload_checks import WorkloadContext
+
+
+_DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
+# A GPU node scaled from zero: EC2 launch and join (3-5 min), the device plugin registering the GPUs (about
+# 1 min), pulling the TensorFlow GPU image (several GB: minutes more). Below this the queue would evict every
+# run that had to wait for a GPU node, however healthy.
+MIN_PODS_READY_SECONDS: Final = 10 * 60
+# The roles' pods are created only after a run's data import (up to its timeoutMinutes): the timeout must
+# cover that import plus a GPU node's boot.
+GPU_BOOT_ALLOWANCE_SECONDS: Final = 10 * 60
+
+
+def duration_seconds(value: str) -> int:
+    """Seconds of a Go duration made of h/m/s parts (`1h30m`); ValueError otherwise."""
+    if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
+        raise ValueError(f"'{value}' is not a duration like 40m, 1h or 1h30m")
+    factor = {"h": 3600, "m": 60, "s": 1}
+    return sum(int(n) * factor[unit] for n, unit in _DURATION_RE.findall(value))
+
+
+def _version_tuple(tag: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in tag.lstrip("v").split("."))
+
+
+def provisioning_supported(kubernetes_version: str, *, autoscaler: bool = True) -> bool:
+    """Whether the cluster-autoscaler we install for this minor handles ProvisioningRequests.
+
+    It must be installed, and its pinned image at or past the patch that fixed the ProvisioningRequest
+    client (versions.PROVISIONING_REQUEST_FIXED); 1.32 has no such patch.
+    """
+    fixed = versions.PROVISIONING_REQUEST_FIXED.get(kubernetes_version)
+    image = versions.CLUSTER_AUTOSCALER_IMAGES.get(kubernetes_version)
+    if not autoscaler or fixed is None or image is None:
+        return False
+    return _version_tuple(image) >= _version_tuple(fixed)
+
+
+def training_groups(groups: Sequence[NodeGroupArgs]) -> list[NodeGroupArgs]:
+    """Node groups a training pod could land on: no blocking taint but the GPU taint on a GPU group."""
+    return [
+        g
+        for g in groups
+        if not any(
+            t.effect in ("NoSchedule", "NoExecute") and not (g.kind == "gpu" and t.key == versions.GPU_RESOURCE)
+            for t in g.all_taints
+        )
+    ]
+
+
+def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
+    """The group as a flavor: its name label, its blocking taints, what it holds at maxSize.
+
+    Per node: the fit check's allocatable (smallest instance type, after the kubelet reservation, the
+    eviction threshold and the system DaemonSets). `max_gpus` caps the group's GPU quota.
+    """
+    node = workload_checks.allocatable(group)
+    gpus = node.gpu_units * group.max_size if group.kind == "gpu" else 0
+    if max_gpus is not None:
+        gpus = min(gpus, max_gpus)
+    taints = tuple(
+        {"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect}
+        for t in group.all_taints
+        if t.effect in ("NoSchedule", "NoExecute")
+    )
+    return queue.Flavor(
+        group=group.name,
+        node_labels={versions.LABEL_NODE_GROUP: group.name},
+        taints=taints,
+        cpu_millis=node.cpu_millis * group.max_size,
+        memory_bytes=node.memory_bytes * group.max_size,
+        gpus=gpus,
+        gpu_resource=gpu_plan.gpu_resource_name(group) if group.kind == "gpu" else None,
+    )
+
+
+def queue_spec(
+    namespace_name: str,
+    groups: Sequence[NodeGroupArgs],
+    args: QueueArgs,
+    *,
+    kubernetes_version: str,
+    autoscaler: bool = True,
+) -> queue.Queue:
+    """The workload namespace's queue, from the node groups and the queue settings."""
+    flavors = tuple(flavor(g, args.max_gpus if g.kind == "gpu" else None) for g in training_groups(groups))
+    return queue.Queue(
+        namespace=namespace_name,
+        flavors=flavors,
+        provisioning=provisioning_supported(kubernetes_version, autoscaler=autoscaler),
+    )
+
+
+@dataclass(frozen=True)
+class GpuRole:
+    """A role of a run that asks for GPUs: its pods and the GPU groups it may use."""
+
+    name: str
+    count: int
+    cpu_millis: int
+    memory_bytes: int
+    gpus: int
+    groups: tuple[str, ...]
+
+
+def gpu_roles(training: TrainingArgs, context: WorkloadContext) -> list[GpuRole]:
+    """The run's GPU roles (the pods a ProvisioningRequest manages), with the groups each fits."""
+    roles = []
+    for name, role in training.roles():
+        if not role.resources.gpus:
+            continue
+        placement = workload_checks.role_placement(training, name, role, context)
+        roles.append(
+            GpuRole(
+                name=name,
+                count=role.replicas,
+                cpu_millis=role.resources.cpu_request_millis,
+                memory_bytes=role.resources.memory_request_bytes,
+                gpus=role.resources.gpus,
+                groups=tuple(g.name for g in placement.groups),
+            )
+        )
+    return roles
+
+
+def nodes_needed(roles: Sequence[GpuRole], node: workload_checks.Allocatable) -> int | None:
+    """Nodes of this size that hold every pod of `roles`, each role on nodes of its own (an upper bound).
+
+    None when a pod of some role does not fit the node at all.
+    """
+    total = 0
+    for role in roles:
+        per_node = min(
+            node.cpu_millis // max(role.cpu_millis, 1),
+            node.memory_bytes // max(role.memory_bytes, 1),
+            node.gpu_units // role.gpus,
+        )
+        if per_node < 1:
+            return None
+        total += -(-role.count // per_node)
+    return total
+
+
+def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs) -> None:
+    """ValueError unless one GPU group, at maxSize (and within the queue's GPU cap), holds all the run's GPU pods.
+
+    The ProvisioningRequest asks the autoscaler for every GPU pod at once and it scales up only a group
+    that can hold them all within its maximum (a request no group can hold waits 7 days before it fails);
+    our groups carry their own name label, so the autoscaler never treats two as similar. Without the
+    check (quota alone) such a run would never get all its GPUs in one group either. So a run whose GPU
+    pods need more than one group, or two different GPU groups, is refused.
+    """
+    roles = gpu_roles(training, context)
+    if not roles:
+        return
+    by_name = {g.name: g for g in context.node_groups}
+    common = set.intersection(*(set(r.groups) for r in roles))
+    total = sum(r.count * r.gpus for r in roles)
+    holds: list[str] = []
+    for name in sorted(common):
+        group = by_name[name]
+        node = workload_checks.allocatable(group)
+        need = nodes_needed(roles, node)
+        full = node.gpu_units * group.max_size
+        quota = flavor(group, args.max_gpus).gpus
+        if need is not None and need <= group.max_size and total <= quota:
+            return
+        cap = f", queue.maxGpus {args.max_gpus}" if quota < full else ""
+        holds.append(
+            f"'{name}' holds {full} GPU(s) on {group.max_size} node(s) of {node.describe()}{cap}; "
+            f"the run needs {need if need is not None else 'more'} node(s)"
+        )
+    pods = ", ".join(f"{r.count} {r.name} x {r.gpus} GPU" for r in roles)
+    where = "; ".join(holds) if holds else f"its GPU roles share no GPU group ({[list(r.groups) for r in roles]})"
+    raise ValueError(
+        f"training '{training.name}': its GPU pods ({pods}; {total} GPU(s) in all) fit no single GPU group at its "
+        f"maxSize: {where}. A run is admitted whole on one group: raise that group's maxSize (or queue.maxGpus), "
+        "or make the run smaller"
+    )
+
+
+def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[TrainingArgs]) -> None:
+    """The queue cross-checks of a platform (PlatformArgs' validator): FieldError with the stack key path.
+
+    Every training run must be admissible whole (`check_run`), and `queue.podsReadyTimeout` must leave a
+    run's data import its whole timeout plus a GPU node's boot, or Kueue would evict runs that are fine.
+    """
+    timeout = duration_seconds(args.pods_ready_timeout)
+    for index, training in enumerate(trainings):
+        data = training.data_import
+        if data is not None and timeout < data.timeout_minutes * 60 + GPU_BOOT_ALLOWANCE_SECONDS:
+            raise FieldError(
+                "queue.podsReadyTimeout",
+                f"'{args.pods_ready_timeout}' is shorter than training[{index}].dataImport.timeoutMinutes "
+                f"({data.timeout_minutes}m) plus 10m for a GPU node's boot: the roles start only after the import, "
+                f"and Kueue would evict the run first; use at least {data.timeout_minutes + 10}m",
+            )
+        try:
+            check_run(training, context, args)
+        except ValueError as exc:
+            role = next((name for name, r in training.roles() if r.resources.gpus), "worker")
+            raise FieldError(f"training[{index}].{role}.replicas", str(exc)) from exc

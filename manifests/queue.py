@@ -1,0 +1,297 @@
+"""The training queue: Kueue objects (kueue.x-k8s.io/v1beta2) and the Kueue chart's values. Pure dicts.
+
+Why a queue: without one, a run whose pods only partly fit starts the pods that fit and leaves the rest
+Pending, and the started workers hold GPU nodes while they wait for the others in TensorFlow's collective
+setup; two runs submitted together can each hold half the GPUs and both wait forever. Kueue admits a run
+only when quota for all its pods is free (one Workload per JobSet, one PodSet per replicatedJob), and with
+the ProvisioningRequest admission check only after the cluster-autoscaler has found one node group that
+can hold all its GPU pods and scaled it up in one step.
+
+Shape, derived from the stack (components/queue.py computes the numbers):
+- a ResourceFlavor per node group training may use, matching the group's own `gpuplane.io/node-group`
+  label (the label our pods' affinity selects on, and that the group advertises for scale from zero) and
+  listing its NoSchedule/NoExecute taints, so a PodSet only gets a flavor whose taints it tolerates;
+- one ClusterQueue for the workload namespace: one resource group covering cpu, memory and the GPU
+  resources, each flavor's quota what its group holds at maxSize (after the kubelet and DaemonSet
+  reservations the fit check uses); GPU flavors carry the ProvisioningRequest check when it is enabled;
+- a LocalQueue in the namespace (the name runs carry in the `kueue.x-k8s.io/queue-name` label).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import yaml
+
+from gpuplane.manifests import versions
+
+QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
+# The label Kueue puts on a job's Workload (pkg/controller/constants/constants.go, JobUIDLabel).
+JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+LOCAL_QUEUE: Final = "training"
+ADMISSION_CHECK: Final = "gpu-provisioning"
+FLAVOR_PREFIX: Final = "group-"
+MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "gpuplane"}
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """One node group as Kueue sees it: the label that selects it, its taints, what it holds at maxSize."""
+
+    group: str
+    node_labels: Mapping[str, str]
+    taints: tuple[Mapping[str, str], ...]
+    cpu_millis: int
+    memory_bytes: int
+    gpus: int = 0
+    gpu_resource: str | None = None
+
+    @property
+    def name(self) -> str:
+        """`group-<node group>`: ResourceFlavor names share the cluster with other tenants' flavors."""
+        return f"{FLAVOR_PREFIX}{self.group}"
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The workload namespace's queue."""
+
+    namespace: str
+    flavors: tuple[Flavor, ...]
+    provisioning: bool
+    """Whether GPU flavors carry the ProvisioningRequest admission check (autoscaler with the fix)."""
+    cluster_queue: str = ""
+    local_queue: str = LOCAL_QUEUE
+    labels: Mapping[str, str] = field(default_factory=lambda: dict(MANAGED_BY))
+
+    @property
+    def name(self) -> str:
+        """The ClusterQueue's name: `<namespace>-training` (one per workload namespace)."""
+        return self.cluster_queue or f"{self.namespace}-training"
+
+    @property
+    def gpu_resources(self) -> list[str]:
+        """GPU resource names the flavors provide, sorted."""
+        return sorted({f.gpu_resource for f in self.flavors if f.gpu_resource})
+
+    @property
+    def covered_resources(self) -> list[str]:
+        """cpu, memory, then the GPU resources: what a PodSet may request (Kueue blocks undeclared ones)."""
+        return ["cpu", "memory", *self.gpu_resources]
+
+    @property
+    def gpu_flavors(self) -> list[Flavor]:
+        """The flavors of GPU groups."""
+        return [f for f in self.flavors if f.gpus]
+
+
+def _meta(name: str, queue: Queue, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(queue.labels)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def resource_flavor(flavor: Flavor, queue: Queue) -> dict[str, Any]:
+    """A ResourceFlavor: Kueue admits a PodSet to it only if the PodSet's affinity and tolerations allow it.
+
+    No `tolerations`: Kueue would add them to admitted pods, and our pods already tolerate what they may.
+    """
+    spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)}
+    if flavor.taints:
+        spec["nodeTaints"] = [dict(t) for t in flavor.taints]
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(flavor.name, queue),
+        "spec": spec,
+    }
+
+
+def quantity_cpu(millis: int) -> str:
+    """A CPU quantity in millicores (`1500m`)."""
+    return f"{millis}m"
+
+
+def quantity_memory(memory_bytes: int) -> str:
+    """A memory quantity in whole MiB, rounded down (`6144Mi`)."""
+    return f"{memory_bytes // 2**20}Mi"
+
+
+def _quotas(flavor: Flavor, queue: Queue) -> list[dict[str, Any]]:
+    quotas = [
+        {"name": "cpu", "nominalQuota": quantity_cpu(flavor.cpu_millis)},
+        {"name": "memory", "nominalQuota": quantity_memory(flavor.memory_bytes)},
+    ]
+    # Every flavor of a resource group lists every covered resource, in order (the CRD's rule).
+    for resource in queue.gpu_resources:
+        quotas.append({"name": resource, "nominalQuota": str(flavor.gpus if flavor.gpu_resource == resource else 0)})
+    return quotas
+
+
+def cluster_queue(queue: Queue) -> dict[str, Any]:
+    """The ClusterQueue: quotas per flavor; GPU flavors behind the ProvisioningRequest check when enabled.
+
+    BestEffortFIFO (Kueue's default): a run that cannot be admitted yet does not hold back a smaller one
+    behind it that fits; runs are otherwise taken in submission order. No cohort: nothing borrows.
+    """
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue.namespace}},
+        "queueingStrategy": "BestEffortFIFO",
+        "resourceGroups": [
+            {
+                "coveredResources": queue.covered_resources,
+                "flavors": [{"name": f.name, "resources": _quotas(f, queue)} for f in queue.flavors],
+            }
+        ],
+    }
+    if queue.provisioning and queue.gpu_flavors:
+        spec["admissionChecksStrategy"] = {
+            "admissionChecks": [{"name": ADMISSION_CHECK, "onFlavors": [f.name for f in queue.gpu_flavors]}]
+        }
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "ClusterQueue",
+        "metadata": _meta(queue.name, queue),
+        "spec": spec,
+    }
+
+
+def local_queue(queue: Queue) -> dict[str, Any]:
+    """The LocalQueue runs name in their `kueue.x-k8s.io/queue-name` label."""
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "LocalQueue",
+        "metadata": _meta(queue.local_queue, queue, queue.namespace),
+        "spec": {"clusterQueue": queue.name},
+    }
+
+
+def provisioning_request_config(queue: Queue) -> dict[str, Any]:
+    """How Kueue asks the autoscaler for a run's GPU nodes: one best-effort-atomic request per admission.
+
+    `managedResources` limits the request to PodSets that ask for GPUs: CPU-only roles (parameter servers,
+    the data import) go to the CPU groups by quota alone. Retries: 3 with backoff from 60 s (Kueue's
+    defaults, written out so the plan shows them).
+    """
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "ProvisioningRequestConfig",
+        "metadata": _meta(ADMISSION_CHECK, queue),
+        "spec": {
+            "provisioningClassName": versions.PROVISIONING_CLASS,
+            "managedResources": queue.gpu_resources,
+            "retryStrategy": {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800},
+        },
+    }
+
+
+def admission_check(queue: Queue) -> dict[str, Any]:
+    """The AdmissionCheck run by Kueue's ProvisioningRequest controller, with the config above."""
+    return {
+        "apiVersion": versions.KUEUE_API,
+        "kind": "AdmissionCheck",
+        "metadata": _meta(ADMISSION_CHECK, queue),
+        "spec": {
+            "controllerName": versions.KUEUE_PROVISIONING_CONTROLLER,
+            "parameters": {
+                "apiGroup": versions.KUEUE_API.split("/")[0],
+                "kind": "ProvisioningRequestConfig",
+                "name": ADMISSION_CHECK,
+            },
+        },
+    }
+
+
+def objects(queue: Queue) -> list[dict[str, Any]]:
+    """Every queue object, in the order they can be created (flavors and checks before the ClusterQueue)."""
+    docs = [resource_flavor(f, queue) for f in queue.flavors]
+    if queue.provisioning and queue.gpu_flavors:
+        docs += [provisioning_request_config(queue), admission_check(queue)]
+    return [*docs, cluster_queue(queue), local_queue(queue)]
+
+
+def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) -> dict[str, Any]:
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
+
+    The chart's defaults for health, metrics, webhook, leader election and client limits are repeated
+    because the chart takes the whole file as one string. Ours: only the JobSet integration (the `pod`
+    integration would make Kueue's pod webhook fail-closed for every namespace); Kueue manages jobs only
+    in the workload namespace, and only those that name a queue; `waitForPodsReady` evicts and requeues
+    an admitted run whose pods are not all ready within the timeout, at most `requeue_limit` times, then
+    deactivates it (each retry boots GPU nodes again).
+    """
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": versions.KUEUE_WEBHOOK_PORT},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "manageJobsWithoutQueueName": False,
+        "managedJobsNamespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        "waitForPodsReady": {
+            "timeout": pods_ready_timeout,
+            "blockAdmission": False,
+            "requeuingStrategy": {"timestamp": "Eviction", "backoffLimitCount": requeue_limit},
+        },
+        "integrations": {"frameworks": [versions.KUEUE_JOBSET_FRAMEWORK]},
+    }
+
+
+def kueue_values(
+    namespace: str, *, pods_ready_timeout: str, requeue_limit: int, startup_taints: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Values of the Kueue chart: the released image, our manager config, nothing optional switched on.
+
+    The controller runs non-root with a read-only root and no capabilities (the chart's securityContext),
+    which `restricted` admits. It runs on the pod network (no hostNetwork): the API server reaches the
+    webhook (9443) and the visibility API (8082) through the cluster security group that every node has.
+    It mounts no EFS, so it tolerates the EFS driver's startup taint like the autoscaler.
+    """
+    return {
+        "controllerManager": {
+            "manager": {
+                "image": {
+                    "repository": versions.KUEUE_IMAGE_REPOSITORY,
+                    "tag": versions.KUEUE_IMAGE_TAG,
+                    "pullPolicy": "IfNotPresent",
+                }
+            },
+            "tolerations": [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints],
+        },
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(
+                manager_config(namespace, pods_ready_timeout, requeue_limit), sort_keys=False
+            )
+        },
+        "enablePrometheus": False,
+        "enableCertManager": False,
+        "enableKueueViz": False,
+    }
+
+
+def queued(jobset: Mapping[str, Any], local_queue_name: str = LOCAL_QUEUE) -> dict[str, Any]:
+    """The run as submitted through the queue: labelled with its LocalQueue and created suspended.
+
+    Kueue's webhook would suspend it anyway; creating it suspended means no pod starts even in the moment
+    before the webhook answers, and the plan shows what the cluster will hold.
+    """
+    doc = copy.deepcopy(dict(jobset))
+    doc["metadata"].setdefault("labels", {})[QUEUE_LABEL] = local_queue_name
+    doc["spec"]["suspend"] = True
+    return doc
