@@ -59,10 +59,11 @@ def stack_queue(overrides: dict[str, Any], version: str = "1.35") -> queue.Queue
 
 
 @pytest.fixture
-def fixed_autoscaler(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The 1.35 autoscaler image with the ProvisioningRequest fix (the images issue pins it; this test does not)."""
-    monkeypatch.setitem(versions.CLUSTER_AUTOSCALER_IMAGES, "1.35", "v1.35.2")
-    return "v1.35.2"
+def fixed_autoscaler() -> str:
+    """The pinned autoscaler image of the default Kubernetes minor: it must be one with the ProvisioningRequest fix."""
+    image = versions.CLUSTER_AUTOSCALER_IMAGES[versions.DEFAULT_KUBERNETES_VERSION]
+    assert queue_component.provisioning_supported(versions.DEFAULT_KUBERNETES_VERSION), image
+    return image
 
 
 # --- the API -------------------------------------------------------------------------------------------
@@ -217,8 +218,8 @@ def test_plan_orders_the_crd_before_the_autoscaler_and_kueue(run_platform, fixed
     rec = run_platform({"training": [GPU_RUN]})
     (crd,) = rec.by_type(CRD)
     assert crd.inputs["file"] == (
-        "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-1.35.2/cluster-autoscaler/apis/"
-        "config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+        f"https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{fixed_autoscaler.removeprefix('v')}"
+        "/cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
     )
     releases = {r.inputs["name"]: r for r in rec.by_type(RELEASE)}
     autoscaler, kueue, jobset = releases["cluster-autoscaler"], releases["kueue"], releases["jobset"]
@@ -242,7 +243,9 @@ def test_plan_orders_the_crd_before_the_autoscaler_and_kueue(run_platform, fixed
 @pytest.mark.parametrize("version", ["1.32", "1.35"])
 def test_without_the_fix_the_queue_admits_by_quota_alone(run_platform, monkeypatch, version):
     monkeypatch.setitem(versions.CLUSTER_AUTOSCALER_IMAGES, "1.35", "v1.35.1")
-    rec = run_platform({"training": [GPU_RUN], "cluster": {**DEV_CLUSTER, "kubernetesVersion": version}})
+    # 1.32 left standard support before the suite's "today": only an EXTENDED cluster may pin it.
+    policy = {"upgradePolicy": "EXTENDED"} if version == "1.32" else {}
+    rec = run_platform({"training": [GPU_RUN], "cluster": {**DEV_CLUSTER, "kubernetesVersion": version, **policy}})
     assert rec.by_type(CRD) == []
     autoscaler = next(r for r in rec.by_type(RELEASE) if r.inputs["name"] == "cluster-autoscaler")
     assert "enable-provisioning-requests" not in autoscaler.inputs["values"]["extraArgs"]
