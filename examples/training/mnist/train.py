@@ -119,9 +119,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         strategy: Any = tf.distribute.ParameterServerStrategy(resolver)
         is_chief = True
+        spec = resolver.cluster_spec()
+        print(f"chief:0 connected to {spec.num_tasks('worker')} workers and {spec.num_tasks('ps')} ps", flush=True)
     elif kind == "multiWorkerMirrored":
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
-        is_chief = task_type == "chief" or (task_type == "worker" and task_index == 0 and "chief" not in tf_config["cluster"])
+        # The chief if there is one, else worker 0 (TensorFlow's own convention).
+        has_chief = "chief" in tf_config["cluster"]
+        is_chief = task_type == "chief" or (task_type == "worker" and task_index == 0 and not has_chief)
     else:
         strategy = tf.distribute.get_strategy()
         is_chief = True
@@ -171,10 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
         per_worker = iter(coordinator.create_per_worker_dataset(dataset_fn))
 
-        @tf.function
-        def train_step(iterator: Any) -> Any:
+        def ps_step(iterator: Any) -> Any:
             images, labels = next(iterator)
             return strategy.run(step_fn, args=(images, labels))
+
+        train_step = tf.function(ps_step)
 
         def run_epoch() -> tuple[float, float]:
             results = [coordinator.schedule(train_step, args=(per_worker,)) for _ in range(args.steps_per_epoch)]
@@ -189,11 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         global_batch = args.batch_size * max(1, strategy.num_replicas_in_sync)
         iterator = iter(strategy.distribute_datasets_from_function(dataset_fn))
 
-        @tf.function
-        def train_step_mirrored(it: Any) -> tuple[Any, Any]:
+        def mirrored_step(it: Any) -> tuple[Any, Any]:
             loss, correct = strategy.run(step_fn, args=next(it))
             reduce = tf.distribute.ReduceOp.SUM
             return strategy.reduce(reduce, loss, axis=None), strategy.reduce(reduce, correct, axis=None)
+
+        train_step_mirrored = tf.function(mirrored_step)
 
         def run_epoch() -> tuple[float, float]:
             loss_sum, correct_sum = 0.0, 0.0
