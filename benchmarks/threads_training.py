@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    args.markdown.write_text(markdown(report))
+    threads.write_markdown(args.markdown, markdown(report))
     print(markdown(report))
     return 0
 
@@ -305,9 +305,14 @@ def markdown(report: Mapping[str, Any]) -> str:
         hung = f"{r['hung']}" + (
             f" (CPU {', '.join(f'{c:g}%' for c in r['cpu_pct_when_hung'])} at the timeout)" if r["hung"] else ""
         )
+        if r["runs"] == r["hung"]:
+            figures = "- | - | - | -"
+        else:
+            figures = (
+                f"{r['median_train_s']:.1f} | {r['spread']:.0%} | {r['median_wall_s']:.1f} | {r['test_accuracy']:.3f}"
+            )
         lines.append(
-            f"| {r['strategy']} | {r['setting']} | {r['runs']} | {hung} | {r['median_train_s']:.1f} | "
-            f"{r['spread']:.0%} | {r['median_wall_s']:.1f} | {r['test_accuracy']:.3f} | {r['median_load']:.1f} |"
+            f"| {r['strategy']} | {r['setting']} | {r['runs']} | {hung} | {figures} | {r['median_load']:.1f} |"
         )
     lines += [
         "",
