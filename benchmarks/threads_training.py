@@ -18,7 +18,7 @@ idles, a slow run does not). Cases are shuffled in every repeat (interleaved) an
 training time (the loop only: TF's import is excluded) are reported, with the 1-minute load average seen
 during each run. It also records what the helper itself exports inside each task's cgroup.
 
-Run as root: ``python benchmarks/threads_training.py`` (about 15 minutes on 2 cores). Uses the
+Run as root: ``python benchmarks/threads_training.py`` (6 to 10 minutes on 2 cores). Uses the
 tensorflow-cpu venv of ``benchmarks/threads.py``. Results: ``benchmarks/results/threads_training.json``
 and ``benchmarks/RESULTS_threads_training.md``.
 """
