@@ -3,7 +3,7 @@
 The runs are what `gpuplane train dev mnist --plan` prints (the dev stack's parameter-server run) and the
 same workload as a multi-worker mirrored run, both built by the project's own code. The program is the
 example (`examples/training/mnist/train.py`), brought onto the datasets volume the way a user would: its
-archive (`make_data.py --archive`) through the data import's own script. Each run must train to the end
+archive (`make_data.py --archive`) through the data import's own script, over HTTPS. Each run must train to the end
 within a time limit that fails the test instead of hanging it, and the parameter-server run must hang on
 the old rule (one inter-op thread per task: TensorFlow issue #38969). See tests/runtime/_training_run.py
 for what is rendered and what is mapped onto this machine.
@@ -11,12 +11,9 @@ for what is rendered and what is mapped onto this machine.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +29,7 @@ from gpuplane.manifests import tf_runtime, training
 from tests.runtime import _training_run as run
 from tests.runtime._support import ROOT
 from tests.runtime.test_helper_tensorflow import tf_python  # noqa: F401 - the fixture, shared
+from tests.workloads.import_harness import Server, tls_files
 
 pytestmark = pytest.mark.tensorflow
 
@@ -66,17 +64,10 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def source_url(archive: Path) -> Iterator[str]:
-    """The archive served over HTTP (the import accepts http:// only when a test allows it)."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(archive.parent)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/{archive.name}"
-    server.shutdown()
+    """The archive served over loopback HTTPS (a test CA; the import accepts https:// and s3:// only)."""
+    server = Server(routes={f"/{archive.name}": archive.read_bytes()})
+    yield f"{server.url}/{archive.name}"
+    server.close()
 
 
 def volumes(tmp_path: Path, source_url: str) -> dict[str, Path]:
@@ -86,7 +77,7 @@ def volumes(tmp_path: Path, source_url: str) -> dict[str, Path]:
         path.mkdir()
     env = {"GPUPLANE_IMPORT_SOURCE": source_url, "GPUPLANE_IMPORT_DEST": str(vols["datasets"] / "mnist"),
            "GPUPLANE_IMPORT_KIND": "data", "GPUPLANE_IMPORT_STAGING": str(tmp_path / "staging"),
-           "GPUPLANE_IMPORT_ALLOW_HTTP": "true", "PATH": "/usr/bin:/bin"}  # fmt: skip
+           "SSL_CERT_FILE": str(tls_files()[0]), "PATH": "/usr/bin:/bin"}  # fmt: skip
     done = subprocess.run([sys.executable, str(IMPORT_SCRIPT)], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (vols["datasets"] / "mnist" / "train.py").read_bytes() == (EXAMPLE / "train.py").read_bytes()
