@@ -42,7 +42,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = ROOT / "manifests" / "runtime" / "gpuplane-entrypoint.sh"
-TF_VERSION = "2.21.0"
+TF_VERSION = "2.20.0"
 DEFAULT_VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
 PERIOD_US = 100_000
 BATCH = 8
@@ -431,9 +431,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    args.markdown.write_text(markdown(report))
+    write_markdown(args.markdown, markdown(report))
     print(markdown(report))
     return 0
+
+
+HAND_WRITTEN = "\n---\n\n*The sections below were written by hand"
+
+
+def write_markdown(path: Path, generated: str) -> None:
+    """Write the generated results, keeping the hand-written part of an existing file (after its marker)."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        at = old.find(HAND_WRITTEN)
+        kept = old[at:] if at >= 0 else ""
+    path.write_text(generated.rstrip("\n") + "\n" + kept if kept else generated)
 
 
 def summarize(

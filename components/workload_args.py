@@ -15,7 +15,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.manifests import model_import, scheduling, versions
+from gpuplane.manifests import model_import, scheduling, training, versions
 
 _DNS_LABEL_RE: Final = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -454,8 +454,12 @@ class TrainingArgs(_Args):
         le=100,
         description="Pod failures per role before the run fails (preemptions excluded). Default 3.",
     )
-    active_deadline_seconds: int | None = Field(
-        default=None, ge=1, description="Hard limit on a role's run time, Pending time included. Default: none."
+    active_deadline_seconds: int = Field(
+        default=training.DEFAULT_ACTIVE_DEADLINE_SECONDS,
+        ge=0,
+        description="Deadline of each role's Job, in seconds from its start: time Pending for a node counts, time "
+        "suspended (queued) does not, and every resume starts it again. The run then fails (DeadlineExceeded) "
+        "instead of holding its nodes. 0: no deadline. Default 86400 (1 day).",
     )
     run_id: str | None = Field(
         default=None, description="Run name suffix. Default: a hash of the spec (a changed spec is a new run)."

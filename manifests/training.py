@@ -42,6 +42,19 @@ SUCCESS_POLICY_FIELDS: Final = frozenset({"operator", "targetReplicatedJobs"})
 FAILURE_POLICY_FIELDS: Final = frozenset({"maxRestarts", "rules", "restartStrategy"})
 DEPENDS_ON_STATUS: Final = ("Ready", "Complete")
 SUBMITTED_BY_ANNOTATION: Final = "gpuplane.io/submitted-by"
+# The default deadline of every role's Job (`activeDeadlineSeconds`): a backstop, so that a run that hangs
+# (a deadlocked step, a worker waiting forever for a peer that never started) fails with the Job reason
+# `DeadlineExceeded` instead of holding its nodes, GPU nodes included, until someone notices. One day is
+# long enough for the dev stack's runs and their wait for a scaled-from-zero node; longer runs raise it
+# (`activeDeadlineSeconds`), and 0 removes it. How Kubernetes counts it (JobSet v0.12 has no deadline of
+# its own, so the Job's is the one there is): from the Job's `status.startTime`, which the Job controller
+# sets when the Job starts unsuspended, so time its pods spend Pending (waiting for a node) counts; a
+# suspended Job's clock is stopped and starts again from zero when it resumes (batch/v1 JobSpec), and
+# JobSet suspends and resumes its Jobs with the JobSet (clearing `startTime`, jobset_controller.go
+# `resumeJob`, v0.12.0), so time a queue such as Kueue keeps the run suspended does not count, and each
+# admission starts a full deadline. Roles that `dependsOn` the data import are created when it completes:
+# the import's time is its own (`timeoutMinutes`), not the roles'.
+DEFAULT_ACTIVE_DEADLINE_SECONDS: Final = 86400
 RUN_SPEC_ANNOTATION: Final = "gpuplane.io/spec-hash"
 
 
@@ -74,7 +87,8 @@ class Training:
     """volume name -> mount path."""
     ttl_seconds: int = 86400
     backoff_limit: int = 3
-    active_deadline_seconds: int | None = None
+    active_deadline_seconds: int | None = DEFAULT_ACTIVE_DEADLINE_SECONDS
+    """Each role's Job `activeDeadlineSeconds`; None or 0: no deadline."""
     max_restarts: int = 0
     data_import: model_import.Import | None = None
     port: int = tf_runtime.DEFAULT_TF_PORT

@@ -20,7 +20,7 @@ set -f # no globbing anywhere: every unquoted expansion below is split on purpos
 
 GP_ME=gpuplane-entrypoint
 
-## The measured rule (benchmarks/threads.py; results in benchmarks/RESULTS_threads.md).
+## The inference rule (benchmarks/threads.py; results in benchmarks/RESULTS_threads.md).
 # MobileNetV2 inference, TF 2.21 CPU, real cgroup quotas on a 2-core machine; medians of 11 runs pooled
 # from the two recorded runs (images/s; run-to-run noise is about 15-20%).
 # No effective limit (no quota, or a quota at or above the CPUs the process can use): nothing is
@@ -38,6 +38,18 @@ GP_ME=gpuplane-entrypoint
 # regimes are the same there; rerun the benchmark on such a node to check.
 GP_RULE_ROUNDING=ceil
 GP_RULE_INTER=1
+
+## The training rule (benchmarks/threads_training.py; results in benchmarks/RESULTS_threads_training.md).
+# A training pod (GPUPLANE_TF_ROLES or TF_CONFIG set) never runs with fewer than 2 inter-op threads:
+# with 1, parameter-server training hangs on its first step, every time (TensorFlow issue #38969,
+# "Thread hang when setting inter_op_parallelism_threads=1"; the processes idle, nothing fails); 2
+# trained as fast as TF's defaults (TF 2.20, real quotas, 6 runs each). Mirrored runs trained with 1
+# too, 20% faster in medians but within their 30% run-to-run spread; the deadlock depends on the
+# program's ops, not the strategy, so they get 2 as well. Under an effective limit: intra-op =
+# the quota rounded up, as for inference, inter-op = 2 (not capped by the intra-op count). Without one,
+# TF's defaults are kept (both pools = the usable CPUs), except on a single usable CPU, where TF's
+# default inter-op pool would be that 1 thread: inter-op = 2 there too.
+GP_RULE_TRAIN_INTER=2
 
 gp_warn() { printf '%s: %s\n' "$GP_ME" "$*" >&2; }
 
@@ -85,7 +97,8 @@ Inputs (environment):
 Outputs (exported unless already set):
   TF_NUM_INTRAOP_THREADS TF_NUM_INTEROP_THREADS OMP_NUM_THREADS OPENBLAS_NUM_THREADS
   MKL_NUM_THREADS BLIS_NUM_THREADS VECLIB_MAXIMUM_THREADS NUMEXPR_NUM_THREADS
-  LOKY_MAX_CPU_COUNT PYTHON_CPU_COUNT   (only when the CPU quota is below the usable CPUs)
+  LOKY_MAX_CPU_COUNT PYTHON_CPU_COUNT   (only when the CPU quota is below the usable CPUs;
+  training pods, GPUPLANE_TF_ROLES or TF_CONFIG set, get 2 inter-op threads, also on a single CPU)
   MALLOC_ARENA_MAX=2   TF_FORCE_GPU_ALLOW_GROWTH=true (shared GPU)   TF_CONFIG (training)
   GPUPLANE_DETECTED_CPUS GPUPLANE_DETECTED_CPU_MILLICORES GPUPLANE_DETECTED_MEMORY_BYTES
 EOF
@@ -485,10 +498,23 @@ GP_INTRA=
 GP_INTER=
 GP_IO_THREADS=
 
+GP_TRAINING=
+
 gp_threads() {
-  [ -n "$GP_CPU_M" ] || return 0
-  if [ -n "$GP_CPUS" ] && [ "$GP_CPU_M" -ge $((GP_CPUS * 1000)) ]; then
-    return 0 # no effective limit: TF's own sizing (from the affinity mask) is right
+  if [ -n "${GPUPLANE_TF_ROLES-}" ] || [ -n "${TF_CONFIG-}" ]; then
+    GP_TRAINING=1
+    if [ "${TF_NUM_INTEROP_THREADS-}" = 1 ]; then
+      gp_warn "TF_NUM_INTEROP_THREADS=1 is yours and kept, but it hangs parameter-server training (TensorFlow issue #38969)"
+    fi
+  fi
+  if [ -z "$GP_CPU_M" ] || { [ -n "$GP_CPUS" ] && [ "$GP_CPU_M" -ge $((GP_CPUS * 1000)) ]; }; then
+    # No effective limit: TF's own sizing (from the affinity mask) is right, except that a training
+    # task must not get a 1-thread inter-op pool from a single visible CPU (the training rule above).
+    if [ -n "$GP_TRAINING" ] && [ "${GP_CPUS:-0}" -eq 1 ]; then
+      GP_INTER=$GP_RULE_TRAIN_INTER
+      gp_default TF_NUM_INTEROP_THREADS "$GP_INTER"
+    fi
+    return 0
   fi
   GP_LIMITED=1
   gp_ceil=$(((GP_CPU_M + 999) / 1000))
@@ -499,8 +525,12 @@ gp_threads() {
   fi
   [ "$GP_INTRA" -ge 1 ] || GP_INTRA=1
   if [ -n "$GP_CPUS" ] && [ "$GP_INTRA" -gt "$GP_CPUS" ]; then GP_INTRA=$GP_CPUS; fi
-  GP_INTER=$GP_RULE_INTER
-  [ "$GP_INTER" -le "$GP_INTRA" ] || GP_INTER=$GP_INTRA
+  if [ -n "$GP_TRAINING" ]; then
+    GP_INTER=$GP_RULE_TRAIN_INTER
+  else
+    GP_INTER=$GP_RULE_INTER
+    [ "$GP_INTER" -le "$GP_INTRA" ] || GP_INTER=$GP_INTRA
+  fi
   # TF Serving's own default for its RPC pools is 4 x the CPUs; we count the container's CPUs.
   GP_IO_THREADS=$((4 * gp_ceil))
   gp_default TF_NUM_INTRAOP_THREADS "$GP_INTRA"
@@ -814,10 +844,14 @@ if [ -z "$GP_MEM" ]; then
 fi
 
 if [ -n "$GP_PRINT" ] || [ "${GPUPLANE_VERBOSE-}" = 1 ]; then
+  gp_kind=inference
+  [ -z "$GP_TRAINING" ] || gp_kind=training
   if [ -n "$GP_LIMITED" ]; then
-    gp_rule="quota below the usable CPUs: intra=$GP_INTRA inter=$GP_INTER"
+    gp_rule="$gp_kind rule, quota below the usable CPUs: intra=$GP_INTRA inter=$GP_INTER"
+  elif [ -n "$GP_INTER" ]; then
+    gp_rule="$gp_kind rule, no effective CPU limit on 1 usable CPU: inter=$GP_INTER"
   else
-    gp_rule="no effective CPU limit: TensorFlow's thread defaults kept"
+    gp_rule="$gp_kind rule, no effective CPU limit: TensorFlow's thread defaults kept"
   fi
   gp_warn "cpu limit ${GP_CPU_M:-none}${GP_CPU_M:+m} (${GP_CPU_SRC:-no source}); usable cpus ${GP_CPUS:-unknown};" \
     "memory limit ${GP_MEM:-none} (${GP_MEM_SRC:-no source}); $gp_rule"

@@ -2,8 +2,9 @@
 
 ``tf.config.threading.get_intra_op_parallelism_threads()`` reports only values set through that Python
 API (it returns 0, "let the runtime decide", when TF_NUM_* configure the pools), so the test counts the
-threads of TF's real pools instead: the inter-op pool's threads are named ``tf_Compute``; the intra-op
-(Eigen) pool's threads are unnamed and counted against a run with exactly one intra-op thread.
+threads of the process instead. TensorFlow 2.20 names none of them (2.21 names the inter-op pool's
+``tf_Compute``), so pools are told apart by differences: every thread more in a pool is one thread more
+in the process, against a run with exactly one intra-op and one inter-op thread.
 """
 
 from __future__ import annotations
@@ -18,30 +19,29 @@ import pytest
 
 from tests.runtime._support import ROOT, FakeHost, base_env, parse_lines, run_helper
 
-TF_VERSION = "2.21.0"
+TF_VERSION = "2.20.0"
 # Shared with benchmarks/threads.py, so the wheel is installed once per machine (git-ignored).
 VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
 
 PROBE = """
-import collections, json, os
+import json, os
 import tensorflow as tf
 x = tf.random.uniform((256, 256))
 @tf.function
 def f(a):
     return tf.matmul(a, a) + tf.reduce_sum(a)
 f(x).numpy()
-names = collections.Counter(
-    open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")
-)
 print("PROBE " + json.dumps({
-    "inter_pool": names["tf_Compute"],
-    "unnamed": names["python"] + names["python3"],
+    "threads": len(os.listdir("/proc/self/task")),
     "getter_intra": tf.config.threading.get_intra_op_parallelism_threads(),
     "version": tf.__version__,
 }))
 """
 
 pytestmark = pytest.mark.tensorflow
+
+TRAINING_POD = {"GPUPLANE_TF_ROLES": "chief:1,worker:2,ps:1", "GPUPLANE_TF_ROLE": "ps",
+                "GPUPLANE_TF_JOB_NAME": "mnist-1a2b3c4d", "JOB_COMPLETION_INDEX": "0"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -79,22 +79,25 @@ def test_tensorflow_uses_the_exported_thread_counts(tf_python: Path, tmp_path: P
     host.v2("/")
     host.write("/sys/fs/cgroup/cpu.max", "350000 100000\n")  # 3.5 CPUs of 8
     host.affinity("0-7")
-    env = base_env(**host.env)
-    exported = parse_lines(run_helper(["--print"], env).stdout)
-    intra, inter = int(exported["TF_NUM_INTRAOP_THREADS"]), int(exported["TF_NUM_INTEROP_THREADS"])
-    assert (intra, inter) == (4, 1)
+    serving_env = base_env(**host.env)
+    training_env = base_env(**host.env, **TRAINING_POD)
+    exported = parse_lines(run_helper(["--print"], serving_env).stdout)
+    assert (exported["TF_NUM_INTRAOP_THREADS"], exported["TF_NUM_INTEROP_THREADS"]) == ("4", "1")
+    exported = parse_lines(run_helper(["--print"], training_env).stdout)
+    assert (exported["TF_NUM_INTRAOP_THREADS"], exported["TF_NUM_INTEROP_THREADS"]) == ("4", "2")
 
     one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False)
-    helped = probe(tf_python, env, True)
-    assert helped["version"] == TF_VERSION
-    assert helped["inter_pool"] == inter
-    assert int(helped["unnamed"]) - (int(one["unnamed"]) - 1) == intra
+    serving = probe(tf_python, serving_env, True)
+    training = probe(tf_python, training_env, True)
+    assert serving["version"] == TF_VERSION
+    assert int(serving["threads"]) - int(one["threads"]) == (4 - 1) + (1 - 1)
+    assert int(training["threads"]) - int(serving["threads"]) == 2 - 1  # the training rule's second inter-op thread
     # The Python getter does not see environment-configured pools (documented above).
-    assert helped["getter_intra"] == 0
+    assert serving["getter_intra"] == 0
 
 
 def test_tensorflow_defaults_kept_without_a_limit(tf_python: Path) -> None:
-    """On the real cgroup of this machine (no quota here), TF sizes its pools from the affinity mask."""
+    """On the real cgroup of this machine (no quota here), TF sizes both pools from the affinity mask."""
     env = base_env()
     exported = parse_lines(run_helper(["--print"], env).stdout)
     if "TF_NUM_INTRAOP_THREADS" in exported:
@@ -102,5 +105,4 @@ def test_tensorflow_defaults_kept_without_a_limit(tf_python: Path) -> None:
     one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False)
     helped = probe(tf_python, env, True)
     cpus = len(os.sched_getaffinity(0))
-    assert int(helped["unnamed"]) - (int(one["unnamed"]) - 1) == cpus
-    assert helped["inter_pool"] == cpus
+    assert int(helped["threads"]) - int(one["threads"]) == 2 * (cpus - 1)

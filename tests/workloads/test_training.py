@@ -64,7 +64,7 @@ def test_parameter_server_jobset_shape():
         assert job["podFailurePolicy"]["rules"] == [
             {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
         ]
-        assert "activeDeadlineSeconds" not in job  # only when asked: it counts time spent Pending
+        assert job["activeDeadlineSeconds"] == training.DEFAULT_ACTIVE_DEADLINE_SECONDS  # test_training_deadline.py
     assert jobs["worker"]["template"]["spec"]["completions"] == jobs["worker"]["template"]["spec"]["parallelism"] == 2
     worker = jobs["worker"]["template"]["spec"]["template"]["spec"]
     assert worker["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
