@@ -246,6 +246,8 @@ def test_component_tree(dev_run):
         "gpuplane:index:TrainingQueue",  # Kueue, because the dev stack declares training
         "kubernetes:core/v1:Namespace",  # jobset-system
         "kubernetes:helm.sh/v3:Release",  # the JobSet controller
+        # the ProvisioningRequest CRD: dev's autoscaler image (1.36.1) has the fix, so the queue uses it
+        "kubernetes:yaml/v2:ConfigFile",
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")
