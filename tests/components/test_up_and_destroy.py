@@ -163,9 +163,9 @@ def test_platform_exposes_what_later_workloads_wait_for():
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(stack):
+def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(request, stack):
     model = timeline()
-    rec = render.run_stack(stack_config_for(stack))
+    rec = request.getfixturevalue(f"{stack}_run")
     plan = render.plan_document(stack_config_for(stack), rec)
     path = model.critical_path(plan, "create")
     slow = [

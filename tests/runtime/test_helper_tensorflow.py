@@ -8,6 +8,7 @@ threads of TF's real pools instead: the inter-op pool's threads are named ``tf_C
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -46,6 +47,15 @@ pytestmark = pytest.mark.tensorflow
 
 @pytest.fixture(scope="module")
 def tf_python() -> Path:
+    # pytest-xdist runs this module and tests/compare/test_end_to_end.py in parallel workers: one builds the
+    # venv while the other waits on the lock, then finds it ready.
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / f"{VENV.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _tf_python()
+
+
+def _tf_python() -> Path:
     python = VENV / "bin" / "python"
     check = [str(python), "-c", f"import tensorflow as t; assert t.__version__ == '{TF_VERSION}'"]
     env = base_env(TF_CPP_MIN_LOG_LEVEL="3")
