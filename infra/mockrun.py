@@ -12,7 +12,9 @@ resource's URN, so two runs give byte-identical output.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import gc
 import hashlib
 import runpy
@@ -296,6 +298,7 @@ def no_cycle_collection() -> Iterator[None]:
     that is not in a cycle; the cycles a render leaves (some tens of MB) are collected once the collector is
     back, in a long-lived process such as the tests, or with the process.
     """
+    _freeze_heap_at_exit()
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -303,6 +306,18 @@ def no_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@functools.cache
+def _freeze_heap_at_exit() -> None:
+    """At interpreter exit, before its last full collection, move every object out of the collector's reach.
+
+    Why: the last thing the interpreter does is collect the whole heap once more (modules being torn down),
+    and after a render that heap holds the SDK's millions of objects: 0.6 of 2.5 CPU seconds of a
+    `gpuplane render` process, measured on the dev stack. `gc.freeze()` in an `atexit` hook (which runs
+    before that collection) makes the walk skip them; the memory goes back with the process either way.
+    """
+    atexit.register(gc.freeze)
 
 
 def _reset_runtime() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import textwrap
 
 import pytest
 
-from gpuplane.infra import sdk_imports
+from gpuplane.infra import mockrun, sdk_imports
 
 # Every pulumi_aws service package gpuplane's components and the example use.
 USED = ["ec2", "iam", "eks", "autoscaling", "cloudwatch", "kms", "efs", "vpc", "s3"]
@@ -103,3 +104,35 @@ def test_an_unknown_name_is_an_attribute_error(name):
     package.gpuplane_modules, package.gpuplane_owner = [], {}
     with pytest.raises(AttributeError, match=name):
         getattr(package, name)
+
+
+# --- the render's collector pause (`mockrun.no_cycle_collection`) ----------------------------------------
+
+
+@pytest.mark.parametrize("was_enabled", [True, False])
+def test_the_collector_is_paused_during_a_render_and_restored_after(was_enabled):
+    (gc.enable if was_enabled else gc.disable)()
+    try:
+        seen: list[bool] = []
+        mockrun.run(lambda: seen.append(gc.isenabled()) or {}, "p", "s", "us-west-2")
+        assert seen == [False]
+        assert gc.isenabled() is was_enabled
+        with pytest.raises(RuntimeError), mockrun.no_cycle_collection():
+            raise RuntimeError("a failed render")
+        assert gc.isenabled() is was_enabled
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize(("renders", "frozen"), [(0, False), (2, True)])
+def test_a_render_process_exits_without_walking_its_heap_again(renders, frozen):
+    # A render registers, once, an exit hook that freezes the heap before the exit's full collection. The
+    # check is registered first, so it runs last (atexit runs hooks in reverse order).
+    script = (
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 10000))\n"
+        "from gpuplane.infra import mockrun\n"
+        f"for _ in range({renders}): mockrun.run(lambda: {{}}, 'p', 's', 'us-west-2')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.split() == ["frozen", str(frozen)]
