@@ -114,7 +114,12 @@ def test_the_collector_is_paused_during_a_render_and_restored_after(was_enabled)
     (gc.enable if was_enabled else gc.disable)()
     try:
         seen: list[bool] = []
-        mockrun.run(lambda: seen.append(gc.isenabled()) or {}, "p", "s", "us-west-2")
+
+        def program() -> dict[str, object]:
+            seen.append(gc.isenabled())
+            return {}
+
+        mockrun.run(program, "p", "s", "us-west-2")
         assert seen == [False]
         assert gc.isenabled() is was_enabled
         with pytest.raises(RuntimeError), mockrun.no_cycle_collection():
