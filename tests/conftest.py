@@ -29,6 +29,7 @@ def pinned_today() -> Iterator[None]:
         patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
         yield
 
+
 T = TypeVar("T")
 
 
