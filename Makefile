@@ -46,8 +46,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
+# One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
+# long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
 test: $(STAMP) $(CHECKOV)
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
 
 # checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).
 $(CHECKOV):

@@ -130,8 +130,24 @@ def _prerequisites(resources: Sequence[Mapping[str, Any]]) -> dict[str, set[str]
     return before
 
 
-def critical_path(plan: Mapping[str, Any], operation: Operation, *, deleted_with: bool = True) -> Path_:
-    """The longest chain of modelled durations through the plan's graph, for create or destroy.
+@dataclass(frozen=True)
+class Schedule:
+    """When each resource's create or delete would start and end (seconds), as the engine would order them."""
+
+    cost: dict[str, float]
+    """URN -> seconds its own operation takes (0 for a delete skipped because of `deletedWith`)."""
+    finish: dict[str, float]
+    """URN -> when its operation ends: the latest end among what must go before it, plus its cost."""
+    via: dict[str, str | None]
+    """URN -> the prerequisite that ends last (the previous step of its longest chain)."""
+
+    def start(self, urn: str) -> float:
+        """When the operation on `urn` begins."""
+        return self.finish[urn] - self.cost[urn]
+
+
+def schedule(plan: Mapping[str, Any], operation: Operation, *, deleted_with: bool = True) -> Schedule:
+    """Start and end of every resource's create or destroy, with unlimited parallelism (the engine's default).
 
     `deleted_with=False` models the destroy as if no resource were `deletedWith` (the comparison).
     """
@@ -166,15 +182,47 @@ def critical_path(plan: Mapping[str, Any], operation: Operation, *, deleted_with
         return finish[urn]
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(by_urn)))
-    end = max(sorted(by_urn), key=visit)
+    for urn in sorted(by_urn):
+        visit(urn)
+    return Schedule(cost, finish, via)
+
+
+def critical_path(plan: Mapping[str, Any], operation: Operation, *, deleted_with: bool = True) -> Path_:
+    """The longest chain of modelled durations through the plan's graph, for create or destroy.
+
+    `deleted_with=False` models the destroy as if no resource were `deletedWith` (the comparison).
+    """
+    by_urn = {str(r["urn"]): r for r in plan["resources"]}
+    timing = schedule(plan, operation, deleted_with=deleted_with)
+    end = max(sorted(by_urn), key=lambda urn: timing.finish[urn])
     chain: list[str] = []
     current: str | None = end
     while current is not None:
         chain.append(current)
-        current = via[current]
+        current = timing.via[current]
     chain.reverse()
-    steps = [(u, str(by_urn[u]["type"]), cost[u]) for u in chain if cost[u] > 0]
-    return Path_(str(plan.get("stack", "")), operation, steps, finish[end])
+    steps = [(u, str(by_urn[u]["type"]), timing.cost[u]) for u in chain if timing.cost[u] > 0]
+    return Path_(str(plan.get("stack", "")), operation, steps, timing.finish[end])
+
+
+DESTROY_PHASES = {
+    "node groups": ("aws:eks/nodeGroup:NodeGroup",),
+    "cluster": ("aws:eks/cluster:Cluster",),
+    "network": ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/internetGateway:InternetGateway"),
+}
+"""The three things a destroy must do one after another: DeleteCluster refuses while node groups exist, and
+the subnets and VPC cannot go while the cluster's network interfaces use them."""
+
+
+def destroy_phases(plan: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """Phase -> (first start, last end) of its resources' deletes, in seconds from the start of the destroy."""
+    timing = schedule(plan, "destroy")
+    phases: dict[str, tuple[float, float]] = {}
+    for phase, types in DESTROY_PHASES.items():
+        urns = [str(r["urn"]) for r in plan["resources"] if r["type"] in types]
+        if urns:
+            phases[phase] = (min(timing.start(u) for u in urns), max(timing.finish[u] for u in urns))
+    return phases
 
 
 def render_plan(stack: str) -> dict[str, Any]:
@@ -205,6 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for plan in plans:
         for operation in ("create", "destroy"):
             print(report(critical_path(plan, operation)), end="\n\n")
+        phases = "; ".join(f"{k} {a / 60:.1f}-{b / 60:.1f} min" for k, (a, b) in destroy_phases(plan).items())
+        print(f"{plan.get('stack', '')}, destroy phases (start-end): {phases}", end="\n\n")
         without = critical_path(plan, "destroy", deleted_with=False)
         print(f"{without.stack}, destroy if nothing were deletedWith the cluster: {without.total / 60:.1f} min")
         print(" -> ".join(without.names()), end="\n\n")

@@ -273,6 +273,7 @@ class Cluster(pulumi.ComponentResource):
         depends_on: Sequence[pulumi.Resource] = (),
         configuration_values: dict[str, Any] | None = None,
     ) -> aws.eks.Addon:
+        """An EKS-managed add-on of this cluster, deleted with it (`addon_deletion`)."""
         return aws.eks.Addon(
             f"{self._prefix}-addon-{addon_name}",
             cluster_name=self._cluster.name,
@@ -283,8 +284,29 @@ class Cluster(pulumi.ComponentResource):
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=self._tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+            opts=pulumi.ResourceOptions.merge(
+                self.addon_deletion, pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
+            ),
         )
+
+    @property
+    def addon_deletion(self) -> pulumi.ResourceOptions:
+        """Options of every EKS add-on of this cluster, ours or another component's: deleted with the cluster.
+
+        `pulumi destroy` then never calls DeleteAddon (about a minute each, one after another around the node
+        groups); EKS removes a cluster's add-ons, and the Pod Identity associations they own, with the cluster
+        (DeleteCluster needs only node groups and Fargate profiles gone first: botocore `eks` model; eksctl's
+        `delete cluster` deletes node groups, add-on IAM roles and the control plane, never the add-ons,
+        `pkg/actions/cluster/unowned.go`). Safe because no add-on's removal changes anything outside the cluster:
+        vpc-cni, kube-proxy, coredns, the Pod Identity agent and metrics-server hold no AWS resources; vpc-cni's
+        ENIs go with their nodes, its IRSA role still waits for every node group (node groups depend on the
+        add-on) and stray ENIs are the teardown hooks' (`teardown.py`); the EFS CSI driver creates and deletes
+        access points only for claims, which are deleted with the cluster too (their StorageClass keeps
+        volumes: Retain), so removing the driver first never deleted an access point, and the file system's
+        deletion is not blocked by access points (EFS DeleteFileSystem waits only for mount targets). Outside
+        a destroy (an add-on removed from the config) the add-on is deleted as before.
+        """
+        return pulumi.ResourceOptions(deleted_with=self._cluster)
 
     def add_compute_addons(
         self, node_groups: Sequence[pulumi.Resource], *, startup_taints: Sequence[str] = ()

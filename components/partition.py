@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-import boto3
+import botocore.session
 from botocore.loaders import Loader
 
 # The partitions gpuplane supports: the commercial one and the two others where EKS, EFS and managed
@@ -84,7 +84,17 @@ def of_region(region: str) -> Partition:
 
 
 @functools.cache
+def botocore_session() -> botocore.session.Session:
+    """One botocore session for the process's offline lookups (service models, endpoints).
+
+    Its loader caches what it reads (a service model, the listing of botocore's data folders), which every
+    new session reads again: each `config.load` read the EKS model twice and listed those folders twice.
+    """
+    return botocore.session.get_session()
+
+
+@functools.cache
 def service_regions(service: str) -> frozenset[str]:
     """Regions of the supported partitions where botocore knows `service` (e.g. `eks`, `efs`) is offered."""
-    session = boto3.session.Session()
+    session = botocore_session()
     return frozenset(r for p in SUPPORTED for r in session.get_available_regions(service, partition_name=p))

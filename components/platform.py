@@ -230,7 +230,9 @@ class Platform(pulumi.ComponentResource):
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     tags=tags,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=schedulable),
+                    opts=pulumi.ResourceOptions.merge(
+                        self.cluster.addon_deletion, pulumi.ResourceOptions(parent=self, depends_on=schedulable)
+                    ),
                 )
             )
         return {

@@ -264,7 +264,10 @@ class SharedStorage(pulumi.ComponentResource):
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,
             # The controller is a Deployment: it needs nodes, and the pod identity agent for its credentials.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment, *after]),
+            # Deleted with the cluster, like every add-on (`Cluster.addon_deletion` says why that is safe here).
+            opts=pulumi.ResourceOptions.merge(
+                cluster.addon_deletion, pulumi.ResourceOptions(parent=self, depends_on=[attachment, *after])
+            ),
             **identity,
         )
 

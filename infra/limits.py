@@ -16,8 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import botocore.session
-
+from gpuplane.components import partition
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.node_template import autoscaler_tags
 
@@ -75,7 +74,7 @@ class ApiLimits:
 @functools.cache
 def api_limits() -> ApiLimits:
     """Read the limits from the EKS and IAM models botocore ships (offline, once)."""
-    session = botocore.session.get_session()
+    session = partition.botocore_session()
     eks = session.get_service_model("eks")
     cluster = eks.operation_model("CreateCluster").input_shape.members
     group = eks.operation_model("CreateNodegroup").input_shape.members

@@ -434,8 +434,9 @@ def _swap_in(staging: Path, out_dir: Path) -> None:
 
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
-    runs = training.run_manifests(config.platform)
-    return write_recording(Target.of(config), run_stack(config), out_dir, console, runs=runs)
+    with mockrun.no_cycle_collection():  # the files are written from a heap the collector need not walk
+        runs = training.run_manifests(config.platform)
+        return write_recording(Target.of(config), run_stack(config), out_dir, console, runs=runs)
 
 
 def write_program(project: Project, stack: str, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
@@ -459,22 +460,23 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         raise ConfigError(problems)
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-    try:
-        recording = mockrun.run_file(entry, project.name, short, region, engine_config)
-    except ValueError as exc:
-        refused = program_problems(exc, entry.parent)
-        if refused is None:
-            raise
-        raise ConfigError(refused) from None
-    target = Target(
-        project=project.name,
-        stack=short,
-        region=region,
-        profile="program",
-        config=dict(sorted(raw.items())),
-        kinds={},
-    )
-    return write_recording(target, recording, out_dir, console)
+    with mockrun.no_cycle_collection():
+        try:
+            recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+        except ValueError as exc:
+            refused = program_problems(exc, entry.parent)
+            if refused is None:
+                raise
+            raise ConfigError(refused) from None
+        target = Target(
+            project=project.name,
+            stack=short,
+            region=region,
+            profile="program",
+            config=dict(sorted(raw.items())),
+            kinds={},
+        )
+        return write_recording(target, recording, out_dir, console)
 
 
 # gpuplane's own code (in a checkout or a wheel): a ValueError raised here is a refused argument.

@@ -6,8 +6,11 @@ and retainOnDelete are asserted on, not only inputs.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,14 +30,40 @@ def pinned_today() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="session")
-def dev_run() -> mockrun.Recording:
-    return render.run_stack(config.load("dev"))
+T = TypeVar("T")
+
+
+def once_per_session(factory: pytest.TempPathFactory, key: str, make: Callable[[], T]) -> T:
+    """`make()` once per test session, also across pytest-xdist workers (`make check` runs them in parallel).
+
+    Under xdist each worker is a process with its own session fixtures; the first worker to ask builds the
+    value and leaves it pickled in the folder the session's workers share (the parent of their base temp
+    folders), under a file lock, and the others read that copy. Values must be picklable and only read.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return make()
+    shared = factory.getbasetemp().parent
+    path = shared / f"{key}.pickle"
+    with open(shared / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            value: T = pickle.loads(path.read_bytes())
+            return value
+        value = make()
+        path.write_bytes(pickle.dumps(value))
+        return value
 
 
 @pytest.fixture(scope="session")
-def prod_run() -> mockrun.Recording:
-    return render.run_stack(config.load("prod"))
+def dev_run(tmp_path_factory: pytest.TempPathFactory) -> mockrun.Recording:
+    """The dev stack's recording, rendered once for every test that only reads it."""
+    return once_per_session(tmp_path_factory, "dev-run", lambda: render.run_stack(config.load("dev")))
+
+
+@pytest.fixture(scope="session")
+def prod_run(tmp_path_factory: pytest.TempPathFactory) -> mockrun.Recording:
+    """The prod stack's recording, rendered once for every test that only reads it."""
+    return once_per_session(tmp_path_factory, "prod-run", lambda: render.run_stack(config.load("prod")))
 
 
 def stack_config(overrides: dict[str, Any], stack: str = "test", region: str = "us-west-2") -> config.StackConfig:

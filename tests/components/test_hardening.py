@@ -17,7 +17,7 @@ from gpuplane.infra import render
 @pytest.fixture(scope="module", params=["dev", "prod"])
 def plan(request) -> dict[str, Any]:
     config = stack_config.load(request.param)
-    return render.plan_document(config, render.run_stack(config))
+    return render.plan_document(config, request.getfixturevalue(f"{request.param}_run"))
 
 
 def resources(plan: dict[str, Any], token: str) -> list[dict[str, Any]]:

@@ -163,9 +163,9 @@ def test_platform_exposes_what_later_workloads_wait_for():
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(stack):
+def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(request, stack):
     model = timeline()
-    rec = render.run_stack(stack_config_for(stack))
+    rec = request.getfixturevalue(f"{stack}_run")
     plan = render.plan_document(stack_config_for(stack), rec)
     path = model.critical_path(plan, "create")
     slow = [
@@ -197,6 +197,60 @@ def test_destroy_skips_objects_deleted_with_the_cluster(prod_run):
     path = model.critical_path(plan, "destroy")
     assert RELEASE not in path.types() and "kubernetes:core/v1:Namespace" not in path.types()
     assert path.types().index(NODE_GROUP) < path.types().index(CLUSTER)
+
+
+ADDONS = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
+
+
+@pytest.mark.parametrize(("fixture", "extra"), [("dev_run", {"metrics-server"}), ("prod_run", set())])
+def test_every_eks_addon_is_deleted_with_the_cluster(request, fixture, extra):
+    rec: Recording = request.getfixturevalue(fixture)
+    cluster = rec.one(CLUSTER)
+    addons = rec.by_type(ADDON)
+    assert {a.inputs["addonName"] for a in addons} == ADDONS | extra
+    assert {a.inputs["addonName"]: a.deleted_with for a in addons} == dict.fromkeys(ADDONS | extra, cluster.urn)
+
+
+def test_an_addon_is_still_deleted_when_its_cluster_stays(dev_run):
+    # deletedWith skips the delete only while the cluster goes too: an add-on removed from the config of a
+    # live cluster (here: a plan without the cluster's delete) is deleted as before.
+    model = timeline()
+    plan = render.plan_document(stack_config_for("dev"), dev_run)
+    kept = {"stack": "dev", "resources": [r for r in plan["resources"] if r["type"] != CLUSTER]}
+    for resource in kept["resources"]:
+        resource["dependencies"] = [d for d in resource["dependencies"] if d != dev_run.one(CLUSTER).urn]
+    costs = model.schedule(kept, "destroy").cost
+    assert {costs[a.urn] for a in dev_run.by_type(ADDON)} == {30}
+
+
+@pytest.mark.parametrize("fixture", ["dev_run", "prod_run"])
+def test_destroy_path_is_node_groups_then_cluster_then_network(request, fixture):
+    model = timeline()
+    rec: Recording = request.getfixturevalue(fixture)
+    plan = render.plan_document(stack_config_for(fixture.removesuffix("_run")), rec)
+    path = model.critical_path(plan, "destroy")
+    timing = model.schedule(plan, "destroy")
+    # The slow steps on the way: one node group, then the cluster; no add-on, release or namespace.
+    slow = [t for t, (_, _, secs) in zip(path.types(), path.steps, strict=True) if secs >= 60]
+    assert slow == [NODE_GROUP, CLUSTER]
+    assert not {ADDON, RELEASE, "kubernetes:core/v1:Namespace"} & set(path.types())
+    assert all(timing.cost[a.urn] == 0 for a in rec.by_type(ADDON))
+    # What destroy deletes first: the node groups, with only their own ASG tags before them.
+    groups = rec.by_type(NODE_GROUP)
+    first = {rec.get(u).type for u, c in timing.cost.items() if c > 0 and timing.start(u) == 0}
+    assert "aws:autoscaling/tag:Tag" in first and not first & {ADDON, CLUSTER}
+    assert all(timing.start(g.urn) <= 5 for g in groups)
+    # What still goes in order: the cluster after every node group, the VPC after the cluster, and
+    # vpc-cni's IRSA role only once every node (whose pods' addresses it releases) is gone.
+    cluster = rec.one(CLUSTER)
+    nodes_done = max(timing.finish[g.urn] for g in groups)
+    assert timing.start(cluster.urn) >= nodes_done
+    assert timing.start(rec.one("aws:ec2/vpc:Vpc").urn) >= timing.finish[cluster.urn]
+    cni_role = next(r for r in rec.by_type("aws:iam/role:Role") if r.name.endswith("-vpc-cni-role"))
+    assert timing.start(cni_role.urn) >= nodes_done
+    phases = model.destroy_phases(plan)
+    assert phases["node groups"][1] <= phases["cluster"][0] < phases["cluster"][1] <= phases["network"][1]
+    assert path.total == phases["network"][1]
 
 
 def test_timeline_follows_provider_and_parent_edges():

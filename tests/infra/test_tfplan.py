@@ -26,7 +26,7 @@ CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
 @pytest.fixture(scope="module", params=["dev", "prod"])
 def rendered(request) -> tuple[str, dict[str, Any], dict[str, Any]]:
     config = stack_config.load(request.param)
-    recording = render.run_stack(config)
+    recording = request.getfixturevalue(f"{request.param}_run")  # the session's render of the stack
     plan = render.plan_document(config, recording)
     return request.param, plan, tfplan.from_recording(plan, recording)
 

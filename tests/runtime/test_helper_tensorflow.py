@@ -9,6 +9,7 @@ in the process, against a run with exactly one intra-op and one inter-op thread.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -46,6 +47,15 @@ TRAINING_POD = {"GPUPLANE_TF_ROLES": "chief:1,worker:2,ps:1", "GPUPLANE_TF_ROLE"
 
 @pytest.fixture(scope="module")
 def tf_python() -> Path:
+    # pytest-xdist runs this module and tests/compare/test_end_to_end.py in parallel workers: one builds the
+    # venv while the other waits on the lock, then finds it ready.
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / f"{VENV.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _tf_python()
+
+
+def _tf_python() -> Path:
     python = VENV / "bin" / "python"
     check = [str(python), "-c", f"import tensorflow as t; assert t.__version__ == '{TF_VERSION}'"]
     env = base_env(TF_CPP_MIN_LOG_LEVEL="3")

@@ -94,6 +94,8 @@ def test_checksum_mismatch_installs_nothing(box, https):
         ("m.zip", b"PK\x03\x04 not really", "is not a readable zip archive"),
         ("m.zip", zip_bytes(MODEL)[:-30], "is not a readable zip archive"),  # the central directory cut off
     ],
+    # Named ids: a gzip header holds the time it was made, and pytest-xdist's workers must collect the same ids.
+    ids=["not-gzip", "truncated-tar-gz", "not-zip", "zip-without-directory"],
 )
 def test_bad_archive_fails_cleanly(box, https, name, body, message):
     https.routes[f"/{name}"] = body
