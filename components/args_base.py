@@ -6,10 +6,12 @@ training args) both build on it, and the platform args hold the workload args, s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["FieldError", "_Args"]
+__all__ = ["FieldError", "FieldErrors", "_Args", "raise_all"]
 
 
 class FieldError(ValueError):
@@ -23,6 +25,26 @@ class FieldError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class FieldErrors(ValueError):
+    """Several FieldErrors found by one check: every problem in one report, not one per round.
+
+    `infra.config` turns each into its own line with its own key path; a direct caller sees them all in
+    the message.
+    """
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = list(errors)
+
+
+def raise_all(errors: Sequence[FieldError]) -> None:
+    """Raise the one error, or all of them together; nothing when there are none."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FieldErrors(errors)
 
 
 class _Args(BaseModel):

@@ -14,12 +14,12 @@ the real ENI-based value: a workload refused here might just fit, one admitted h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.components import catalog, gpu_plan
-from gpuplane.components.args_base import FieldError
+from gpuplane.components.args_base import FieldError, raise_all
 from gpuplane.components.workload_args import compute_capability
 from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
@@ -97,6 +97,103 @@ def _untolerated(group: NodeGroupArgs, gpus: int) -> bool:
     )
 
 
+class PlacementError(ValueError):
+    """No node group takes the container; `requirement` says which of its settings no group meets.
+
+    One of `nodeGroups` (the groups it names), `gpus`, `cpu`, `memory` (its size), `resources` (each fits
+    somewhere, never all on one node), `image` (what the TensorFlow image needs: amd64, AVX, a driver for its
+    CUDA) and `minComputeCapability`. The callers turn it into the user's key path.
+    """
+
+    def __init__(self, requirement: str, message: str) -> None:
+        super().__init__(message)
+        self.requirement = requirement
+
+
+@dataclass(frozen=True)
+class _Need:
+    """One requirement a node group must meet: the key that sets it, the need in words, the group's value."""
+
+    requirement: str
+    words: str
+    meets: Callable[[NodeGroupArgs], bool]
+    value: Callable[[NodeGroupArgs], tuple[float, str]]
+
+
+def _capability(group: NodeGroupArgs) -> int:
+    return catalog.compute_capability(group.instance) or 0
+
+
+def _common_cpu_features(group: NodeGroupArgs) -> set[str]:
+    return set.intersection(*(set(catalog.cpu_features(catalog.lookup(t))) for t in group.instance_types))
+
+
+def _needs(
+    gpus: int,
+    *,
+    cuda_major: int | None,
+    cpu_features: Sequence[str],
+    architecture: str,
+    min_compute_capability: int | None,
+) -> list[_Need]:
+    """The requirements in the order they are applied (the first one no group meets is reported)."""
+    kind = "gpu" if gpus else "cpu"
+    needs = [
+        _Need(
+            "gpus",
+            f"a {kind} group without a NoSchedule/NoExecute taint it cannot tolerate",
+            lambda g: g.kind == kind and not _untolerated(g, gpus),
+            lambda g: (0, f"{g.kind}{', tainted' if _untolerated(g, gpus) else ''}"),
+        ),
+        _Need(
+            "image",
+            f"architecture {architecture} (what the TensorFlow images are built for)",
+            lambda g: g.architecture == architecture,
+            lambda g: (0, g.architecture),
+        ),
+    ]
+    if cuda_major is not None:
+        driver = versions.CUDA_MIN_DRIVER[cuda_major]
+        needs.append(
+            _Need(
+                "image",
+                f"an NVIDIA driver >= {driver} (the image's CUDA {cuda_major})",
+                lambda g: gpu_plan.driver_major(g) >= driver,
+                lambda g: (gpu_plan.driver_major(g), f"driver {gpu_plan.driver_major(g)}"),
+            )
+        )
+    if gpus and min_compute_capability is not None:
+        need = min_compute_capability
+        needs.append(
+            _Need(
+                "minComputeCapability",
+                f"GPU compute capability >= {need // 10}.{need % 10}",
+                lambda g: _capability(g) >= need,
+                lambda g: (_capability(g), f"{_capability(g) // 10}.{_capability(g) % 10}"),
+            )
+        )
+    if cpu_features:
+        wanted = set(cpu_features)
+        needs.append(
+            _Need(
+                "image",
+                f"CPU features {'+'.join(cpu_features)} (what the TensorFlow images are built for)",
+                lambda g: wanted <= _common_cpu_features(g),
+                lambda g: (
+                    len(wanted & _common_cpu_features(g)),
+                    "+".join(sorted(wanted & _common_cpu_features(g))) or "none of them",
+                ),
+            )
+        )
+    return needs
+
+
+def _groups_have(need: _Need, groups: Sequence[NodeGroupArgs]) -> str:
+    """`8.6 (gpu), 7.5 (g4)`: each group's value for the need, best first."""
+    ranked = sorted(groups, key=lambda g: need.value(g)[0], reverse=True)
+    return ", ".join(f"{need.value(g)[1]} ({g.name})" for g in ranked)
+
+
 def place(
     what: str,
     *,
@@ -110,35 +207,48 @@ def place(
     architecture: str = "x86_64",
     min_compute_capability: int | None = None,
 ) -> Placement:
-    """The node groups a container of this size fits; ValueError naming `what` and the largest node otherwise."""
+    """The node groups a container of this size fits; PlacementError naming `what` and the requirement otherwise.
+
+    The requirements are applied one at a time; the first one that leaves no group is the one reported, with
+    each group's value for it (the best first). When the container names its groups and another group
+    would meet the requirement, the names are what is wrong (`nodeGroups`).
+    """
     by_name = {g.name: g for g in groups}
     if named is not None:
         unknown = [n for n in named if n not in by_name]
         if unknown:
-            raise ValueError(f"{what}: node group(s) {unknown} do not exist; groups: {sorted(by_name)}")
-    candidates = [by_name[n] for n in named] if named is not None else list(groups)
-    kind = "gpu" if gpus else "cpu"
+            raise PlacementError(
+                "nodeGroups", f"{what}: node group(s) {unknown} do not exist; groups: {sorted(by_name)}"
+            )
     if gpus and not any(g.kind == "gpu" for g in groups):
-        raise ValueError(f"{what}: asks for {gpus} GPU(s) but the stack has no GPU node group (kind: gpu)")
-    candidates = [g for g in candidates if g.kind == kind and not _untolerated(g, gpus)]
-    candidates = [g for g in candidates if g.architecture == architecture]
-    if cuda_major is not None:
-        need = versions.CUDA_MIN_DRIVER[cuda_major]
-        candidates = [g for g in candidates if gpu_plan.driver_major(g) >= need]
-    if gpus and min_compute_capability is not None:
-        candidates = [g for g in candidates if (catalog.compute_capability(g.instance) or 0) >= min_compute_capability]
-    candidates = [
-        g
-        for g in candidates
-        if set(cpu_features)
-        <= set.intersection(*(set(catalog.cpu_features(catalog.lookup(t))) for t in g.instance_types))
-    ]
-    if not candidates:
-        needs = f"{kind}, {architecture}" + (f", CUDA {cuda_major}" if cuda_major else "")
-        needs += f", CPU {'+'.join(cpu_features)}" if cpu_features else ""
-        if gpus and min_compute_capability is not None:
-            needs += f", GPU compute capability >= {min_compute_capability // 10}.{min_compute_capability % 10}"
-        raise ValueError(f"{what}: no node group it may run on ({needs}, no taint it cannot tolerate)")
+        raise PlacementError("gpus", f"{what}: asks for {gpus} GPU(s) but the stack has no GPU node group (kind: gpu)")
+    candidates = [by_name[n] for n in named] if named is not None else list(groups)
+    pool = list(groups)  # every group, through the same requirements: would another group do?
+    needs = _needs(
+        gpus,
+        cuda_major=cuda_major,
+        cpu_features=cpu_features,
+        architecture=architecture,
+        min_compute_capability=min_compute_capability,
+    )
+    for need in needs:
+        passed = [g for g in candidates if need.meets(g)]
+        pool_passed = [g for g in pool if need.meets(g)]
+        if not passed:
+            if named is not None and pool_passed:
+                raise PlacementError(
+                    "nodeGroups",
+                    f"{what}: none of the groups it names has {need.words}; named: "
+                    f"{_groups_have(need, candidates)}; groups that have it: {[g.name for g in pool_passed]}",
+                )
+            have = _groups_have(need, candidates)
+            raise PlacementError(need.requirement, f"{what}: no node group has {need.words}; groups have {have}")
+        candidates, pool = passed, pool_passed
+    return _fit(what, candidates, cpu_millis=cpu_millis, memory_bytes=memory_bytes, gpus=gpus)
+
+
+def _fit(what: str, candidates: Sequence[NodeGroupArgs], *, cpu_millis: int, memory_bytes: int, gpus: int) -> Placement:
+    """Of the groups it may run on, those with a node big enough; PlacementError naming the size that fits none."""
     sizes = {g.name: allocatable(g) for g in candidates}
     fits = [
         g
@@ -149,19 +259,29 @@ def place(
     ]
     if not fits:
         largest = max(sizes.values(), key=lambda a: (a.gpu_units, a.cpu_millis, a.memory_bytes))
-        raise ValueError(
+        if gpus > max(a.gpu_units for a in sizes.values()):
+            requirement = "gpus"
+        elif cpu_millis > max(a.cpu_millis for a in sizes.values()):
+            requirement = "cpu"
+        elif memory_bytes > max(a.memory_bytes for a in sizes.values()):
+            requirement = "memory"
+        else:
+            requirement = "resources"
+        raise PlacementError(
+            requirement,
             f"{what}: requests {cpu_millis / 1000:g} CPU, {memory_bytes / 2**30:.2f} GiB"
             + (f", {gpus} GPU(s)" if gpus else "")
             + f" fit no node; the largest it could have had: {largest.describe()} "
-            "(after kubelet and system DaemonSet reservations)"
+            "(after kubelet and system DaemonSet reservations)",
         )
     if gpus:
         resources = {gpu_plan.gpu_resource_name(g) for g in fits}
         settings = [gpu_plan.runtime_gpu_settings(g) for g in fits]
         if len(resources) > 1 or any(s != settings[0] for s in settings):
-            raise ValueError(
+            raise PlacementError(
+                "nodeGroups",
                 f"{what}: fits GPU groups {[g.name for g in fits]} that share GPUs differently; "
-                "pick one with nodeGroups"
+                "pick one with nodeGroups",
             )
         return Placement(tuple(fits), resources.pop(), dict(settings[0]))
     return Placement(tuple(fits))
@@ -196,6 +316,17 @@ def check_volume(volume: str, context: WorkloadContext, where: str) -> None:
     if volume not in context.volumes:
         defined = ", ".join(context.volumes) or "none (storage.enabled is false)"
         raise FieldError(where, f"volume '{volume}' is not defined in storage.volumes; defined: {defined}")
+
+
+def volume_problems(volumes: Sequence[tuple[str, str]], context: WorkloadContext) -> list[FieldError]:
+    """(volume, key) pairs whose volume the stack's storage does not define."""
+    problems = []
+    for volume, where in volumes:
+        try:
+            check_volume(volume, context, where)
+        except FieldError as exc:
+            problems.append(exc)
+    return problems
 
 
 def image_compute_capability(declared: str | None) -> int:
@@ -259,15 +390,28 @@ def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context
     )
 
 
-def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = "") -> None:
-    """Everything about one ServingArgs that depends on the platform; FieldError with the key path."""
-    check_volume(serving.model.volume, context, f"{prefix}model.volume")
+def _resource_key(requirement: str, resources: ResourcesArgs) -> str:
+    """The key under a variant or role that sets what a PlacementError says no group meets."""
+    if requirement in ("cpu", "memory"):
+        return f"resources.{'requests' if requirement in resources.requests else 'limits'}.{requirement}"
+    return {"gpus": "resources.gpus"}.get(requirement, requirement)
+
+
+def serving_problems(serving: ServingArgs, context: WorkloadContext, prefix: str = "") -> list[FieldError]:
+    """Everything about one ServingArgs that depends on the platform, each a FieldError with its key path."""
+    problems = volume_problems([(serving.model.volume, f"{prefix}model.volume")], context)
     for index, variant in enumerate(serving.variants):
         try:
             variant_placement(serving, variant, context)
-        except ValueError as exc:
-            key = "resources.gpus" if "GPU node group" in str(exc) else "resources"
-            raise FieldError(f"{prefix}variants[{index}].{key}", str(exc)) from exc
+        except PlacementError as exc:
+            key = _resource_key(exc.requirement, variant.resources)
+            problems.append(FieldError(f"{prefix}variants[{index}].{key}", str(exc)))
+    return problems
+
+
+def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = "") -> None:
+    """All of `serving_problems` at once (FieldError, or FieldErrors for several)."""
+    raise_all(serving_problems(serving, context, prefix))
 
 
 def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: WorkloadContext) -> Placement:
@@ -282,20 +426,47 @@ def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: W
     )
 
 
-def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> None:
-    """Everything about one TrainingArgs that depends on the platform; FieldError with the key path."""
-    for index, mount in enumerate(training.volumes):
-        check_volume(mount.volume, context, f"{prefix}volumes[{index}].volume")
+def training_problems(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> list[FieldError]:
+    """Everything about one TrainingArgs that depends on the platform, each a FieldError with its key path."""
+    volumes = [(m.volume, f"{prefix}volumes[{i}].volume") for i, m in enumerate(training.volumes)]
     if training.data_import is not None:
-        check_volume(training.data_import.volume, context, f"{prefix}dataImport.volume")
+        volumes.append((training.data_import.volume, f"{prefix}dataImport.volume"))
     if training.tensorboard is not None:
-        check_volume(training.tensorboard.volume, context, f"{prefix}tensorboard.volume")
+        volumes.append((training.tensorboard.volume, f"{prefix}tensorboard.volume"))
+    problems = volume_problems(volumes, context)
+    reported: set[str] = set()
     for role, args in training.roles():
         try:
             role_placement(training, role, args, context)
-        except ValueError as exc:
-            key = "resources.gpus" if "GPU node group" in str(exc) else "resources"
-            raise FieldError(f"{prefix}{role}.{key}", str(exc)) from exc
+        except PlacementError as exc:
+            # The image and its compute capability are the workload's, not the role's: said once.
+            if exc.requirement in ("image", "minComputeCapability"):
+                key = f"{prefix}{exc.requirement}"
+                if key in reported:
+                    continue
+                reported.add(key)
+            else:
+                key = f"{prefix}{role}.{_resource_key(exc.requirement, args.resources)}"
+            problems.append(FieldError(key, str(exc)))
+    return problems
+
+
+def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> None:
+    """All of `training_problems` at once (FieldError, or FieldErrors for several)."""
+    raise_all(training_problems(training, context, prefix))
+
+
+def uid_problems(context: WorkloadContext) -> list[FieldError]:
+    """Workload pods run as the storage uid/gid, which `restricted` pods need above 10000."""
+    return [
+        FieldError(
+            f"storage.{key}",
+            f"{value} is below {MIN_WORKLOAD_UID}: workloads run as this id under Pod Security "
+            f"'restricted' (non-root, clear of image users); use {MIN_WORKLOAD_UID} or more",
+        )
+        for key, value in (("uid", context.uid), ("gid", context.gid))
+        if value < MIN_WORKLOAD_UID
+    ]
 
 
 def serving_tensorflow(variant: ServingVariantArgs) -> tuple[str, str | None]:
@@ -322,11 +493,14 @@ def training_tensorflow(training: TrainingArgs) -> tuple[str, str | None]:
     return pinned.image, pinned.tensorflow
 
 
-def check_serving_loads_training(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
-    """Every serving variant's TensorFlow is at least every training workload's; FieldError names both.
+def serving_loads_training_problems(
+    serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]
+) -> list[FieldError]:
+    """Every serving variant's TensorFlow is at least every training workload's; each FieldError names both.
 
     TensorFlow promises only that a SavedModel loads in the same or a newer runtime.
     """
+    problems: list[FieldError] = []
     for s_index, one in enumerate(serving):
         for v_index, variant in enumerate(one.variants):
             s_image, s_tf = serving_tensorflow(variant)
@@ -336,53 +510,70 @@ def check_serving_loads_training(serving: Sequence[ServingArgs], training: Seque
                 where = f"training[{t_index}] ({t_image}"
                 if s_tf is None or t_tf is None:
                     unknown, unknown_key = (s_image, key) if s_tf is None else (t_image, f"training[{t_index}]")
-                    raise FieldError(
-                        f"{unknown_key}.tensorflowVersion",
-                        f"cannot know whether serving '{one.name}' ({s_image}) loads what training "
-                        f"'{run.name}' ({t_image}) exports: {unknown} declares no TensorFlow version; set "
-                        f'{unknown_key}.tensorflowVersion (e.g. "{versions.TENSORFLOW_CPU.tensorflow}")',
+                    problems.append(
+                        FieldError(
+                            f"{unknown_key}.tensorflowVersion",
+                            f"cannot know whether serving '{one.name}' ({s_image}) loads what training "
+                            f"'{run.name}' ({t_image}) exports: {unknown} declares no TensorFlow version; set "
+                            f'{unknown_key}.tensorflowVersion (e.g. "{versions.TENSORFLOW_CPU.tensorflow}")',
+                        )
                     )
-                if not versions.serving_loads(s_tf, t_tf):
-                    raise FieldError(
-                        f"{key}.image",
-                        f"serving '{one.name}' variant '{variant.name}' runs TensorFlow {s_tf} ({s_image}), older "
-                        f"than TensorFlow {t_tf} of {where}, training '{run.name}'): a SavedModel loads only in "
-                        "the same or a newer TensorFlow; serve with a newer image or train with an older one",
+                elif not versions.serving_loads(s_tf, t_tf):
+                    problems.append(
+                        FieldError(
+                            f"{key}.image",
+                            f"serving '{one.name}' variant '{variant.name}' runs TensorFlow {s_tf} ({s_image}), older "
+                            f"than TensorFlow {t_tf} of {where}, training '{run.name}'): a SavedModel loads only in "
+                            "the same or a newer TensorFlow; serve with a newer image or train with an older one",
+                        )
                     )
+    first: dict[str, FieldError] = {}
+    for problem in problems:  # one line per key: an image without a version is said once
+        first.setdefault(problem.field, problem)
+    return list(first.values())
+
+
+def check_serving_loads_training(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
+    """All of `serving_loads_training_problems` at once."""
+    raise_all(serving_loads_training_problems(serving, training))
 
 
 def check_uid(context: WorkloadContext) -> None:
-    """Workload pods run as the storage uid/gid, which `restricted` pods need above 10000."""
-    for key, value in (("uid", context.uid), ("gid", context.gid)):
-        if value < MIN_WORKLOAD_UID:
-            raise FieldError(
-                f"storage.{key}",
-                f"{value} is below {MIN_WORKLOAD_UID}: workloads run as this id under Pod Security "
-                f"'restricted' (non-root, clear of image users); use {MIN_WORKLOAD_UID} or more",
-            )
+    """All of `uid_problems` at once."""
+    raise_all(uid_problems(context))
 
 
-def check_workloads(context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
-    """All workload cross-checks of a platform (called from PlatformArgs' validator with its own facts).
+def workload_problems(
+    context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]
+) -> list[FieldError]:
+    """Every workload cross-check of a platform, every problem (PlatformArgs' validator reports them all).
 
     It receives the facts instead of the platform args, so this module never imports the config that
     calls it (config -> workload_checks -> gpu_plan would otherwise loop back to config).
     """
     if not serving and not training:
-        return
-    check_uid(context)
+        return []
+    problems = uid_problems(context)
     seen: dict[str, str] = {}
     workloads: list[tuple[str, int, ServingArgs | TrainingArgs]] = [("serving", i, w) for i, w in enumerate(serving)]
     workloads += [("training", i, w) for i, w in enumerate(training)]
     for section, index, workload in workloads:
         key = f"{section}[{index}]"
         if workload.name in seen:
-            raise FieldError(
-                f"{key}.name", f"'{workload.name}' is already used by {seen[workload.name]}; names must be unique"
+            problems.append(
+                FieldError(
+                    f"{key}.name", f"'{workload.name}' is already used by {seen[workload.name]}; names must be unique"
+                )
             )
-        seen[workload.name] = key
+        else:
+            seen[workload.name] = key
     for index, one in enumerate(serving):
-        check_serving(one, context, prefix=f"serving[{index}].")
+        problems += serving_problems(one, context, prefix=f"serving[{index}].")
     for index, run in enumerate(training):
-        check_training(run, context, prefix=f"training[{index}].")
-    check_serving_loads_training(serving, training)
+        problems += training_problems(run, context, prefix=f"training[{index}].")
+    return problems + serving_loads_training_problems(serving, training)
+
+
+def check_workloads(context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
+    """All of `workload_problems` at once (FieldError, or FieldErrors for several)."""
+    raise_all(workload_problems(context, serving, training))

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from gpuplane.components import addons, partition
+from gpuplane.components.args_base import FieldErrors
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.infra import limits
 
@@ -395,6 +396,10 @@ def format_errors(exc: ValidationError) -> list[str]:
         loc: list[str | int] = list(error["loc"])
         cause = error.get("ctx", {}).get("error")
         shown_value = True
+        if isinstance(cause, FieldErrors):
+            # Several problems found by one check (the workload cross-checks): a line each.
+            lines += [f"{NAMESPACE}:{_key_path([*loc, *e.field.split('.')])}: {e.message}" for e in cause.errors]
+            continue
         if isinstance(cause, FieldError):
             loc.extend(cause.field.split("."))
             message = cause.message

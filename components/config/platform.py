@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpuplane.components import queue_plan, workload_checks
-from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.args_base import FieldError, FieldErrors, _Args, raise_all
 from gpuplane.components.config.cluster import ClusterArgs
 from gpuplane.components.config.common import _DNS_LABEL_RE, Profile
 from gpuplane.components.config.network import NetworkArgs
@@ -167,19 +168,26 @@ class PlatformArgs(_Args):
 
     @model_validator(mode="after")
     def _whole(self) -> PlatformArgs:
+        # Every problem of the whole at once (each check below is independent of the others' outcome).
         if self.node_groups is None:
             self.node_groups = default_node_groups(self.profile)
+        problems: list[FieldError] = []
         names = [g.name for g in self.node_groups]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise FieldError("nodeGroups", f"group name(s) {dupes} used more than once; names must be unique")
-        if not any(not _blocks_scheduling(g) for g in self.node_groups):
-            raise FieldError(
-                "nodeGroups",
-                "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
+            problems.append(
+                FieldError("nodeGroups", f"group name(s) {dupes} used more than once; names must be unique")
             )
-        self._check_cluster_services_capacity()
-        self._check_dynamic_paths()
+        if not any(not _blocks_scheduling(g) for g in self.node_groups):
+            problems.append(
+                FieldError(
+                    "nodeGroups",
+                    "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
+                )
+            )
+        else:
+            problems += _collect(self._check_cluster_services_capacity)
+        problems += _collect(self._check_dynamic_paths)
         if self.profile == "prod" and self.cluster.endpoint_public_access:
             # A set of CIDRs that together cover the whole address space (0.0.0.0/1 + 128.0.0.0/1) is as
             # open as a literal /0.
@@ -188,10 +196,12 @@ class PlatformArgs(_Args):
             covered = everything in ipaddress.collapse_addresses(networks)
             open_cidrs = self.cluster.public_access_cidrs if covered else []
             if open_cidrs:
-                raise FieldError(
-                    "cluster.publicAccessCidrs",
-                    f"{open_cidrs} opens the prod API endpoint to the whole internet; list specific CIDRs or set "
-                    "cluster.endpointPublicAccess: false",
+                problems.append(
+                    FieldError(
+                        "cluster.publicAccessCidrs",
+                        f"{open_cidrs} opens the prod API endpoint to the whole internet; list specific CIDRs or "
+                        "set cluster.endpointPublicAccess: false",
+                    )
                 )
         storage = self.storage
         if (
@@ -201,21 +211,25 @@ class PlatformArgs(_Args):
             and not storage.allow_data_loss_on_prod
         ):
             off = [k for k, v in (("protect", storage.protect), ("retainOnDelete", storage.retain_on_delete)) if not v]
-            raise FieldError(
-                f"storage.{off[0]}",
-                f"{', '.join(off)} switched off on a prod stack would let `pulumi destroy` delete the shared data; "
-                "keep it on, or set storage.allowDataLossOnProd: true to say you mean it",
+            problems.append(
+                FieldError(
+                    f"storage.{off[0]}",
+                    f"{', '.join(off)} switched off on a prod stack would let `pulumi destroy` delete the shared "
+                    "data; keep it on, or set storage.allowDataLossOnProd: true to say you mean it",
+                )
             )
         vpc = ipaddress.IPv4Network(self.network.cidr)
         services = ipaddress.IPv4Network(self.cluster.service_ipv4_cidr)
         if vpc.overlaps(services):
-            raise FieldError(
-                "cluster.serviceIpv4Cidr",
-                f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
+            problems.append(
+                FieldError(
+                    "cluster.serviceIpv4Cidr",
+                    f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
+                )
             )
-
-        workload_checks.check_workloads(WorkloadContext.of(self), self.serving, self.training)
-        queue_plan.check_queue(WorkloadContext.of(self), self.queue, self.training)
+        problems += workload_checks.workload_problems(WorkloadContext.of(self), self.serving, self.training)
+        problems += _collect(lambda: queue_plan.check_queue(WorkloadContext.of(self), self.queue, self.training))
+        raise_all(problems)
         return self
 
     def _check_cluster_services_capacity(self) -> None:
@@ -276,3 +290,14 @@ class PlatformArgs(_Args):
         """Node groups after defaults (never None once validated)."""
         assert self.node_groups is not None  # set by _whole
         return self.node_groups
+
+
+def _collect(check: Callable[[], None]) -> list[FieldError]:
+    """The FieldError(s) a check raises, as a list."""
+    try:
+        check()
+    except FieldErrors as exc:
+        return exc.errors
+    except FieldError as exc:
+        return [exc]
+    return []

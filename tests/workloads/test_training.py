@@ -180,7 +180,7 @@ def problems(training_spec_: dict[str, Any]) -> list[str]:
         (
             "worker too big",
             {"worker": {"resources": {"limits": {"cpu": "64", "memory": "8Gi"}, "gpus": 1}}},
-            "training[0].worker.resources",
+            "training[0].worker.resources.limits.cpu",
             "fit no node",
         ),
     ],

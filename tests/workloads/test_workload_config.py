@@ -81,7 +81,7 @@ CASES: list[tuple[str, dict[str, Any], str, list[str]]] = [
     (
         "requests that fit no node",
         {"serving": [serving(variants=[variant(CPU, resources={"limits": {"cpu": "64", "memory": "8Gi"}})])]},
-        "gpuplane:serving[0].variants[0].resources:",
+        "gpuplane:serving[0].variants[0].resources.limits.cpu:",
         ["fit no node", "largest it could have had: m6i.large", "serving 'resnet' variant 'cpu'"],
     ),
     (
