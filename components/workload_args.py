@@ -15,9 +15,9 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.names import DNS1035_LABEL_RE
 from gpuplane.manifests import model_import, scheduling, training, versions
 
-_DNS_LABEL_RE: Final = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _SHA256_RE: Final = re.compile(r"^[0-9a-f]{64}$")
 # A pinned image: repository, then a tag that is not `latest`, or a digest.
@@ -31,11 +31,15 @@ MAX_UNPACKED_BYTES: Final = 1 << 40
 
 
 def check_workload_name(value: str) -> str:
-    """Workload names prefix Deployments, Services and pod hostnames: a short DNS label."""
-    if not _DNS_LABEL_RE.match(value):
+    """A workload or variant name: a DNS-1035 label (on its own a Service name and a label value).
+
+    How long it may be depends on the names it goes into with other keys (`components.names`), so only
+    the bound that is true on its own is checked here.
+    """
+    if not DNS1035_LABEL_RE.fullmatch(value):
         raise ValueError(
-            f"'{value}' must be 1-40 chars of lowercase letters, digits and '-', starting with a letter "
-            "(it prefixes object names and pod hostnames)"
+            f"'{value}' must be a DNS-1035 label: 1-63 lowercase letters, digits and '-', starting with a letter "
+            "and ending with a letter or digit (it prefixes Service, Job and pod names; docs/workloads.md, 'Names')"
         )
     return value
 
@@ -57,9 +61,15 @@ def check_source(value: str) -> str:
 
 
 def check_run_id(value: str) -> str:
-    """A run id: the suffix of the run's name and of every pod hostname in it."""
-    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", value):
-        raise ValueError(f"run id '{value}' must be 1-16 chars of lowercase letters, digits and '-'")
+    """A run id: the suffix of the run's name and of every pod name in it (a DNS label's characters).
+
+    Its length is checked with the workload's name, in the pod names it makes (`components.names`).
+    """
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", value):
+        raise ValueError(
+            f"run id '{value}' must be 1-63 lowercase letters, digits and '-', starting and ending with a letter "
+            "or digit"
+        )
     return value
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.components import catalog, gpu_plan
+from gpuplane.components import catalog, gpu_plan, names
 from gpuplane.components.args_base import FieldError, raise_all
 from gpuplane.components.workload_args import compute_capability
 from gpuplane.manifests import scheduling, versions
@@ -406,7 +406,7 @@ def serving_problems(serving: ServingArgs, context: WorkloadContext, prefix: str
         except PlacementError as exc:
             key = _resource_key(exc.requirement, variant.resources)
             problems.append(FieldError(f"{prefix}variants[{index}].{key}", str(exc)))
-    return problems
+    return problems + names.problems(names.serving_names(serving, prefix))
 
 
 def check_serving(serving: ServingArgs, context: WorkloadContext, prefix: str = "") -> None:
@@ -448,7 +448,7 @@ def training_problems(training: TrainingArgs, context: WorkloadContext, prefix: 
             else:
                 key = f"{prefix}{role}.{_resource_key(exc.requirement, args.resources)}"
             problems.append(FieldError(key, str(exc)))
-    return problems
+    return problems + names.problems(names.training_names(training, prefix))
 
 
 def check_training(training: TrainingArgs, context: WorkloadContext, prefix: str = "") -> None:

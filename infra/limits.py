@@ -16,18 +16,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuplane.components import partition
+from gpuplane.components import names, partition
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.node_template import autoscaler_tags
 
 # No list or mapping in a stack config needs more entries than this; a bigger one is a mistake or an
 # attack, and pydantic would spend minutes on it.
 MAX_ITEMS: Final = 256
-# Pulumi auto-naming appends "-" and 7 random characters to a resource's logical name.
-AUTONAME_SUFFIX: Final = 8
-# Logical names of the IAM roles gpuplane derives from the cluster name (`<cluster>-<suffix>`), besides
-# one `<cluster>-<group>-role` per node group.
-ROLE_SUFFIXES: Final = ("-cluster-role", "-cluster-vpc-cni-role", "-storage-efs-csi-role", "-autoscaler-role")
 # Tags EKS itself puts on a managed node group's Auto Scaling group besides the autoscaler's two
 # (`eks:cluster-name`, `eks:nodegroup-name`, `kubernetes.io/cluster/<name>`).
 EKS_ASG_TAGS: Final = 3
@@ -68,7 +63,6 @@ class ApiLimits:
     tag_key: StringLimit
     tag_value: StringLimit
     max_tags: int
-    role_name: StringLimit
 
 
 @functools.cache
@@ -79,7 +73,6 @@ def api_limits() -> ApiLimits:
     cluster = eks.operation_model("CreateCluster").input_shape.members
     group = eks.operation_model("CreateNodegroup").input_shape.members
     labels, taint, tags = group["labels"], group["taints"].member.members, group["tags"]
-    iam = session.get_service_model("iam").operation_model("CreateRole").input_shape.members
     return ApiLimits(
         cluster_name=_limit(cluster["name"].metadata),
         label_key=_limit(labels.key.metadata),
@@ -89,7 +82,6 @@ def api_limits() -> ApiLimits:
         tag_key=_limit(tags.key.metadata),
         tag_value=_limit(tags.value.metadata),
         max_tags=int(tags.metadata["max"]),
-        role_name=_limit(iam["RoleName"].metadata),
     )
 
 
@@ -161,15 +153,24 @@ def platform_problems(platform: PlatformArgs, cluster_name: str, namespace: str,
     )
     if problem := limits.cluster_name.problem(cluster_name):
         problems.append(f"{key}: EKS cluster name {cluster_name!r} {problem} (AWS API limit)")
-    suffixes = [*ROLE_SUFFIXES, *(f"-{g.name}-role" for g in platform.resolved_node_groups)]
-    longest = max(suffixes, key=len)
-    role = f"{cluster_name}{longest}"
-    if len(role) + AUTONAME_SUFFIX > limits.role_name.max:
-        room = limits.role_name.max - AUTONAME_SUFFIX - len(longest)
-        problems.append(
-            f"{key}: {cluster_name!r} makes IAM role names such as {role!r} plus Pulumi's {AUTONAME_SUFFIX}-character "
-            f"suffix longer than IAM's {limits.role_name.max}; allowed: at most {room} characters with these groups"
-        )
+    imports = [
+        ("serving", s.name, f"serving[{i}].name")
+        for i, s in enumerate(platform.serving)
+        if s.model.import_ is not None and s.model.import_.source.startswith("s3://")
+    ]
+    imports += [
+        ("training", t.name, f"training[{i}].name")
+        for i, t in enumerate(platform.training)
+        if t.data_import is not None and t.data_import.source.startswith("s3://")
+    ]
+    roles = names.iam_role_names(
+        cluster_name,
+        "clusterName" if platform.cluster_name else "clusterName (default <project>-<stack>)",
+        node_groups=[g.name for g in platform.resolved_node_groups],
+        flow_logs=platform.network.flow_logs,
+        import_roles=imports,
+    )
+    problems += [f"{namespace}:{p.field}: {p.message}" for p in names.problems(roles)]
     base = {"gpuplane:project": project, "gpuplane:stack": stack, **platform.tags}
     if len(base) > limits.max_tags:
         problems.append(

@@ -50,8 +50,10 @@ class Outcome:
 def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str, Any]:
     """The run's queued JobSet from the stack config (the same builder as render).
 
-    ValueError for an unknown name, or a run that no GPU group could hold whole at its maxSize.
+    ValueError for an unknown name, a run id whose pod names would not fit (the config's name rules), or
+    a run that no GPU group could hold whole at its maxSize.
     """
+    from gpuplane.components import names  # noqa: PLC0415
     from gpuplane.components.training import queued_run  # noqa: PLC0415
     from gpuplane.components.workload_args import check_run_id  # noqa: PLC0415
     from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
@@ -63,6 +65,8 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     args = workloads[name]
     if run_id is not None:
         check_run_id(run_id)
+        # The same name rule as the config's runId: every pod name of the run fits with this id.
+        names.check_run(args, run_id, prefix=f"training[{config.platform.training.index(args)}].")
     return queued_run(args, WorkloadContext.of(config.platform), config.platform.queue, run_id)
 
 

@@ -56,7 +56,7 @@ CASES: dict[str, tuple[str | bytes, list[str]]] = {
     ),
     "cluster-name-role": (
         BASE + "  gpuplane:clusterName: " + "c" * 60 + "\n",
-        ["gpuplane:clusterName", "IAM role names", "64"],
+        ["gpuplane:clusterName", "IAM role name", "64"],
     ),
     "label-too-long": (
         BASE + GROUP % (", labels: {team: " + "v" * 64 + "}"),

@@ -156,7 +156,7 @@ def test_plan_prints_the_manifest_without_a_cluster(tmp_path):
             ["train", "dev", "nope", "--plan"],
             "no training workload 'nope' in stack 'dev'; gpuplane:training has: mnist",
         ),
-        (["train", "dev", "mnist", "--plan", "--run-id", "Bad_ID"], "must be 1-16 chars"),
+        (["train", "dev", "mnist", "--plan", "--run-id", "Bad_ID"], "must be 1-63 lowercase letters"),
     ],
 )
 def test_bad_input_exits_2(args, message):

@@ -219,3 +219,137 @@ def test_a_direct_caller_gets_every_problem_in_one_error():
     with pytest.raises(FieldErrors) as info:
         serving_spec(args, WorkloadContext.of(platform))
     assert [e.field for e in info.value.errors] == ["model.volume", "variants[0].nodeGroups"]
+
+
+# --- 1. every derived name within its limit, checked as the formula it is ------------------------------
+
+
+def name(length: int, stem: str = "n") -> str:
+    return (stem + "x" * length)[:length]
+
+
+@pytest.mark.parametrize(("variant_length", "ok"), [(32, True), (33, False)])
+def test_service_name_of_serving_and_variant_fits_a_dns_1035_label(tmp_path, variant_length, ok):
+    text = stack_text(serving=[serving(variant(CPU, name=name(variant_length, "v")), name=name(30, "s"))])
+    if ok:  # 30 + '-' + 32 = 63
+        accepted(tmp_path, text)
+        return
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:serving[0].variants[0].name: makes the Service name",
+        "(<serving.name>-<variant.name>): 64 characters",
+        "allows at most 63: cut 1 character from serving[0].variants[0].name or serving[0].name",
+    )
+
+
+def test_a_workload_name_is_a_dns_1035_label_on_its_own(tmp_path):
+    refused(tmp_path, stack_text(serving=[serving(name=name(64, "s"))]), "gpuplane:serving[0].name:", "DNS-1035 label")
+    refused(tmp_path / "digit", stack_text(serving=[serving(name="9lives")]), "gpuplane:serving[0].name:")
+
+
+S3_MODEL = {"name": "resnet", "import": {"source": "s3://models-bucket/resnet/"}}
+
+
+@pytest.mark.parametrize(("length", "ok"), [(23, True), (24, False)])
+def test_s3_import_role_name_with_pulumis_suffix_fits_iam(tmp_path, length, ok):
+    # gpuplane-dev-serving-<name>-import-role + 8 <= 64  ->  name <= 23 on stack dev
+    text = stack_text(serving=[serving(name=name(length, "s"), model=S3_MODEL)])
+    if ok:
+        accepted(tmp_path, text)
+        return
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:serving[0].name: makes the IAM role name 'gpuplane-dev-serving-",
+        "-import-role' (<clusterName>-serving-<serving[].name>-import-role plus Pulumi's auto-name suffix (8)): 65",
+        "IAM allows at most 64: cut 1 character from serving[0].name or clusterName (default <project>-<stack>)",
+    )
+
+
+@pytest.mark.parametrize(("length", "ok"), [(22, True), (23, False)])
+def test_training_s3_data_import_role_fits_iam(tmp_path, length, ok):
+    training = {**TRAINING, "name": name(length, "t"), "dataImport": {"source": "s3://data-bucket/d/", "path": "d"}}
+    text = stack_text(training=[training])
+    if ok:
+        accepted(tmp_path, text)
+        return
+    refused(tmp_path, text, "gpuplane:training[0].name: makes the IAM role name", "-training-", ": 65 characters")
+
+
+@pytest.mark.parametrize(("length", "ok"), [(37, True), (38, False)])
+def test_training_pod_names_as_jobset_forms_them(tmp_path, length, ok):
+    # <name>-<8-hex hash>-worker-0-1 + '-abcde' <= 63 (two workers) -> name <= 37
+    text = stack_text(training=[{**TRAINING, "name": name(length, "t")}])
+    if ok:
+        accepted(tmp_path, text)
+        return
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:training[0].name: makes the pod name of role 'worker'",
+        "-########-worker-0-1' (<training.name>-<8-hex spec hash>-worker-0-<replicas-1> plus the pod's random "
+        "suffix '-abcde' (6)): 64 characters",
+        "JobSet's webhook refuses the run unless it is a DNS-1035 label, which allows at most 63",
+    )
+
+
+@pytest.mark.parametrize(("run_id_length", "ok"), [(40, True), (41, False)])
+def test_a_config_run_id_counts_in_the_pod_names(tmp_path, run_id_length, ok):
+    # mnist-<runId>-worker-0-1-abcde <= 63 -> runId <= 40
+    text = stack_text(training=[{**TRAINING, "runId": name(run_id_length, "r")}])
+    if ok:
+        accepted(tmp_path, text)
+        return
+    refused(tmp_path, text, "gpuplane:training[0].name: makes the pod name", "training[0].name or training[0].runId")
+
+
+@pytest.mark.parametrize(("replicas", "ok"), [(10, True), (11, False)])
+def test_the_largest_pod_index_counts(tmp_path, replicas, ok):
+    # 37 characters fit with workers 0..9 (one digit); worker 10 adds one
+    worker = {**TRAINING["worker"], "replicas": replicas}
+    text = stack_text(training=[{**TRAINING, "name": name(37, "t"), "worker": worker}])
+    if ok:
+        accepted(tmp_path, text)
+        return
+    refused(tmp_path, text, "-worker-0-10'", "cut 1 character from training[0].name or training[0].worker.replicas")
+
+
+def test_with_a_data_import_the_same_pod_rule_binds(tmp_path):
+    data = {"source": "https://example.com/d.tar.gz", "path": "d"}
+    accepted(tmp_path, stack_text(training=[{**TRAINING, "name": name(37, "t"), "dataImport": data}]))
+    refused(
+        tmp_path / "long",
+        stack_text(training=[{**TRAINING, "name": name(38, "t"), "dataImport": data}]),
+        "gpuplane:training[0].name: makes the pod name of role 'worker'",
+    )
+
+
+def test_train_run_id_applies_the_same_rule():
+    # the shipped dev stack: mnist, two workers -> mnist-<run id>-worker-0-1-abcde <= 63 -> run id <= 40
+    ok = runner.invoke(app, ["train", "dev", "mnist", "--plan", "--run-id", name(40, "r")])
+    assert ok.exit_code == 0, ok.output
+    assert f"name: mnist-{name(40, 'r')}" in ok.output
+    bad = runner.invoke(app, ["train", "dev", "mnist", "--plan", "--run-id", name(41, "r")])
+    flat = " ".join(bad.output.split())
+    assert bad.exit_code == 2, bad.output
+    assert "--run-id: makes the pod name of role 'worker'" in flat
+    assert "64 characters" in flat and "cut 1 character from --run-id or training[0].name" in flat
+    assert "Traceback" not in flat
+
+
+@pytest.mark.parametrize(("length", "ok"), [(33, True), (34, False)])
+def test_the_flow_log_role_counts_on_prod(tmp_path, length, ok):
+    # prod turns flow logs on: <clusterName>-network-flow-logs-role + 8 <= 64 -> clusterName <= 33
+    text = stack_text(profile="prod", clusterName=name(length, "c"), cluster={})
+    if ok:
+        accepted(tmp_path, text, stack="prod")
+        return
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:clusterName: makes the IAM role name",
+        "-network-flow-logs-role'",
+        "cut 1 character from clusterName",
+        stack="prod",
+    )

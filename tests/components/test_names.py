@@ -1,0 +1,40 @@
+"""components.names derives every IAM role the program makes: a rendered plan has no role it does not know."""
+
+from __future__ import annotations
+
+import copy
+
+from gpuplane.components import names
+from tests.infra.test_workload_front_door import SERVING, TRAINING
+
+
+def test_every_iam_role_of_the_program_is_a_derived_name(run_platform):
+    serving = {**copy.deepcopy(SERVING), "model": {"name": "resnet", "import": {"source": "s3://models-bucket/r/"}}}
+    training = {**copy.deepcopy(TRAINING), "dataImport": {"source": "s3://data-bucket/d/", "path": "d"}}
+    overrides = {"network": {"flowLogs": True}, "serving": [serving], "training": [training]}
+    run = run_platform(overrides, stack="names")
+    made = sorted(r.name for r in run.by_type("aws:iam/role:Role"))
+    derived = names.iam_role_names(
+        "gpuplane-names",
+        "clusterName",
+        node_groups=["system", "gpu"],
+        flow_logs=True,
+        import_roles=[("serving", "resnet", "serving[0].name"), ("training", "mnist", "training[0].name")],
+    )
+    assert made == sorted(d.name for d in derived)
+    assert len(made) == 9  # 4 cluster roles, flow logs, 2 groups, 2 imports
+
+
+def test_the_longest_name_per_keys_is_the_one_reported():
+    found = names.problems(names.iam_role_names("c" * 40, "clusterName"))
+    assert [p.field for p in found] == ["clusterName"]
+    assert "-cluster-vpc-cni-role" in found[0].message  # the longest (first of the two of 21 characters)
+
+
+def test_a_name_exactly_at_its_limit_passes_and_one_over_fails():
+    at = names.DerivedName("Service name", "a" * 63, "<x>", ("k",), 63, "DNS-1035")
+    over = names.DerivedName("Service name", "a" * 62, "<x>", ("k",), 63, "DNS-1035", added=2, added_by="s")
+    assert at.problem() is None
+    problem = over.problem()
+    assert problem is not None and problem.field == "k" and "64 characters" in problem.message
+    assert "cut 1 character from k" in problem.message
