@@ -52,12 +52,57 @@ def check_source(value: str) -> str:
             "plain http:// is refused: a model is code the server runs"
         )
     if value.startswith("s3://"):
-        bucket = value[5:].split("/", 1)[0]
-        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", bucket):
-            raise ValueError(f"'{value}': '{bucket}' is not an S3 bucket name")
+        bucket, _, key = value[len("s3://") :].partition("/")
+        problems = s3_bucket_problems(bucket) + s3_key_problems(key)
+        if problems:
+            shown = value if len(value) <= 120 else f"{value[:60]}...{value[-20:]}"
+            raise ValueError(f"'{shown}' breaks S3's naming rules: {'; '.join(problems)}")
     elif not value.lower().split("?", 1)[0].endswith((".tar.gz", ".tgz", ".zip")):
         raise ValueError(f"'{value}': an https source must be a .tar.gz, .tgz or .zip archive")
     return value
+
+
+# S3 user guide, "General purpose bucket naming rules" (docs.aws.amazon.com/AmazonS3/latest/userguide/
+# bucketnamingrules.html, read 2026-11): prefixes and suffixes reserved for S3's own names.
+S3_RESERVED_PREFIXES: Final = ("xn--", "sthree-", "amzn-s3-demo-")
+S3_RESERVED_SUFFIXES: Final = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+# S3 user guide, "Naming Amazon S3 objects": a key is UTF-8, at most 1,024 bytes.
+S3_KEY_MAX_BYTES: Final = 1024
+
+
+def s3_bucket_problems(bucket: str) -> list[str]:
+    """What a general purpose bucket name breaks of S3's naming rules (every rule, not the first)."""
+    problems = []
+    if not 3 <= len(bucket) <= 63:
+        problems.append(f"bucket '{bucket}' has {len(bucket)} characters; S3 allows 3 to 63")
+    if not re.fullmatch(r"[a-z0-9.-]*", bucket):
+        problems.append(f"bucket '{bucket}' may hold only lowercase letters, digits, '.' and '-'")
+    if not re.fullmatch(r"[a-z0-9](.*[a-z0-9])?", bucket, flags=re.DOTALL):
+        problems.append(f"bucket '{bucket}' must begin and end with a lowercase letter or digit")
+    if ".." in bucket:
+        problems.append(f"bucket '{bucket}' has two adjacent periods")
+    if re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", bucket):
+        problems.append(f"bucket '{bucket}' is formatted as an IP address")
+    problems += [
+        f"bucket '{bucket}' starts with '{p}', reserved by S3" for p in S3_RESERVED_PREFIXES if bucket.startswith(p)
+    ]
+    problems += [
+        f"bucket '{bucket}' ends with '{s}', reserved by S3" for s in S3_RESERVED_SUFFIXES if bucket.endswith(s)
+    ]
+    return problems
+
+
+def s3_key_problems(key: str) -> list[str]:
+    """What an object key or prefix breaks: at most 1,024 bytes of UTF-8, no control characters."""
+    problems = []
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if size > S3_KEY_MAX_BYTES:
+        problems.append(f"the key is {size} bytes of UTF-8; S3 allows at most {S3_KEY_MAX_BYTES}")
+    controls = sorted({f"{ord(c):#04x}" for c in key if ord(c) < 0x20 or ord(c) == 0x7F})
+    if controls:
+        # The S3 user guide lists them among characters that need special handling (not XML-safe).
+        problems.append(f"the key holds control characters {', '.join(controls)}; write it without them")
+    return problems
 
 
 def check_run_id(value: str) -> str:

@@ -353,3 +353,58 @@ def test_the_flow_log_role_counts_on_prod(tmp_path, length, ok):
         "cut 1 character from clusterName",
         stack="prod",
     )
+
+
+# --- 5. S3 bucket and key rules (S3 user guide) for every s3:// source -----------------------------------
+
+S3_BAD_BUCKETS = {
+    "ml..models": "two adjacent periods",
+    "ab": "has 2 characters; S3 allows 3 to 63",
+    "b" * 64: "has 64 characters",
+    "-models": "must begin and end with a lowercase letter or digit",
+    "models-": "must begin and end with a lowercase letter or digit",
+    "Models": "only lowercase letters, digits",
+    "my_models": "only lowercase letters, digits",
+    "192.168.5.4": "formatted as an IP address",
+    "xn--models": "starts with 'xn--'",
+    "sthree-models": "starts with 'sthree-'",
+    "amzn-s3-demo-models": "starts with 'amzn-s3-demo-'",
+    "models-s3alias": "ends with '-s3alias'",
+    "models--ol-s3": "ends with '--ol-s3'",
+    "models.mrap": "ends with '.mrap'",
+    "models--x-s3": "ends with '--x-s3'",
+    "models--table-s3": "ends with '--table-s3'",
+}
+
+
+@pytest.mark.parametrize("bucket", sorted(S3_BAD_BUCKETS))
+def test_s3_bucket_rules_for_a_model_import(tmp_path, bucket):
+    model = {"name": "resnet", "import": {"source": f"s3://{bucket}/resnet/"}}
+    refused(
+        tmp_path,
+        stack_text(serving=[serving(model=model)]),
+        "gpuplane:serving[0].model.import.source:",
+        "breaks S3's naming rules",
+        S3_BAD_BUCKETS[bucket],
+    )
+
+
+@pytest.mark.parametrize("bucket", ["abc", "b" * 63, "ml.models", "1.2.3.4a", "models-s3"])
+def test_s3_buckets_at_the_rules_edges_pass(tmp_path, bucket):
+    model = {"name": "resnet", "import": {"source": f"s3://{bucket}/resnet/"}}
+    accepted(tmp_path, stack_text(serving=[serving(model=model)]))
+
+
+def test_s3_key_rules_for_a_data_import(tmp_path):
+    key_at = "k" * 1024
+    ok = {**TRAINING, "dataImport": {"source": f"s3://data-bucket/{key_at}", "path": "d"}}
+    accepted(tmp_path / "ok", stack_text(training=[ok]))
+    over = {**TRAINING, "dataImport": {"source": f"s3://data-bucket/{key_at}k", "path": "d"}}
+    refused(
+        tmp_path / "long",
+        stack_text(training=[over]),
+        "gpuplane:training[0].dataImport.source:",
+        "the key is 1025 bytes of UTF-8; S3 allows at most 1024",
+    )
+    multibyte = {**TRAINING, "dataImport": {"source": "s3://data-bucket/" + "é" * 513, "path": "d"}}
+    refused(tmp_path / "utf8", stack_text(training=[multibyte]), "the key is 1026 bytes")
