@@ -134,8 +134,16 @@ def stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
     return stacks_dir / f"Pulumi.{stack_short_name(stack)}.yaml"
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that records duplicate keys instead of keeping the last one silently."""
+    """SafeLoader that records duplicate keys instead of keeping the last one silently.
+
+    YAML merge keys (`<<: *base`) work as YAML says: the merged mapping's keys come in, and a key the
+    mapping itself writes wins over a merged one (not a duplicate). Only a key written twice in the
+    same mapping is one.
+    """
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -144,6 +152,8 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue  # SafeConstructor.flatten_mapping (in super) merges it, own keys winning
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, str | int | float | bool) and key in seen:
                 self.duplicates.append(

@@ -408,3 +408,51 @@ def test_s3_key_rules_for_a_data_import(tmp_path):
     )
     multibyte = {**TRAINING, "dataImport": {"source": "s3://data-bucket/" + "é" * 513, "path": "d"}}
     refused(tmp_path / "utf8", stack_text(training=[multibyte]), "the key is 1026 bytes")
+
+
+# --- 6. YAML merge keys ----------------------------------------------------------------------------------
+
+MERGED = """config:
+  aws:region: us-west-2
+  gpuplane:cluster: {publicAccessCidrs: [198.51.100.7/32]}
+  gpuplane:serving:
+    - name: resnet
+      model: {name: resnet}
+      variants:
+        - &small
+          name: cpu
+          replicas: 2
+          resources: {limits: {cpu: "1", memory: 2Gi}}
+        - <<: *small
+          name: cpu2
+          replicas: 1
+"""
+EXPANDED = """config:
+  aws:region: us-west-2
+  gpuplane:cluster: {publicAccessCidrs: [198.51.100.7/32]}
+  gpuplane:serving:
+    - name: resnet
+      model: {name: resnet}
+      variants:
+        - name: cpu
+          replicas: 2
+          resources: {limits: {cpu: "1", memory: 2Gi}}
+        - name: cpu2
+          replicas: 1
+          resources: {limits: {cpu: "1", memory: 2Gi}}
+"""
+
+
+def test_a_stack_with_merge_keys_renders_the_same_plan_as_its_expanded_twin(tmp_path):
+    plans = []
+    for label, text in (("merged", MERGED), ("expanded", EXPANDED)):
+        code, output, out = render(tmp_path / label, text)
+        assert code == 0, output
+        plans.append((out / "plan.json").read_text())
+    assert plans[0] == plans[1]
+    assert '"cpu2"' in plans[0] and '"replicas": 1' in plans[0]  # the mapping's own key won over the merged one
+
+
+def test_a_key_written_twice_beside_a_merge_is_still_a_duplicate(tmp_path):
+    text = MERGED.replace("          replicas: 1\n", "          replicas: 1\n          replicas: 3\n")
+    refused(tmp_path, text, "key 'replicas' appears twice in one mapping")
