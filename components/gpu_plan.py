@@ -37,7 +37,7 @@ def driver_major(group: NodeGroupArgs) -> int:
 
 def _mig(group: NodeGroupArgs) -> tuple[int, int]:
     assert group.sharing.mig is not None
-    match = _MIG_RE.match(group.sharing.mig.profile)
+    match = _MIG_RE.fullmatch(group.sharing.mig.profile)
     assert match is not None  # validated by MigArgs
     return int(match.group(1)), int(match.group(2))
 

@@ -76,7 +76,7 @@ def of_region(region: str) -> Partition:
     ValueError names the region and the supported partitions when it is in none of them.
     """
     for entry in _partitions():
-        if region in entry.get("regions", {}) or re.match(entry["regionRegex"], region):
+        if region in entry.get("regions", {}) or re.fullmatch(entry["regionRegex"], region):
             if entry["id"] not in SUPPORTED:
                 break
             return Partition(id=entry["id"], dns_suffix=entry["outputs"]["dnsSuffix"])

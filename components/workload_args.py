@@ -135,7 +135,7 @@ def check_compute_capability(value: str | None) -> str | None:
 
 def check_image(value: str) -> str:
     """An image pinned by tag (not `latest`) or digest: the same bytes on every node, every day."""
-    match = _IMAGE_RE.match(value)
+    match = _IMAGE_RE.fullmatch(value)
     if not match or match.group("tag") == "latest":
         raise ValueError(f"image '{value}' is not pinned; give a version tag (not 'latest') or an @sha256: digest")
     return value
@@ -209,7 +209,7 @@ class ImportArgs(_Args):
     @field_validator("sha256")
     @classmethod
     def _sha(cls, value: str | None) -> str | None:
-        if value is not None and not _SHA256_RE.match(value):
+        if value is not None and not _SHA256_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a SHA-256: 64 lowercase hex characters (0-9, a-f)")
         return value
 
@@ -250,7 +250,7 @@ class ModelArgs(_Args):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _MODEL_NAME_RE.match(value):
+        if not _MODEL_NAME_RE.fullmatch(value):
             raise ValueError(f"'{value}' must be 1-63 chars of letters, digits, '_', '.', '-'")
         return value
 

@@ -118,7 +118,7 @@ def stack_short_name(stack: str) -> str:
     if (
         not 1 <= len(parts) <= 3
         or stack.startswith("/")
-        or any(not _STACK_PART.match(p) or p in (".", "..") for p in parts)
+        or any(not _STACK_PART.fullmatch(p) or p in (".", "..") for p in parts)
     ):
         raise ConfigError(
             [
@@ -358,7 +358,7 @@ def _identity(raw: Mapping[str, Any], problems: list[str]) -> tuple[str | None, 
         entries = []
     for index, entry in enumerate(entries or []):
         arn = entry.get("roleArn") if isinstance(entry, dict) else None
-        if not isinstance(arn, str) or not _ROLE_ARN.match(arn):
+        if not isinstance(arn, str) or not _ROLE_ARN.fullmatch(arn):
             problems.append(
                 f"aws:assumeRoles[{index}].roleArn: {arn!r} is not an IAM role ARN; "
                 "allowed: arn:aws:iam::<account>:role/<name>"

@@ -39,11 +39,16 @@ class StringLimit:
     pattern: str | None
 
     def problem(self, value: str) -> str | None:
-        """What is wrong with `value`, or None."""
+        r"""What is wrong with `value`, or None.
+
+        The pattern is a rule for the whole value, as AWS applies it: botocore's patterns are often not
+        anchored at the end (EKS cluster names: `^[0-9A-Za-z][A-Za-z0-9\-_]*`), and a prefix match would
+        pass `My Cluster!` because it starts well.
+        """
         if not self.min <= len(value) <= self.max:
             return f"has {len(value)} characters; allowed {self.min} to {self.max}"
-        if self.pattern and not re.match(self.pattern, value):
-            return f"does not match {self.pattern}"
+        if self.pattern and not re.fullmatch(self.pattern, value):
+            return f"does not match {self.pattern} as a whole"
         return None
 
 

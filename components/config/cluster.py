@@ -122,7 +122,7 @@ class ClusterArgs(_Args):
     @classmethod
     def _api_groups(cls, value: list[str]) -> list[str]:
         for group in value:
-            if not _SG_ID_RE.match(group):
+            if not _SG_ID_RE.fullmatch(group):
                 raise ValueError(f"'{group}' is not a security group id (sg- and 8 or 17 hex digits)")
         return value
 
@@ -130,7 +130,7 @@ class ClusterArgs(_Args):
     @classmethod
     def _principals(cls, value: list[str]) -> list[str]:
         for arn in value:
-            if not _IAM_PRINCIPAL_RE.match(arn):
+            if not _IAM_PRINCIPAL_RE.fullmatch(arn):
                 raise ValueError(f"'{arn}' is not an IAM role or user ARN (arn:aws:iam::<12 digits>:role/<name>)")
         return value
 

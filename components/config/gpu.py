@@ -39,7 +39,7 @@ class MigArgs(_Args):
     @field_validator("profile")
     @classmethod
     def _profile(cls, value: str) -> str:
-        if not _MIG_PROFILE_RE.match(value):
+        if not _MIG_PROFILE_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a MIG config name like all-1g.10gb or all-3g.40gb")
         return value
 

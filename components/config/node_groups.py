@@ -45,14 +45,14 @@ class Taint(_Args):
     @field_validator("key")
     @classmethod
     def _key(cls, value: str) -> str:
-        if not _K8S_KEY_RE.match(value):
+        if not _K8S_KEY_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid Kubernetes taint key ([prefix/]name, name <= 63 chars)")
         return value
 
     @field_validator("value")
     @classmethod
     def _value(cls, value: str) -> str:
-        if not _K8S_VALUE_RE.match(value):
+        if not _K8S_VALUE_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid taint value (<= 63 chars, alphanumeric, '-', '_', '.')")
         return value
 
@@ -107,7 +107,7 @@ class NodeGroupArgs(_Args):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME_RE.match(value):
+        if not _NAME_RE.fullmatch(value):
             raise ValueError(
                 f"'{value}' must be 2-32 chars of lowercase letters, digits and '-', starting with a letter"
             )
@@ -128,13 +128,13 @@ class NodeGroupArgs(_Args):
         # Every bad label in one message: a user fixing three labels should not need three rounds.
         problems: list[str] = []
         for key, label in value.items():
-            if not _K8S_KEY_RE.match(key):
+            if not _K8S_KEY_RE.fullmatch(key):
                 problems.append(f"label key '{key}' is not a valid Kubernetes label key")
             elif any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
                 problems.append(
                     f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})"
                 )
-            if not _K8S_VALUE_RE.match(label):
+            if not _K8S_VALUE_RE.fullmatch(label):
                 problems.append(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
         if problems:
             raise ValueError("; ".join(problems))

@@ -145,7 +145,7 @@ class PlatformArgs(_Args):
     @field_validator("workload_namespace")
     @classmethod
     def _namespace(cls, value: str) -> str:
-        if not _DNS_LABEL_RE.match(value) or value.startswith("kube-"):
+        if not _DNS_LABEL_RE.fullmatch(value) or value.startswith("kube-"):
             raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
         return value
 

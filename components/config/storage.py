@@ -52,21 +52,21 @@ class VolumeArgs(_Args):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _DNS_LABEL_RE.match(value):
+        if not _DNS_LABEL_RE.fullmatch(value):
             raise ValueError(f"'{value}' must be a DNS label (lowercase letters, digits, '-', <= 63 chars)")
         return value
 
     @field_validator("path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        if value is not None and (not _EFS_PATH_RE.match(value) or value == "/"):
+        if value is not None and (not _EFS_PATH_RE.fullmatch(value) or value == "/"):
             raise ValueError(f"'{value}' is not an EFS access point path: absolute, 1-4 components, not '/'")
         return value
 
     @field_validator("size")
     @classmethod
     def _size(cls, value: str) -> str:
-        if not _K8S_QUANTITY_RE.match(value):
+        if not _K8S_QUANTITY_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a Kubernetes quantity like 100Gi")
         if float(re.sub(r"[A-Za-z]+$", "", value)) == 0:
             raise ValueError(f"'{value}' is zero; a claim needs a positive size like 100Gi")
@@ -164,14 +164,14 @@ class StorageArgs(_Args):
     @field_validator("directory_perms")
     @classmethod
     def _perms(cls, value: str) -> str:
-        if not _EFS_PERMS_RE.match(value):
+        if not _EFS_PERMS_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not an octal mode like 750 or 0750")
         return value
 
     @field_validator("base_path")
     @classmethod
     def _base(cls, value: str) -> str:
-        if not _EFS_PATH_RE.match(value) or value == "/":
+        if not _EFS_PATH_RE.fullmatch(value) or value == "/":
             raise ValueError(f"'{value}' is not an EFS path: absolute, 1-4 components, not '/'")
         depth = len(value.strip("/").split("/"))
         if depth > EFS_BASE_PATH_MAX_COMPONENTS:
@@ -184,7 +184,7 @@ class StorageArgs(_Args):
     @field_validator("existing_file_system_id")
     @classmethod
     def _fs_id(cls, value: str | None) -> str | None:
-        if value is not None and not _FS_ID_RE.match(value):
+        if value is not None and not _FS_ID_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not an EFS file system id (fs- and 8 or 17 hex digits)")
         return value
 

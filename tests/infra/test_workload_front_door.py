@@ -456,3 +456,37 @@ def test_a_stack_with_merge_keys_renders_the_same_plan_as_its_expanded_twin(tmp_
 def test_a_key_written_twice_beside_a_merge_is_still_a_duplicate(tmp_path):
     text = MERGED.replace("          replicas: 1\n", "          replicas: 1\n          replicas: 3\n")
     refused(tmp_path, text, "key 'replicas' appears twice in one mapping")
+
+
+# --- 7. every botocore pattern is a whole-string rule ----------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster_name", ["My Cluster!", "gpu-cluster!", "gpu-cluster\n"])
+def test_the_eks_cluster_name_pattern_applies_to_the_whole_name(tmp_path, cluster_name):
+    # botocore: ^[0-9A-Za-z][A-Za-z0-9\-_]* (no $): each value starts right and ends wrong
+    refused(tmp_path, stack_text(clusterName=cluster_name), "gpuplane:clusterName: EKS cluster name", "as a whole")
+
+
+def test_a_cluster_name_that_is_right_to_the_end_passes(tmp_path):
+    accepted(tmp_path, stack_text(clusterName="Gpu_cluster-2"))
+
+
+@pytest.mark.parametrize(
+    ("storage", "key"),
+    [
+        ({"basePath": "/dynamic\n"}, "gpuplane:storage.basePath:"),
+        ({"volumes": [{"name": "models", "path": "/models\n"}]}, "gpuplane:storage.volumes[0].path:"),
+    ],
+)
+def test_the_efs_path_pattern_applies_to_the_whole_path(tmp_path, storage, key):
+    # botocore efs Path: ^(\/|(\/(?!\.)+[^$#<>;`|&?{}^*/\n]+){1,4})$ ('$' also matches before a final newline)
+    refused(tmp_path, stack_text(storage=storage), key, "not an EFS")
+
+
+def test_the_partition_region_pattern_applies_to_the_whole_region():
+    from gpuplane.components import partition  # noqa: PLC0415
+
+    assert partition.of_region("us-west-2").id == "aws"
+    assert partition.of_region("us-west-99").id == "aws"  # not listed, matched by the regex as a whole
+    with pytest.raises(ValueError, match="not a region of a supported AWS partition"):
+        partition.of_region("us-west-99\n")
