@@ -7,8 +7,9 @@ training args) both build on it, and the platform args hold the workload args, s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = ["FieldError", "FieldErrors", "_Args", "raise_all"]
@@ -47,8 +48,30 @@ def raise_all(errors: Sequence[FieldError]) -> None:
         raise FieldErrors(errors)
 
 
+def _wants_number(annotation: Any) -> bool:
+    """Whether a field's type takes a number (int or float, alone or in a union), and never a boolean."""
+    if annotation in (int, float):
+        return True
+    args = get_args(annotation)
+    if get_origin(annotation) is Annotated:
+        return _wants_number(args[0])
+    return bool(args) and bool not in args and any(_wants_number(a) for a in args if a is not type(None))
+
+
+def _boolean_for_number(value: Any, annotation: Any) -> bool:
+    """A boolean where the type takes a number, at the top or inside a list or mapping of numbers."""
+    if isinstance(value, bool):
+        return _wants_number(annotation)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (list, tuple, set, frozenset) and args and isinstance(value, list | tuple):
+        return any(_boolean_for_number(item, args[0]) for item in value)
+    if origin is dict and len(args) == 2 and isinstance(value, dict):
+        return any(_boolean_for_number(item, args[1]) for item in value.values())
+    return False
+
+
 class _Args(BaseModel):
-    """Base: camelCase keys, unknown keys rejected, defaults validated too."""
+    """Base: camelCase keys, unknown keys rejected, defaults validated too, no boolean taken for a number."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -56,3 +79,14 @@ class _Args(BaseModel):
         populate_by_name=True,
         validate_default=True,
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic takes True as 1 for an int field; `gpus: yes` (YAML's boolean) must not become one GPU.
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _boolean_for_number(value, field.annotation):
+            raise ValueError(
+                f"{value!r} is a boolean; a number is expected here (YAML reads yes/no/true/false/on/off as booleans)"
+            )
+        return value

@@ -490,3 +490,75 @@ def test_the_partition_region_pattern_applies_to_the_whole_region():
     assert partition.of_region("us-west-99").id == "aws"  # not listed, matched by the regex as a whole
     with pytest.raises(ValueError, match="not a region of a supported AWS partition"):
         partition.of_region("us-west-99\n")
+
+
+# --- 2. strict numbers: a boolean is never a count, size or fraction ---------------------------------------
+
+
+def test_gpus_yes_is_refused_and_one_gpu_passes(tmp_path):
+    text = stack_text(nodeGroups=G5, serving=[serving(GPU)]).replace('"gpus": 1', '"gpus": yes')
+    assert '"gpus": yes' in text
+    refused(
+        tmp_path, text, "gpuplane:serving[0].variants[0].resources.gpus:", "True is a boolean; a number is expected"
+    )
+    accepted(tmp_path / "ok", stack_text(nodeGroups=G5, serving=[serving(GPU)]))
+
+
+def test_a_boolean_size_or_retention_is_refused(tmp_path):
+    text = stack_text(
+        nodeGroups=[{"name": "system", "instanceTypes": ["m6i.large"], "maxSize": True}],
+        network={"flowLogs": True, "flowLogRetentionDays": True},
+    )
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:nodeGroups[0].maxSize: True is a boolean",
+        "gpuplane:network.flowLogRetentionDays: True is a boolean",
+    )
+
+
+def _models(model: Any, seen: set[Any]) -> list[Any]:
+    from pydantic import BaseModel  # noqa: PLC0415
+
+    from gpuplane.infra.config import _model_in  # noqa: PLC0415
+
+    if model in seen:
+        return []
+    seen.add(model)
+    found = [model]
+    for field in model.model_fields.values():
+        inner = _model_in(field.annotation)
+        if inner is not None and issubclass(inner, BaseModel):
+            found += _models(inner, seen)
+    return found
+
+
+def test_every_number_field_of_the_whole_config_refuses_a_boolean():
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from gpuplane.components.args_base import _wants_number  # noqa: PLC0415
+    from gpuplane.components.config import PlatformArgs  # noqa: PLC0415
+
+    checked = []
+    for model in _models(PlatformArgs, set()):
+        for field_name, field in model.model_fields.items():
+            if not _wants_number(field.annotation):
+                continue
+            alias = field.alias or field_name
+            with pytest.raises(ValidationError) as info:
+                model.model_validate({alias: True})
+            errors = [e for e in info.value.errors() if e["loc"] == (alias,)]
+            assert errors and "is a boolean" in errors[0]["msg"], (model.__name__, alias, errors)
+            checked.append(f"{model.__name__}.{alias}")
+    # the counts, sizes and fractions of every section are among them
+    expected = (
+        "ResourcesArgs.gpus",
+        "NodeGroupArgs.minSize",
+        "StorageArgs.provisionedThroughputMibps",
+        "NetworkArgs.azCount",
+        "RoleArgs.replicas",
+        "TimeSlicingArgs.replicas",
+        "BatchingArgs.maxBatchSize",
+    )
+    for name in expected:
+        assert name in checked, (name, checked)
