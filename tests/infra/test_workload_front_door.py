@@ -25,7 +25,7 @@ G5 = [
 CPU = {"name": "cpu", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}}}
 GPU = {"name": "gpu", "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "gpus": 1}}
 SERVING = {"name": "resnet", "model": {"name": "resnet"}, "variants": [CPU]}
-TRAINING = {
+TRAINING: dict[str, Any] = {
     "name": "mnist",
     "strategy": "parameterServer",
     "command": ["python", "/data/train.py"],
