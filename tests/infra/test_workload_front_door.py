@@ -562,3 +562,17 @@ def test_every_number_field_of_the_whole_config_refuses_a_boolean():
     )
     for name in expected:
         assert name in checked, (name, checked)
+
+
+def test_every_variant_older_than_the_training_is_reported(tmp_path):
+    old = {"image": "tensorflow/serving:2.19.0", "tensorflowVersion": "2.19.0"}
+    text = stack_text(
+        serving=[serving(variant(CPU, **old), variant(CPU, name="cpu2", **old))],
+        training=[TRAINING],
+    )
+    refused(
+        tmp_path,
+        text,
+        "gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.19.0",
+        "gpuplane:serving[0].variants[1].image: serving 'resnet' variant 'cpu2' runs TensorFlow 2.19.0",
+    )
