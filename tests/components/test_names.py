@@ -5,6 +5,10 @@ from __future__ import annotations
 import copy
 
 from gpuplane.components import names
+from gpuplane.components.config import PlatformArgs
+from gpuplane.components.training import training_spec
+from gpuplane.components.workload_checks import WorkloadContext
+from gpuplane.manifests import training
 from tests.infra.test_workload_front_door import SERVING, TRAINING
 
 
@@ -38,3 +42,24 @@ def test_a_name_exactly_at_its_limit_passes_and_one_over_fails():
     problem = over.problem()
     assert problem is not None and problem.field == "k" and "64 characters" in problem.message
     assert "cut 1 character from k" in problem.message
+
+
+def test_the_pod_names_checked_are_the_ones_the_jobset_makes():
+    """The rule follows the JobSet the run really is: every role's largest pod name, the import's hostname."""
+
+    data = {"source": "https://example.com/d.tar.gz", "path": "d"}
+    spec = {**copy.deepcopy(TRAINING), "dataImport": data, "runId": "exp-1"}
+    args = PlatformArgs.model_validate({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}, "training": [spec]})
+    run = args.training[0]
+    doc = training.jobset(training_spec(run, WorkloadContext.of(args)), run.run_id)
+    jobset_pods = set()
+    for rjob in doc["spec"]["replicatedJobs"]:
+        job = rjob["template"]["spec"]
+        last_job, last_pod = rjob["replicas"] - 1, job.get("completions", 1) - 1
+        jobset_pods.add(f"{doc['metadata']['name']}-{rjob['name']}-{last_job}-{last_pod}")
+        if rjob["name"] == "data-import":
+            # JobSet's webhook checks only jobs that set completions; the import's pod is then named by
+            # its hostname rule (no random suffix) in names.training_names.
+            assert "completions" not in job
+    derived = {n.name for n in names.training_names(run) if "pod" in n.what}
+    assert derived == jobset_pods
