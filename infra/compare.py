@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 
 from gpuplane.infra.options import (
+    KubeconfigOption,
     ProjectOption,
     StackArgument,
     StacksDirOption,
@@ -448,13 +449,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     concurrency: Annotated[str, typer.Option(help="Concurrent requests (1-256), comma-separated.")] = "1,4,16",
     duration: Annotated[int, typer.Option(help="Seconds per cell (1-3600).")] = 30,
     plan: Annotated[bool, typer.Option("--plan", help="Print the Job and ConfigMap; contact no cluster.")] = False,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(
-            help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
-            "project (from `gpuplane kubeconfig`)."
-        ),
-    ] = None,
+    kubeconfig: KubeconfigOption = None,
     out: Annotated[
         Path | None,
         typer.Option(

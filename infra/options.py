@@ -33,6 +33,14 @@ StacksDirOption = Annotated[
     Path | None,
     typer.Option("--stacks-dir", help="Folder of the stack files. Default: the project's stackConfigDir."),
 ]
+# train, compare and queue read the kubeconfig `gpuplane kubeconfig` wrote for the stack, unless told otherwise.
+KubeconfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
+        "project (from `gpuplane kubeconfig`)."
+    ),
+]
 StackArgument = Annotated[
     str, typer.Argument(help="Stack name (dev, org/dev, org/project/dev): the project's Pulumi.<name>.yaml.")
 ]

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from gpuplane.infra.options import (
     EXIT_FAILED,
     EXIT_INVALID_CONFIG,
+    KubeconfigOption,
     ProjectOption,
     StackArgument,
     StacksDirOption,
@@ -166,13 +166,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def queue(
         stack: StackArgument,
-        kubeconfig: Annotated[
-            Path | None,
-            typer.Option(
-                help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
-                "project (from `gpuplane kubeconfig`)."
-            ),
-        ] = None,
+        kubeconfig: KubeconfigOption = None,
         stacks_dir: StacksDirOption = None,
         project_dir: ProjectOption = None,
     ) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,6 +20,7 @@ import typer
 from gpuplane.infra.options import (
     EXIT_FAILED,
     EXIT_INVALID_CONFIG,
+    KubeconfigOption,
     ProjectOption,
     StackArgument,
     StacksDirOption,
@@ -197,13 +197,7 @@ def register(app: typer.Typer) -> None:
         plan_only: Annotated[
             bool, typer.Option("--plan", help="Print the queued JobSet and the queue objects; contact no cluster.")
         ] = False,
-        kubeconfig: Annotated[
-            Path | None,
-            typer.Option(
-                help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
-                "project (from `gpuplane kubeconfig`)."
-            ),
-        ] = None,
+        kubeconfig: KubeconfigOption = None,
         rerun: Annotated[bool, typer.Option(help="Submit again even if this run exists or ran.")] = False,
         wait_: Annotated[
             bool, typer.Option("--wait", help="Follow the run through the queue until it completes or fails.")
