@@ -327,14 +327,17 @@ def gpu_pod(
 # --- shared storage across zones ---------------------------------------------------------------------------
 
 
-def storage_script(run_id: str, volumes: Sequence[str], zone: str, *, read_from: str | None, last: bool) -> str:
+def storage_script(
+    run_id: str, volumes: Sequence[str], zone: str, *, read_from: str | None, last: bool, mount: str = STORAGE_MOUNT
+) -> str:
     """Write a token into each volume from `zone`; read the one written from `read_from`; report ids and speed.
 
-    `last`: this pod is the run's last on the volume and removes the run's folder.
+    `last`: this pod is the run's last on the volume and removes the run's folder. `mount`: where the volumes
+    are mounted (`<mount>/<volume>`; the tests point it at local folders).
     """
     lines = ["set -u", f"mib={THROUGHPUT_MIB}"]
     for volume in volumes:
-        folder = f"{STORAGE_MOUNT}/{volume}/{STORAGE_DIR}/{run_id}"
+        folder = f"{mount}/{volume}/{STORAGE_DIR}/{run_id}"
         key = volume.replace("-", "_")
         lines += [
             f'mkdir -p "{folder}" || echo "{MARKER} {key}.error=cannot create {folder}"',

@@ -53,28 +53,29 @@ def pull_seconds(events: list[dict[str, Any]]) -> float | None:
 def explain_helper(message: str) -> tuple[str, str]:
     """Cause and fix for the runtime helper's GPU check failure (docs/runtime.md, "GPU check")."""
     text = message.lower()
-    if "/dev/nvidia" in text or "device node" in text:
+    # Most specific first: the later messages also name the device nodes they found.
+    if "too old" in text:
         return (
-            "the GPU was not mounted into the container: the device plugin is not running on the node, or the "
-            "pod got no GPU resource",
-            f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide` on that node; the node must advertise "
-            "nvidia.com/gpu",
+            "the node's driver is older than the image's CUDA needs",
+            "use a newer EKS NVIDIA AMI release (update the node group) or an image built for an older CUDA",
         )
     if "libcuda" in text or "driver library" in text:
         return (
             "the node's container runtime did not inject the NVIDIA driver (container toolkit not configured)",
             "use the EKS NVIDIA AMI the plan picks (amiType AL2023_x86_64_NVIDIA), not a custom one",
         )
-    if "driver" in text and ("older" in text or "needs" in text):
-        return (
-            "the node's driver is older than the image's CUDA needs",
-            "use a newer EKS NVIDIA AMI release (update the node group) or an image built for an older CUDA",
-        )
     if "tensorflow" in text:
         return (
             "TensorFlow in the image finds no GPU although the driver is there: the image's CUDA/cuDNN do not "
             "match its TensorFlow build (docs/workloads.md, 'Images')",
             "use the training image gpuplane pins (manifests/versions.py) or one whose CUDA/cuDNN match its TF",
+        )
+    if "device node" in text or "/dev/nvidia" in text:
+        return (
+            "the GPU was not mounted into the container: the device plugin is not running on the node, or the "
+            "pod got no GPU resource",
+            f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide` on that node; the node must advertise "
+            "nvidia.com/gpu",
         )
     return ("the runtime helper refused the GPU", "read the message; docs/runtime.md explains each case")
 
