@@ -17,8 +17,8 @@ from gpuplane.infra import config as stack_config
 from gpuplane.infra.verify import aws as verify_aws
 from gpuplane.infra.verify.cluster import ClusterUnreachable
 from gpuplane.infra.verify.expect import Expectations, from_config
-from gpuplane.manifests import versions
 from gpuplane.manifests import verify as probes
+from gpuplane.manifests import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = "2026-11-26T10:00:00Z"

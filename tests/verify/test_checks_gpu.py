@@ -107,7 +107,7 @@ def test_scale_from_zero_passes_with_the_times_to_first_gpu_pod(dev, make_ctx):
         "scheduledToContainerStart": 60.0,
         "timeToFirstGpuPod": 240.0,
     }
-    created = [o for o in cluster.created if o["kind"] == "Pod"][0]
+    created = next(o for o in cluster.created if o["kind"] == "Pod")
     assert created["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
 
 
@@ -219,7 +219,7 @@ def test_a_time_sliced_group_must_see_its_memory_share(dev, make_ctx):
         dev, cluster, tf_log=GOOD_TF + "\n" + report_lines(env__GPUPLANE_GPU_MEMORY_FRACTION="0.25"), units="4"
     )
     assert _run(make_ctx(expect, cluster)).status == "pass"
-    pod = [o for o in cluster.created if o["kind"] == "Pod"][0]
+    pod = next(o for o in cluster.created if o["kind"] == "Pod")
     env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
     assert env["GPUPLANE_GPU_MEMORY_FRACTION"] == "0.25" and env["GPUPLANE_GPU_SHARED"] == "true"
     cluster2 = FakeCluster(healthy_nodes(dev))
