@@ -138,10 +138,10 @@ def _resources(cpu: str, memory: str, extra: Mapping[str, str] | None = None) ->
 # --- the runtime helper in a real cgroup -----------------------------------------------------------------
 
 # Prints what the cgroup says (v2 first, v1 as a fallback) and what the helper exported, after the helper
-# ran: the command is wrapped like every TensorFlow container. GPUPLANE_CGROUP_ROOT points it at a fake tree
-# in the tests, as it does the helper.
+# ran: the command is wrapped like every TensorFlow container. GPUPLANE_CGROUP_ROOT prefixes the mount point
+# in the tests, as it does for the helper.
 CGROUP_SCRIPT: Final = r"""
-root="${GPUPLANE_CGROUP_ROOT:-/sys/fs/cgroup}"
+root="${GPUPLANE_CGROUP_ROOT:-}/sys/fs/cgroup"
 if [ -r "$root/cpu.max" ]; then cpu=$(cat "$root/cpu.max"); version=2
 elif [ -r "$root/cpu/cpu.cfs_quota_us" ]; then
   cpu="$(cat "$root/cpu/cpu.cfs_quota_us") $(cat "$root/cpu/cpu.cfs_period_us")"; version=1
@@ -154,7 +154,8 @@ echo "GPUPLANE-VERIFY cgroup.cpu.max=$cpu"
 echo "GPUPLANE-VERIFY cgroup.memory.max=$memory"
 echo "GPUPLANE-VERIFY nproc=$(nproc 2>/dev/null || echo unknown)"
 echo "GPUPLANE-VERIFY id=$(id -u):$(id -g)"
-if touch /.gpuplane-verify-write 2>/dev/null; then echo "GPUPLANE-VERIFY rootfs=writable"; rm -f /.gpuplane-verify-write
+probe="${GPUPLANE_VERIFY_ROOTFS:-}/.gpuplane-verify-write"
+if touch "$probe" 2>/dev/null; then echo "GPUPLANE-VERIFY rootfs=writable"; rm -f "$probe"
 else echo "GPUPLANE-VERIFY rootfs=read-only"; fi
 for v in TF_NUM_INTRAOP_THREADS TF_NUM_INTEROP_THREADS OMP_NUM_THREADS MALLOC_ARENA_MAX \
          GPUPLANE_DETECTED_CPUS GPUPLANE_DETECTED_CPU_MILLICORES GPUPLANE_DETECTED_MEMORY_BYTES; do

@@ -1,0 +1,258 @@
+"""Runtime, storage and serving checks; their in-pod scripts run here (the helper on a fake cgroup, two local folders)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuplane.infra.verify import checks_pods as cp
+from gpuplane.infra.verify.model import CheckFailed
+from gpuplane.manifests import tf_runtime
+from gpuplane.manifests import verify as probes
+from tests.runtime._support import HELPER, FakeHost, base_env
+from tests.verify.conftest import RUN
+from tests.verify.fakes import FakeCluster, Script, healthy_nodes, node, report_lines
+
+
+def _fail(check, ctx) -> CheckFailed:
+    with pytest.raises(CheckFailed) as caught:
+        check(ctx)
+    assert caught.value.outcome.cause and caught.value.outcome.fix
+    return caught.value
+
+
+# --- runtime helper against the cgroup -----------------------------------------------------------------------
+
+
+def _runtime_log(dev, tmp_path: Path, cpu_max: str, *, rootfs: Path | None = None) -> str:
+    """The runtime probe's own command, through the real helper, on a fake cgroup v2 node of 4 CPUs."""
+    pod = probes.runtime_pod("ns", RUN, uid=dev.uid, gid=dev.gid)
+    container = pod["spec"]["containers"][0]
+    command = list(container["command"])
+    assert command[:2] == ["/bin/sh", tf_runtime.SCRIPT_PATH]
+    command[1] = str(HELPER)
+    host = FakeHost(tmp_path)
+    host.v2("/")
+    host.write("/sys/fs/cgroup/cpu.max", cpu_max + "\n")
+    host.write("/sys/fs/cgroup/memory.max", "536870912\n")
+    env = base_env(**host.env, GPUPLANE_VERIFY_ROOTFS=str(rootfs or tmp_path / "no-such-dir"))
+    env.update({e["name"]: e["value"] for e in container["env"] if "value" in e})
+    # What the kubelet's Downward API gives the helper for this container's limits.
+    env |= {"GPUPLANE_CPU_LIMIT_MILLICORES": "1500", "GPUPLANE_MEMORY_LIMIT_BYTES": "536870912"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _as_workload_user(log: str, dev) -> str:
+    """The probe here runs as this test's user; in the pod it is the workload uid."""
+    return log.replace(f"id={os.getuid()}:{os.getgid()}", f"id={dev.uid}:{dev.gid}")
+
+
+def test_runtime_passes_when_the_helper_matches_the_cgroup(dev, make_ctx, tmp_path):
+    log = _as_workload_user(_runtime_log(dev, tmp_path, "150000 100000"), dev)
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-runtime-"] = Script(logs={"probe": log})
+    outcome = cp.check_runtime(make_ctx(dev, cluster))
+    assert outcome.status == "pass", outcome
+    assert outcome.evidence.startswith("cgroup v2 cpu.max '150000 100000', memory.max 536870912, ")
+    assert "helper: intra-op 2, inter-op 1, 1500 millicores, 536870912 bytes; uid:gid 10001:10001, root read-only" in (
+        outcome.evidence
+    )
+    pod = next(o for o in cluster.created if o["kind"] == "Pod")
+    assert pod["spec"]["containers"][0]["resources"]["limits"]["cpu"] == probes.RUNTIME_CPU
+    assert pod["spec"]["affinity"]["nodeAffinity"]  # on the untainted CPU group
+    assert [o["kind"] for o in cluster.created[:2]] == ["Namespace", "ConfigMap"]
+
+
+def test_runtime_without_a_cfs_quota_fails(dev, make_ctx, tmp_path):
+    log = _as_workload_user(_runtime_log(dev, tmp_path, "max 100000"), dev)
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-runtime-"] = Script(logs={"probe": log})
+    failure = _fail(cp.check_runtime, make_ctx(dev, cluster)).outcome
+    assert failure.evidence.startswith("the cgroup's CPU limit is max 100000, the pod's limit 1500m")
+    assert "cpuCFSQuota" in failure.cause
+
+
+def test_runtime_helper_disagreeing_with_the_cgroup_fails(dev, make_ctx):
+    log = report_lines(
+        cgroup__version="2",
+        cgroup__cpu__max="150000 100000",
+        cgroup__memory__max="536870912",
+        nproc="16",
+        id="10001:10001",
+        rootfs="read-only",
+        env__TF_NUM_INTRAOP_THREADS="16",
+        env__TF_NUM_INTEROP_THREADS="unset",
+        env__OMP_NUM_THREADS="16",
+        env__MALLOC_ARENA_MAX="2",
+        env__GPUPLANE_DETECTED_CPU_MILLICORES="16000",
+        env__GPUPLANE_DETECTED_MEMORY_BYTES="536870912",
+    )
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-runtime-"] = Script(logs={"probe": log})
+    failure = _fail(cp.check_runtime, make_ctx(dev, cluster)).outcome
+    assert failure.evidence.startswith(
+        "helper exports differ from the cgroup: GPUPLANE_DETECTED_CPU_MILLICORES=16000 (expected 1500), "
+        "OMP_NUM_THREADS=16 (expected 2), TF_NUM_INTEROP_THREADS=unset (expected 1), "
+        "TF_NUM_INTRAOP_THREADS=16 (expected 2)"
+    )
+    assert "misread" in failure.cause
+
+
+def test_runtime_with_a_writable_root_or_another_uid_fails(dev, make_ctx, tmp_path):
+    log = _runtime_log(dev, tmp_path, "150000 100000", rootfs=tmp_path)
+    assert "rootfs=writable" in log
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-runtime-"] = Script(logs={"probe": log})
+    failure = _fail(cp.check_runtime, make_ctx(dev, cluster)).outcome
+    assert f"ran as {os.getuid()}:{os.getgid()} with a writable root" in failure.evidence
+    assert "mutating webhook" in failure.cause
+
+
+def test_runtime_pod_that_fails_to_run(dev, make_ctx):
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-runtime-"] = Script(phase="Failed", container_exit=126, logs={"probe": "exec failed"})
+    failure = _fail(cp.check_runtime, make_ctx(dev, cluster)).outcome
+    assert failure.evidence == "probe pod Failed on system-0: probe: exit 126 (Error)"
+
+
+@pytest.mark.parametrize(
+    ("quota", "usable", "expected"),
+    [
+        (1.5, 4, ("2", "1")),
+        (0.5, 4, ("1", "1")),
+        (4.0, 4, ("unset", "unset")),
+        (None, 4, ("unset", "unset")),
+        (3.5, 2, ("unset", "unset")),
+    ],
+)
+def test_expected_threads_follow_the_inference_rule(quota, usable, expected):
+    assert cp.expected_threads(quota, usable) == expected
+
+
+# --- storage across AZs ----------------------------------------------------------------------------------------
+
+
+def _storage_logs(dev, root: Path, zones: list[str], *, shared: bool = True) -> list[str]:
+    """Each storage probe's script, run here: the zones share one folder per volume (EFS) unless `shared` is off."""
+    logs = []
+    for index, zone in enumerate(zones):
+        mount = root / ("shared" if shared else zone)
+        for volume in dev.volumes:
+            (mount / volume).mkdir(parents=True, exist_ok=True)
+        script = probes.storage_script(
+            RUN,
+            dev.volumes,
+            zone,
+            read_from=zones[0] if index else None,
+            last=index == len(zones) - 1,
+            mount=str(mount),
+        )
+        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        logs.append(done.stdout)
+    return logs
+
+
+def _as_workload_owner(logs: list[str], dev) -> list[str]:
+    """Files written here belong to this test's user; on EFS the access point makes them the workload's."""
+    return [log.replace(f"owner={os.getuid()}:{os.getgid()}", f"owner={dev.uid}:{dev.gid}") for log in logs]
+
+
+def test_storage_written_in_one_az_reads_in_another(dev, make_ctx, tmp_path):
+    expect = dev
+    logs = _as_workload_owner(_storage_logs(expect, tmp_path, ["us-west-2a", "us-west-2b"]), dev)
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    cluster.scripts["gv-storage-1-"] = Script(logs={"probe": logs[1]})
+    outcome = cp.check_storage(make_ctx(expect, cluster))
+    assert outcome.status == "pass"
+    assert outcome.evidence == (
+        "models, datasets, logs: written in us-west-2a, read in us-west-2b, files owned by 10001:10001"
+    )
+    assert {"models.writeMiBps.us-west-2a", "logs.readMiBps.us-west-2b"} <= set(outcome.timings)
+    assert not (tmp_path / "shared" / "models" / probes.STORAGE_DIR / RUN).exists()  # the last probe cleaned up
+    pods = [o for o in cluster.created if o["kind"] == "Pod"]
+    assert [p["metadata"]["namespace"] for p in pods] == ["ml", "ml"]  # the claims live there
+    zones = [
+        p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+            "matchExpressions"
+        ][0]["values"]
+        for p in pods
+    ]
+    assert zones == [["us-west-2a"], ["us-west-2b"]]
+
+
+def test_storage_not_shared_across_azs_fails(dev, make_ctx, tmp_path):
+    expect = dev
+    logs = _as_workload_owner(_storage_logs(expect, tmp_path, ["us-west-2a", "us-west-2b"], shared=False), dev)
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    cluster.scripts["gv-storage-1-"] = Script(logs={"probe": logs[1]})
+    failure = _fail(cp.check_storage, make_ctx(expect, cluster)).outcome
+    assert failure.evidence.startswith("models: written in us-west-2a, read in us-west-2b as 'cat: ")
+    assert "mount target" in failure.cause and "describe-mount-targets" in failure.fix
+
+
+def test_storage_in_one_az_says_what_it_could_not_prove(dev, make_ctx, tmp_path):
+    expect = dev
+    logs = _as_workload_owner(_storage_logs(expect, tmp_path, ["us-west-2a"]), dev)
+    nodes = [node("system-0", "system", zone="us-west-2a", labels=dev.group("system").labels)]
+    cluster = FakeCluster(nodes)
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    outcome = cp.check_storage(make_ctx(expect, cluster))
+    assert outcome.status == "pass"
+    assert "RWX across AZs NOT proven: Ready CPU nodes are in one AZ" in outcome.evidence
+    assert len([o for o in cluster.created if o["kind"] == "Pod"]) == 1
+
+
+def test_storage_owned_by_another_uid_fails(dev, make_ctx, tmp_path):
+    logs = _storage_logs(dev, tmp_path, ["us-west-2a", "us-west-2b"])
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    cluster.scripts["gv-storage-1-"] = Script(logs={"probe": logs[1]})
+    failure = _fail(cp.check_storage, make_ctx(dev, cluster)).outcome
+    assert f"models: files written from us-west-2a belong to {os.getuid()}:{os.getgid()}, not 10001:10001" in (
+        failure.evidence
+    )
+    assert "POSIX user" in failure.cause
+
+
+def test_storage_without_volumes_is_skipped(dev, make_ctx):
+    outcome = cp.check_storage(make_ctx(dataclasses.replace(dev, volumes=()), FakeCluster([])))
+    assert outcome.status == "skipped" and "storage.enabled" in outcome.evidence
+
+
+# --- serving -------------------------------------------------------------------------------------------------
+
+
+def test_serving_passes_when_every_variant_is_available(dev, make_ctx):
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-serving-"] = Script(
+        logs={"probe": report_lines(**{"mobilenet-cpu.state": "AVAILABLE", "mobilenet-gpu.state": "AVAILABLE"})}
+    )
+    outcome = cp.check_serving(make_ctx(dev, cluster))
+    assert outcome.evidence.startswith("mobilenet-cpu AVAILABLE; mobilenet-gpu AVAILABLE")
+    pod = next(o for o in cluster.created if o["kind"] == "Pod")
+    urls = pod["spec"]["containers"][0]["command"][-1]
+    assert "http://mobilenet-gpu.ml.svc:8501/v1/models/mobilenet" in urls
+
+
+def test_a_variant_not_available_fails(dev, make_ctx):
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-serving-"] = Script(
+        logs={"probe": report_lines(**{"mobilenet-cpu.state": "AVAILABLE", "mobilenet-gpu.error": "timed out"})}
+    )
+    failure = _fail(cp.check_serving, make_ctx(dev, cluster)).outcome
+    assert failure.evidence == "mobilenet-gpu: timed out"
+    assert "kubectl -n ml get deploy,pods" in failure.fix
+
+
+def test_serving_without_variants_is_skipped(dev, make_ctx):
+    outcome = cp.check_serving(make_ctx(dataclasses.replace(dev, variants=()), FakeCluster([])))
+    assert outcome.status == "skipped"
