@@ -1,4 +1,4 @@
-"""Runtime, storage and serving checks; their in-pod scripts run here (the helper on a fake cgroup, two local folders)."""
+"""Runtime, storage and serving checks; their in-pod scripts run here (helper on a fake cgroup, local folders)."""
 
 from __future__ import annotations
 
