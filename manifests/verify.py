@@ -88,6 +88,25 @@ def runtime_configmap(namespace: str, run_id: str) -> dict[str, Any]:
     return tf_runtime.runtime_configmap(namespace, labels=labels(run_id, "runtime-helper"))
 
 
+def network_policy(namespace: str, run_id: str) -> dict[str, Any]:
+    """No ingress at all to the run's probe pods in `namespace` (they serve nothing; egress stays open).
+
+    Enforced where the VPC CNI's network policy agent runs; elsewhere it states the intent (and checkov's
+    CKV2_K8S_6 asks every pod to be covered by one).
+    """
+    doc = workload_security.network_policy(
+        f"gv-deny-ingress-{check_run_id(run_id)}", namespace, {RUN_LABEL: run_id}, []
+    )
+    doc["metadata"]["labels"].update(labels(run_id, "network-policy"))
+    return doc
+
+
+def standing_objects(run_id: str) -> list[dict[str, Any]]:
+    """What the run's namespace holds for every probe: the runtime helper and the ingress policy."""
+    namespace = probe_namespace_name(run_id)
+    return [runtime_configmap(namespace, run_id), network_policy(namespace, run_id)]
+
+
 def parse_report(log: str) -> dict[str, str]:
     """The `GPUPLANE-VERIFY key=value` lines of a probe's output (the last value of a key wins)."""
     found: dict[str, str] = {}

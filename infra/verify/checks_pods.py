@@ -132,6 +132,11 @@ def probe_zones(expect: Expectations, nodes: list[dict[str, Any]]) -> list[str]:
     return sorted(zones)
 
 
+def _storage_objects(expect: Expectations, run_id: str, zones: list[str]) -> list[dict[str, Any]]:
+    """The ingress policy for the run's pods in the workload namespace, then one probe pod per zone (two at most)."""
+    return [probes.network_policy(expect.workload_namespace, run_id), *_storage_pods(expect, run_id, zones)]
+
+
 def _storage_pods(expect: Expectations, run_id: str, zones: list[str]) -> list[dict[str, Any]]:
     ns, volumes = expect.workload_namespace, list(expect.volumes)
     first = probes.storage_pod(ns, run_id, volumes, zones[0], uid=expect.uid, gid=expect.gid, last=len(zones) == 1)
@@ -155,7 +160,9 @@ def check_storage(ctx: Context) -> Outcome:
             "the CPU groups have no Ready node",
             "fix the nodes check first",
         )
-    runs = [kc.run_pod(ctx, pod) for pod in _storage_pods(expect, ctx.run_id, zones)]
+    policy, *pods = _storage_objects(expect, ctx.run_id, zones)
+    ctx.create(policy)
+    runs = [kc.run_pod(ctx, pod) for pod in pods]
     problems: list[str] = []
     figures: dict[str, float] = {}
     for run, zone in zip(runs, zones, strict=False):
@@ -245,7 +252,7 @@ def pod_checks(expect: Expectations) -> list[Check]:
 
     def storage_probes(e: Expectations, run: str) -> list[dict[str, Any]]:
         zones = list(e.zones[:2]) or [f"{e.region}a", f"{e.region}b"]
-        return _storage_pods(e, run, zones) if e.volumes else []
+        return _storage_objects(e, run, zones) if e.volumes else []
 
     def serving_probes(e: Expectations, run: str) -> list[dict[str, Any]]:
         if not e.variants:

@@ -45,7 +45,7 @@ class VerifyCluster(Protocol):
         """Events about the pod."""
 
     def create(self, obj: dict[str, Any]) -> None:
-        """Create a Namespace, ConfigMap or Pod."""
+        """Create a Namespace, ConfigMap, NetworkPolicy or Pod."""
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """Delete it (nothing happens when it is already gone)."""
@@ -109,6 +109,7 @@ class KubeCluster:
         self._api = kube.api_client(kubeconfig)
         self._core = client.CoreV1Api(self._api)
         self._version = client.VersionApi(self._api)
+        self._networking = client.NetworkingV1Api(self._api)
 
     def _json(self, obj: Any) -> Any:
         return self._api.sanitize_for_serialization(obj)
@@ -169,8 +170,10 @@ class KubeCluster:
             self._core.create_namespaced_config_map(namespace, obj)
         elif kind == "Pod":
             self._core.create_namespaced_pod(namespace, obj)
+        elif kind == "NetworkPolicy":
+            self._networking.create_namespaced_network_policy(namespace, obj)
         else:
-            raise ValueError(f"verify creates Namespaces, ConfigMaps and Pods only, not {kind}")
+            raise ValueError(f"verify creates Namespaces, ConfigMaps, NetworkPolicies and Pods only, not {kind}")
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """See `VerifyCluster.delete`."""
@@ -181,8 +184,10 @@ class KubeCluster:
                 self._core.delete_namespaced_config_map(name, namespace)
             elif kind == "Pod":
                 self._core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+            elif kind == "NetworkPolicy":
+                self._networking.delete_namespaced_network_policy(name, namespace)
             else:
-                raise ValueError(f"verify deletes Namespaces, ConfigMaps and Pods only, not {kind}")
+                raise ValueError(f"verify deletes Namespaces, ConfigMaps, NetworkPolicies and Pods only, not {kind}")
         except Exception as exc:
             if getattr(exc, "status", None) != 404:
                 raise

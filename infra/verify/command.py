@@ -55,11 +55,10 @@ def load_checks() -> None:
 
 
 def plan_objects(expect: Expectations, checks: list[Check], run_id: str) -> list[dict[str, Any]]:
-    """Every object a run of `checks` would create: the run's namespace and helper, then each check's probes."""
+    """Every object a run of `checks` would create: the run's namespace and what it holds, then each check's probes."""
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
-    namespace = probes.probe_namespace_name(run_id)
-    found = [probes.probe_namespace(run_id, expect.kubernetes_version), probes.runtime_configmap(namespace, run_id)]
+    found = [probes.probe_namespace(run_id, expect.kubernetes_version), *probes.standing_objects(run_id)]
     for check in checks:
         if check.probes is not None:
             found += check.probes(expect, run_id)
@@ -183,9 +182,4 @@ def _objects(cluster: Any, expect: Expectations, run_id: str) -> Any:
     from gpuplane.infra.verify.model import Objects  # noqa: PLC0415
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
-    namespace = probes.probe_namespace_name(run_id)
-    return Objects(
-        cluster,
-        probes.probe_namespace(run_id, expect.kubernetes_version),
-        probes.runtime_configmap(namespace, run_id),
-    )
+    return Objects(cluster, probes.probe_namespace(run_id, expect.kubernetes_version), probes.standing_objects(run_id))

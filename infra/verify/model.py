@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -137,10 +137,13 @@ def checks_for(expect: Expectations) -> list[Check]:
 class Objects:
     """What a run created, so that clean-up removes exactly that (thread-safe; the run's namespace made once)."""
 
-    def __init__(self, cluster: VerifyCluster, namespace_doc: dict[str, Any], helper_doc: dict[str, Any]) -> None:
+    def __init__(
+        self, cluster: VerifyCluster, namespace_doc: dict[str, Any], standing: Sequence[dict[str, Any]] = ()
+    ) -> None:
+        """`standing`: what the namespace holds for every probe (the helper's ConfigMap, the NetworkPolicy)."""
         self._cluster = cluster
         self._namespace_doc = namespace_doc
-        self._helper_doc = helper_doc
+        self._standing = list(standing)
         self._lock = threading.Lock()
         self.created: list[dict[str, Any]] = []
 
@@ -150,13 +153,12 @@ class Objects:
         return str(self._namespace_doc["metadata"]["name"])
 
     def ensure_namespace(self) -> str:
-        """Create the run's namespace and its runtime-helper ConfigMap the first time a check needs them."""
+        """Create the run's namespace and its standing objects the first time a check needs them."""
         with self._lock:
             if not any(o["kind"] == "Namespace" for o in self.created):
-                self.created.append(self._namespace_doc)
-                self._cluster.create(self._namespace_doc)
-                self.created.append(self._helper_doc)
-                self._cluster.create(self._helper_doc)
+                for obj in [self._namespace_doc, *self._standing]:
+                    self.created.append(obj)
+                    self._cluster.create(obj)
         return self.namespace
 
     def create(self, obj: dict[str, Any]) -> None:

@@ -40,10 +40,7 @@ def prod() -> Expectations:
 
 
 def objects_for(cluster: Any, expect: Expectations, run_id: str = RUN) -> Objects:
-    namespace = probes.probe_namespace_name(run_id)
-    return Objects(
-        cluster, probes.probe_namespace(run_id, expect.kubernetes_version), probes.runtime_configmap(namespace, run_id)
-    )
+    return Objects(cluster, probes.probe_namespace(run_id, expect.kubernetes_version), probes.standing_objects(run_id))
 
 
 @pytest.fixture

@@ -179,6 +179,9 @@ def test_storage_written_in_one_az_reads_in_another(dev, make_ctx, tmp_path):
     assert not (tmp_path / "shared" / "models" / probes.STORAGE_DIR / RUN).exists()  # the last probe cleaned up
     pods = [o for o in cluster.created if o["kind"] == "Pod"]
     assert [p["metadata"]["namespace"] for p in pods] == ["ml", "ml"]  # the claims live there
+    policy = cluster.created[0]
+    assert (policy["kind"], policy["metadata"]["namespace"]) == ("NetworkPolicy", "ml")  # before the pods
+    assert policy["spec"] == {"podSelector": {"matchLabels": {probes.RUN_LABEL: RUN}}, "policyTypes": ["Ingress"]}
     zones = [
         p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
             "matchExpressions"

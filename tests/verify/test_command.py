@@ -36,7 +36,7 @@ def test_plan_with_only_prints_that_checks_probes():
     done = invoke("dev", "--plan", "--only", "runtime")
     assert done.exit_code == 0, done.output
     names = [o["metadata"]["name"] for o in yaml.safe_load_all(done.stdout)]
-    assert len(names) == 3 and names[2].startswith("gv-runtime-")
+    assert len(names) == 4 and names[2].startswith("gv-deny-ingress-") and names[3].startswith("gv-runtime-")
 
 
 def test_an_unknown_check_is_bad_input():

@@ -138,10 +138,11 @@ def test_cleanup_after_success_removes_everything_newest_first(dev):
     assert [(k, n) for k, _ns, n in cluster.deleted] == [
         ("Pod", "gv-other"),
         ("Pod", f"gv-serving-{RUN}"),
+        ("NetworkPolicy", f"gv-deny-ingress-{RUN}"),
         ("ConfigMap", "gpuplane-runtime"),
         ("Namespace", f"gpuplane-verify-{RUN}"),
     ]
-    labels = [o["metadata"]["labels"] for o in cluster.created[:3]]
+    labels = [o["metadata"]["labels"] for o in cluster.created[:4]]
     assert all(label.get("gpuplane.io/verify-run") == RUN for label in labels)
 
 
@@ -153,6 +154,7 @@ def test_cleanup_after_failure_and_keep(dev):
     assert kept.kept == [
         f"Namespace gpuplane-verify-{RUN}",
         f"ConfigMap gpuplane-verify-{RUN}/gpuplane-runtime",
+        f"NetworkPolicy gpuplane-verify-{RUN}/gv-deny-ingress-{RUN}",
         f"Pod gpuplane-verify-{RUN}/gv-serving-{RUN}",
         "Pod ml/gv-other",
     ]
