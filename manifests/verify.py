@@ -240,8 +240,11 @@ if gpus:
     print("GPUPLANE-VERIFY gpu.name=%s" % details.get("device_name", ""))
     print("GPUPLANE-VERIFY gpu.compute_capability=%d" % (cc[0] * 10 + cc[1]))
 driver = ""
+# "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.54.03 ..." (proprietary module) or
+# "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04 ..." (open module): the first version.
 try:
-    driver = re.search(r"Kernel Module\s+([0-9.]+)", open("/proc/driver/nvidia/version").read()).group(1)
+    text = open(os.environ.get("GPUPLANE_PROC_ROOT", "/proc") + "/driver/nvidia/version").read()
+    driver = re.search(r"\b(\d{3,}\.\d+(?:\.\d+)?)\b", text.splitlines()[0]).group(1)
 except Exception:
     dirs = ("/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib")
     libs = [os.path.basename(p) for d in dirs for p in glob.glob(d + "/libcuda.so.*.*")]

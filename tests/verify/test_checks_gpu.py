@@ -288,4 +288,31 @@ def test_the_training_containers_python_against_a_stand_in_tensorflow(tmp_path, 
         assert report["gpu.name"] == "NVIDIA A10G" and report["gpu.compute_capability"] == "86"
     else:
         assert "gpu.name" not in report
-    assert "gpu.driver" in report  # empty here: no driver on this machine
+    assert "gpu.driver" in report
+
+
+# The first line of /proc/driver/nvidia/version as the proprietary and the open kernel modules write it; the
+# second is the line of the H100 host this probe's commands ran on (benchmarks/RESULTS_verify_probe_gpu.md).
+DRIVER_LINES = [
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.54.03  Tue Jun  6 22:20:39 UTC 2023", "535.54.03"),
+    ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  ", "580.159.04"),
+    (
+        "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.86.15  Release Build  (dvs-builder@U16-I3)",
+        "570.86.15",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "driver"), DRIVER_LINES)
+def test_the_probe_reads_the_driver_version_of_either_kernel_module(tmp_path, line, driver):
+    package = tmp_path / "site" / "tensorflow"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("GPUS = 0\n" + FAKE_TF)
+    version = tmp_path / "proc" / "driver" / "nvidia" / "version"
+    version.parent.mkdir(parents=True)
+    version.write_text(line + "\nGCC version:  gcc version 12.2.0\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "GPUPLANE_PROC_ROOT": str(tmp_path / "proc")}
+    done = subprocess.run(
+        [sys.executable, "-c", probes.GPU_PYTHON], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert probes.parse_report(done.stdout)["gpu.driver"] == driver
