@@ -14,8 +14,10 @@ from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
 from gpuplane.manifests import versions
 
+# The chart labels its pods `app.kubernetes.io/instance: {{ .Release.Name }}` (charts/cluster-autoscaler
+# templates/_helpers.tpl, "cluster-autoscaler.instance-name"); components/autoscaler.py names the release
+# `cluster-autoscaler`.
 AUTOSCALER_SELECTOR = "app.kubernetes.io/instance=cluster-autoscaler"
-"""The cluster-autoscaler Helm release's pods (components/autoscaler.py names the release so)."""
 
 
 def check_api(ctx: Context) -> Outcome:
