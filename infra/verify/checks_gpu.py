@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from gpuplane.infra.verify import cluster as kc
+from gpuplane.infra.verify import pods
 from gpuplane.infra.verify.checks_control import nodes_by_group
 from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register
@@ -143,7 +144,7 @@ def gpu_check(group: GroupExpect) -> Callable[[Context], Outcome]:
             deadline_s=int(max(60, ctx.deadline_s)),
         )
         timeline = _Timeline(ctx, group, before)
-        done = kc.run_pod(ctx, pod, containers=("serving", "tensorflow"), watch=timeline)
+        done = pods.run_pod(ctx, pod, containers=("serving", "tensorflow"), watch=timeline)
         node = timeline.node or next((n for n in ctx.cluster.list_nodes() if n["metadata"]["name"] == done.node), {})
         events = ctx.cluster.pod_events(pod["metadata"]["namespace"], pod["metadata"]["name"])
         new_node = bool(done.node) and done.node not in before
@@ -156,7 +157,7 @@ def gpu_check(group: GroupExpect) -> Callable[[Context], Outcome]:
                 raise CheckFailed(f"on node {done.node}: {failure.group(0)}{stay}", cause, fix, timings=timings)
             raise CheckFailed(
                 f"probe pod {done.phase} on node {done.node}: "
-                f"{kc.container_failure(done.pod) or done.log[-300:]}{stay}",
+                f"{pods.container_failure(done.pod) or done.log[-300:]}{stay}",
                 "a probe container failed; its log says why",
                 f"`kubectl -n {pod['metadata']['namespace']} logs {pod['metadata']['name']} --all-containers` "
                 "(run with --keep to keep the pod)",

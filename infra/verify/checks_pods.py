@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuplane.infra.verify import cluster as kc
+from gpuplane.infra.verify import pods
 from gpuplane.infra.verify.checks_control import is_ready
 from gpuplane.infra.verify.expect import Expectations
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
@@ -49,11 +49,11 @@ def _runtime_pod(expect: Expectations, run_id: str, namespace: str) -> dict[str,
 def check_runtime(ctx: Context) -> Outcome:
     """Run the probe and compare the helper's exports with the cgroup's limits."""
     expect = ctx.expect
-    done = kc.run_pod(ctx, _runtime_pod(expect, ctx.run_id, ctx.objects.ensure_namespace()))
+    done = pods.run_pod(ctx, _runtime_pod(expect, ctx.run_id, ctx.objects.ensure_namespace()))
     report = done.report
     if done.phase != "Succeeded" or "cgroup.cpu.max" not in report:
         raise CheckFailed(
-            f"probe pod {done.phase} on {done.node}: {kc.container_failure(done.pod) or done.log[-300:]}",
+            f"probe pod {done.phase} on {done.node}: {pods.container_failure(done.pod) or done.log[-300:]}",
             "the probe could not run under Pod Security restricted with the helper mounted",
             "`kubectl describe pod` of the probe (run with --keep)",
         )
@@ -160,14 +160,14 @@ def check_storage(ctx: Context) -> Outcome:
             "the CPU groups have no Ready node",
             "fix the nodes check first",
         )
-    policy, *pods = _storage_objects(expect, ctx.run_id, zones)
+    policy, *probe_pods = _storage_objects(expect, ctx.run_id, zones)
     ctx.create(policy)
-    runs = [kc.run_pod(ctx, pod) for pod in pods]
+    runs = [pods.run_pod(ctx, pod) for pod in probe_pods]
     problems: list[str] = []
     figures: dict[str, float] = {}
     for run, zone in zip(runs, zones, strict=False):
         if run.phase != "Succeeded":
-            problems.append(f"probe in {zone} {run.phase}: {kc.container_failure(run.pod) or run.log[-200:]}")
+            problems.append(f"probe in {zone} {run.phase}: {pods.container_failure(run.pod) or run.log[-200:]}")
     for volume in expect.volumes:
         key = volume.replace("-", "_")
         for run, zone in zip(runs, zones, strict=False):
@@ -228,7 +228,7 @@ def check_serving(ctx: Context) -> Outcome:
     pod = probes.serving_pod(
         ctx.objects.ensure_namespace(), ctx.run_id, serving_urls(expect), uid=expect.uid, gid=expect.gid
     )
-    done = kc.run_pod(ctx, pod)
+    done = pods.run_pod(ctx, pod)
     states, bad = [], []
     for name in serving_urls(expect):
         state, error = done.report.get(f"{name}.state"), done.report.get(f"{name}.error")

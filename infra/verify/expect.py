@@ -98,7 +98,9 @@ class Expectations:
 
 def from_config(config: StackConfig) -> Expectations:
     """The promises of a validated stack, computed by the same functions the program uses."""
-    from gpuplane.components import addons, catalog, gpu_plan  # noqa: PLC0415 - the config's world, loaded when used
+    from gpuplane.components.facts import catalog  # noqa: PLC0415 - the config's world, loaded when used
+    from gpuplane.components.plan import addons  # noqa: PLC0415
+    from gpuplane.components.plan import gpu_nodes as gpu_plan  # noqa: PLC0415
     from gpuplane.infra.compare import serving_variants  # noqa: PLC0415
 
     platform = config.platform

@@ -23,7 +23,7 @@ def _runner(dev, cluster: FakeCluster, **kwargs: Any) -> runner.Runner:
 
 def _probe(ctx: Context) -> Outcome:
     """A check that creates a probe pod in the run's namespace and one in the workload namespace."""
-    from gpuplane.infra.verify.cluster import run_pod  # noqa: PLC0415
+    from gpuplane.infra.verify.pods import run_pod  # noqa: PLC0415
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
     run_pod(
