@@ -58,11 +58,14 @@ def plan_objects(expect: Expectations, checks: list[Check], run_id: str) -> list
     """Every object a run of `checks` would create: the run's namespace and what it holds, then each check's probes."""
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
-    found = [probes.probe_namespace(run_id, expect.kubernetes_version), *probes.standing_objects(run_id)]
+    found: list[dict[str, Any]] = []
     for check in checks:
         if check.probes is not None:
             found += check.probes(expect, run_id)
-    return found
+    namespace = probes.probe_namespace_name(run_id)
+    if not any(o["metadata"].get("namespace") == namespace for o in found):
+        return found  # as a run: the namespace is made only for a probe that lives in it
+    return [probes.probe_namespace(run_id, expect.kubernetes_version), *probes.standing_objects(run_id), *found]
 
 
 def register(app: typer.Typer) -> None:

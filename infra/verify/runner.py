@@ -228,6 +228,17 @@ class Runner:
                             self.clock(),
                         )
                 if not running:
+                    # Nothing runs and no pending check can start: a need was never selected.
+                    if pending and all(not all(n in results for n in c.needs) for c in pending):
+                        for check in pending:  # a need that was not selected: never runs, so neither do these
+                            missing = [n for n in check.needs if n not in results]
+                            results[check.name] = Result(
+                                check.name,
+                                check.title,
+                                skipped(f"needs {', '.join(missing)}, not run"),
+                                proves=check.proves,
+                            )
+                        pending.clear()
                     continue
                 done, _ = wait(list(running), timeout=self.tick_s, return_when=FIRST_COMPLETED)
                 for future in done:

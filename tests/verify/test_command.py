@@ -110,3 +110,29 @@ def test_ctrl_c_exits_130_after_cleaning_up(fake, tmp_path: Path):
     document = json.loads((tmp_path / "r" / "report.json").read_text())
     assert document["interrupted"] is True
     assert {c["name"]: c["status"] for c in document["checks"]}["nodes"] == "skipped"
+
+
+def test_no_project_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["verify", "dev", "--plan"])
+    assert done.exit_code == 2
+    assert "no Pulumi.yaml in" in " ".join(done.output.split())
+
+
+def test_plan_from_a_subfolder_finds_the_project(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(ROOT / "docs")
+    done = runner.invoke(app, ["verify", "dev", "--plan", "--only", "storage"])
+    assert done.exit_code == 0, done.output
+    objects = list(yaml.safe_load_all(done.stdout))
+    # Storage runs in the workload namespace only: the run's own namespace is not made for it.
+    assert [(o["kind"], o["metadata"]["namespace"]) for o in objects] == [
+        ("NetworkPolicy", "ml"),
+        ("Pod", "ml"),
+        ("Pod", "ml"),
+    ]
+
+
+def test_plan_of_checks_that_create_nothing_is_empty():
+    done = invoke("dev", "--plan", "--only", "nodes", "--only", "addons")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip() in ("", "[]")

@@ -203,3 +203,8 @@ def test_select_adds_needs_and_expands_families(dev):
     assert [c.name for c in runner.select(model_checks, ["system-pods"])] == ["api", "nodes", "system-pods"]
     with pytest.raises(ValueError, match=r"--only: unknown checks \['nope'\]; this stack's checks: api, nodes"):
         runner.select(model_checks, ["nope"])
+
+
+def test_a_need_that_was_not_selected_skips_instead_of_waiting_forever(dev):
+    report = _runner(dev, FakeCluster([])).run([Check("b", "B", _boom, needs=("a",))])
+    assert [(r.outcome.status, r.outcome.evidence) for r in report.results] == [("skipped", "needs a, not run")]
