@@ -427,22 +427,30 @@ def storage_pod(
     return _pod(f"gv-storage-{index}-{run_id}", namespace, run_id, "storage", spec, deadline_s=deadline_s)
 
 
-# --- serving over REST from inside the cluster ------------------------------------------------------------
+# --- HTTP from inside the cluster: serving's model status, TensorBoard -----------------------------------
 
-SERVING_PYTHON: Final = r"""
-import json, sys, urllib.request
+# GET each URL; print its HTTP status, and for TF Serving's model-status answer the versions' states.
+HTTP_PYTHON: Final = r"""
+import json, sys, urllib.error, urllib.request
 for name, url in json.loads(sys.argv[1]).items():
     try:
         with urllib.request.urlopen(url, timeout=10) as answer:
-            states = [v.get("state") for v in json.load(answer).get("model_version_status", [])]
-        print("GPUPLANE-VERIFY %s.state=%s" % (name, ",".join(s or "" for s in states) or "none"), flush=True)
+            print("GPUPLANE-VERIFY %s.status=%d" % (name, answer.status), flush=True)
+            body = answer.read()
+        try:
+            states = [v.get("state") for v in json.loads(body).get("model_version_status", [])]
+            print("GPUPLANE-VERIFY %s.state=%s" % (name, ",".join(s or "" for s in states) or "none"), flush=True)
+        except (ValueError, AttributeError):
+            pass
+    except urllib.error.HTTPError as exc:
+        print("GPUPLANE-VERIFY %s.status=%d" % (name, exc.code), flush=True)
     except Exception as exc:
         print("GPUPLANE-VERIFY %s.error=%s" % (name, str(exc).replace("\n", " ")[:300]), flush=True)
 """.strip()
 
 
-def serving_pod(namespace: str, run_id: str, urls: Mapping[str, str], *, uid: int, gid: int) -> dict[str, Any]:
-    """A pod that asks each variant's REST endpoint (`GET /v1/models/<model>`) for its model status."""
+def http_pod(namespace: str, run_id: str, check: str, urls: Mapping[str, str], *, uid: int, gid: int) -> dict[str, Any]:
+    """A pod that GETs each URL (`name -> URL`) and reports its status (and TF Serving's model states)."""
     import json  # noqa: PLC0415 - only this builder serialises
 
     spec = {
@@ -452,7 +460,7 @@ def serving_pod(namespace: str, run_id: str, urls: Mapping[str, str], *, uid: in
                 "name": "probe",
                 "image": versions.PYTHON_IMAGE,
                 "imagePullPolicy": "IfNotPresent",
-                "command": ["python3", "-c", SERVING_PYTHON, json.dumps(dict(urls), sort_keys=True)],
+                "command": ["python3", "-c", HTTP_PYTHON, json.dumps(dict(urls), sort_keys=True)],
                 "env": workload_security.scratch_env(),
                 "resources": _resources("250m", "128Mi"),
                 "securityContext": workload_security.container_security_context(),
@@ -461,4 +469,4 @@ def serving_pod(namespace: str, run_id: str, urls: Mapping[str, str], *, uid: in
         ],
         "volumes": [workload_security.scratch_volume(size_limit="64Mi")],
     }
-    return _pod(f"gv-serving-{run_id}", namespace, run_id, "serving", spec, deadline_s=300)
+    return _pod(f"gv-{check}-{run_id}", namespace, run_id, check, spec, deadline_s=300)

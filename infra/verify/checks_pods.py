@@ -225,8 +225,8 @@ def check_serving(ctx: Context) -> Outcome:
     expect = ctx.expect
     if not expect.variants:
         return skipped("the stack declares no serving workload")
-    pod = probes.serving_pod(
-        ctx.objects.ensure_namespace(), ctx.run_id, serving_urls(expect), uid=expect.uid, gid=expect.gid
+    pod = probes.http_pod(
+        ctx.objects.ensure_namespace(), ctx.run_id, "serving", serving_urls(expect), uid=expect.uid, gid=expect.gid
     )
     done = pods.run_pod(ctx, pod)
     states, bad = [], []
@@ -246,6 +246,37 @@ def check_serving(ctx: Context) -> Outcome:
     return passed("; ".join(states) + " (model status over REST; no predict call: see `gpuplane compare`)")
 
 
+def tensorboard_urls(expect: Expectations) -> dict[str, str]:
+    """Each TensorBoard's page inside the cluster (`<training>-tensorboard`, port 6006: manifests/training.py)."""
+    return {name: f"http://{name}.{expect.workload_namespace}.svc:6006/" for name in expect.tensorboards}
+
+
+def check_tensorboard(ctx: Context) -> Outcome:
+    """Every training workload's TensorBoard answers its page with 200, asked from a pod in the cluster."""
+    expect = ctx.expect
+    if not expect.tensorboards:
+        return skipped("no training workload declares a TensorBoard")
+    urls = tensorboard_urls(expect)
+    pod = probes.http_pod(
+        ctx.objects.ensure_namespace(), ctx.run_id, "tensorboard", urls, uid=expect.uid, gid=expect.gid
+    )
+    done = pods.run_pod(ctx, pod)
+    seen = [
+        f"{name} {done.report.get(f'{name}.status') or done.report.get(f'{name}.error') or 'no answer'}"
+        for name in urls
+    ]
+    bad = [line for line, name in zip(seen, urls, strict=True) if done.report.get(f"{name}.status") != "200"]
+    if bad:
+        raise CheckFailed(
+            "; ".join(bad),
+            "TensorBoard's pod is not ready (the logs volume did not mount, the image did not pull) or its Service "
+            "has no endpoint",
+            f"`kubectl -n {expect.workload_namespace} get deploy,pods -l app.kubernetes.io/name=tensorboard` and "
+            "the pod's events",
+        )
+    return passed("; ".join(seen) + " (HTTP status of its page)")
+
+
 @register("pods")
 def pod_checks(expect: Expectations) -> list[Check]:
     """Runtime helper, storage and serving (issue 30's points 3-5)."""
@@ -257,7 +288,14 @@ def pod_checks(expect: Expectations) -> list[Check]:
     def serving_probes(e: Expectations, run: str) -> list[dict[str, Any]]:
         if not e.variants:
             return []
-        return [probes.serving_pod(probes.probe_namespace_name(run), run, serving_urls(e), uid=e.uid, gid=e.gid)]
+        namespace = probes.probe_namespace_name(run)
+        return [probes.http_pod(namespace, run, "serving", serving_urls(e), uid=e.uid, gid=e.gid)]
+
+    def tensorboard_probes(e: Expectations, run: str) -> list[dict[str, Any]]:
+        if not e.tensorboards:
+            return []
+        namespace = probes.probe_namespace_name(run)
+        return [probes.http_pod(namespace, run, "tensorboard", tensorboard_urls(e), uid=e.uid, gid=e.gid)]
 
     return [
         Check(
@@ -286,5 +324,14 @@ def pod_checks(expect: Expectations) -> list[Check]:
             deadline_s=180,
             proves="every serving variant's model is AVAILABLE over REST inside the cluster",
             probes=serving_probes,
+        ),
+        Check(
+            "tensorboard",
+            "TensorBoard answering",
+            check_tensorboard,
+            needs=("api",),
+            deadline_s=180,
+            proves="every training workload's TensorBoard serves its page inside the cluster",
+            probes=tensorboard_probes,
         ),
     ]

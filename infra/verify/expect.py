@@ -79,6 +79,8 @@ class Expectations:
     variants: tuple[VariantExpect, ...] = ()
     training: tuple[str, ...] = ()
     """Training workload names."""
+    tensorboards: tuple[str, ...] = ()
+    """The TensorBoard Services of the training workloads that declare one (`<training>-tensorboard`)."""
     autoscaler: bool = True
     scale_down_unneeded: str = "10m"
     gpu_operator: bool = False
@@ -147,6 +149,7 @@ def from_config(config: StackConfig) -> Expectations:
         zones=tuple(platform.network.availability_zones or ()),
         variants=tuple(VariantExpect(v.serving, v.name, v.model, v.service) for v in serving_variants(platform)),
         training=tuple(t.name for t in platform.training),
+        tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),
         autoscaler=platform.autoscaler.enabled,
         scale_down_unneeded=platform.autoscaler.scale_down_unneeded_time,
         gpu_operator=plan.operator,

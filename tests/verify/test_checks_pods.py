@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -258,4 +261,76 @@ def test_a_variant_not_available_fails(dev, make_ctx):
 
 def test_serving_without_variants_is_skipped(dev, make_ctx):
     outcome = cp.check_serving(make_ctx(dataclasses.replace(dev, variants=()), FakeCluster([])))
+    assert outcome.status == "skipped"
+
+
+# --- the HTTP probe's script against local servers; TensorBoard -----------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/v1/models/mobilenet":
+            body = b'{"model_version_status": [{"version": "1", "state": "AVAILABLE"}]}'
+            code = 200
+        elif self.path == "/":
+            body, code = b"<html>TensorBoard</html>", 200
+        else:
+            body, code = b'{"error": "Servable not found"}', 404
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def local_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_the_http_probe_script_reports_states_statuses_and_errors(local_server):
+    urls = {
+        "mobilenet-cpu": f"{local_server}/v1/models/mobilenet",
+        "other": f"{local_server}/v1/models/other",
+        "mnist-tensorboard": f"{local_server}/",
+        "down": "http://127.0.0.1:9/",
+    }
+    pod = probes.http_pod("ns", RUN, "serving", urls, uid=10001, gid=10001)
+    command = pod["spec"]["containers"][0]["command"]
+    assert command[:2] == ["python3", "-c"]
+    done = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=60, check=False)
+    report = probes.parse_report(done.stdout)
+    assert report["mobilenet-cpu.state"] == "AVAILABLE" and report["mobilenet-cpu.status"] == "200"
+    assert report["other.status"] == "404" and "other.state" not in report
+    assert report["mnist-tensorboard.status"] == "200" and "mnist-tensorboard.state" not in report
+    assert "refused" in report["down.error"].lower()
+
+
+def test_tensorboard_passes_when_its_page_answers(dev, make_ctx):
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-tensorboard-"] = Script(logs={"probe": report_lines(**{"mnist-tensorboard.status": "200"})})
+    outcome = cp.check_tensorboard(make_ctx(dev, cluster))
+    assert outcome.evidence == "mnist-tensorboard 200 (HTTP status of its page)"
+    pod = next(o for o in cluster.created if o["kind"] == "Pod")
+    assert "http://mnist-tensorboard.ml.svc:6006/" in pod["spec"]["containers"][0]["command"][-1]
+
+
+def test_tensorboard_not_answering_fails(dev, make_ctx):
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-tensorboard-"] = Script(
+        logs={"probe": report_lines(**{"mnist-tensorboard.error": "<urlopen error timed out>"})}
+    )
+    failure = _fail(cp.check_tensorboard, make_ctx(dev, cluster)).outcome
+    assert failure.evidence == "mnist-tensorboard <urlopen error timed out>"
+    assert "app.kubernetes.io/name=tensorboard" in failure.fix
+
+
+def test_no_tensorboard_is_skipped(dev, make_ctx):
+    outcome = cp.check_tensorboard(make_ctx(dataclasses.replace(dev, tensorboards=()), FakeCluster([])))
     assert outcome.status == "skipped"

@@ -27,7 +27,8 @@ def _probe(ctx: Context) -> Outcome:
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
     run_pod(
-        ctx, probes.serving_pod(ctx.objects.ensure_namespace(), ctx.run_id, {"a": "http://a"}, uid=10001, gid=10001)
+        ctx,
+        probes.http_pod(ctx.objects.ensure_namespace(), ctx.run_id, "serving", {"a": "http://a"}, uid=10001, gid=10001),
     )
     ctx.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gv-other", "namespace": "ml"}, "spec": {}})
     return passed("probed")
