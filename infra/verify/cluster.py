@@ -143,9 +143,14 @@ class KubeCluster:
         return found
 
     def pod_log(self, namespace: str, name: str, container: str) -> str:
-        """See `VerifyCluster.pod_log`."""
+        """See `VerifyCluster.pod_log`.
+
+        Read raw and decoded here: the client 36.0.x returns the log as the repr of its bytes ("b'...'", with
+        the newlines escaped; kubernetes-client/python#2596, seen here with 36.0.3).
+        """
         try:
-            return str(self._core.read_namespaced_pod_log(name, namespace, container=container))
+            answer = self._core.read_namespaced_pod_log(name, namespace, container=container, _preload_content=False)
+            return bytes(answer.data).decode("utf-8", errors="replace")
         except Exception as exc:
             if getattr(exc, "status", None) in (400, 404):  # not started yet, or gone
                 return ""
