@@ -429,23 +429,64 @@ def storage_pod(
 
 # --- HTTP from inside the cluster: serving's model status, TensorBoard -----------------------------------
 
-# GET each URL; print its HTTP status, and for TF Serving's model-status answer the versions' states.
+# GET each URL; print its HTTP status. For TF Serving's model-status answer also the versions' states, and
+# when a version is AVAILABLE one predict call shaped by the model's signature (as `gpuplane compare`'s client
+# reads it: the first input of `serving_default`): zeros for a numeric input (unknown dimensions 32), an
+# 8x8 PNG made here for an encoded-image input (DT_STRING, sent as {"b64": ...}).
 HTTP_PYTHON: Final = r"""
-import json, sys, urllib.error, urllib.request
+import base64, json, struct, sys, urllib.error, urllib.request, zlib
+
+def say(name, key, value):
+    print("GPUPLANE-VERIFY %s.%s=%s" % (name, key, str(value).replace("\n", " ")[:300]), flush=True)
+
+def png(side=8):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80\x80\x80" * side for _ in range(side))
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+def zeros(dims, integer):
+    if not dims:
+        return 0 if integer else 0.0
+    return [zeros(dims[1:], integer) for _ in range(dims[0] if dims[0] > 0 else 32)]
+
+def predict(name, url):
+    with urllib.request.urlopen(url + "/metadata", timeout=10) as answer:
+        signature = json.load(answer)["metadata"]["signature_def"]["signature_def"]["serving_default"]
+    first = sorted(signature["inputs"])[0]
+    tensor = signature["inputs"][first]
+    dims = [int(d.get("size", -1)) for d in tensor.get("tensor_shape", {}).get("dim", [])][1:]
+    if tensor.get("dtype") == "DT_STRING":
+        instance = {"b64": base64.b64encode(png()).decode()}
+    else:
+        instance = zeros(dims, tensor.get("dtype", "").startswith(("DT_INT", "DT_UINT")))
+    body = json.dumps({"signature_name": "serving_default", "instances": [{first: instance}]}).encode()
+    request = urllib.request.Request(url + ":predict", body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            found = json.load(answer)
+        say(name, "predict", "200" if "predictions" in found or "outputs" in found else "no predictions")
+    except urllib.error.HTTPError as exc:
+        say(name, "predict", "%d %s" % (exc.code, exc.read()[:200].decode(errors="replace")))
+    say(name, "input", "%s %s %s" % (first, tensor.get("dtype"), dims))
+
 for name, url in json.loads(sys.argv[1]).items():
     try:
         with urllib.request.urlopen(url, timeout=10) as answer:
-            print("GPUPLANE-VERIFY %s.status=%d" % (name, answer.status), flush=True)
+            say(name, "status", answer.status)
             body = answer.read()
         try:
             states = [v.get("state") for v in json.loads(body).get("model_version_status", [])]
-            print("GPUPLANE-VERIFY %s.state=%s" % (name, ",".join(s or "" for s in states) or "none"), flush=True)
         except (ValueError, AttributeError):
-            pass
+            continue
+        say(name, "state", ",".join(s or "" for s in states) or "none")
+        if "AVAILABLE" in states:
+            predict(name, url)
     except urllib.error.HTTPError as exc:
-        print("GPUPLANE-VERIFY %s.status=%d" % (name, exc.code), flush=True)
+        say(name, "status", exc.code)
     except Exception as exc:
-        print("GPUPLANE-VERIFY %s.error=%s" % (name, str(exc).replace("\n", " ")[:300]), flush=True)
+        say(name, "error", exc)
 """.strip()
 
 

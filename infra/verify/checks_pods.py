@@ -221,7 +221,7 @@ def serving_urls(expect: Expectations) -> dict[str, str]:
 
 
 def check_serving(ctx: Context) -> Outcome:
-    """Every variant's model is AVAILABLE over REST, asked from a pod in the cluster."""
+    """Every variant's model is AVAILABLE over REST and answers one predict call, asked from a pod in the cluster."""
     expect = ctx.expect
     if not expect.variants:
         return skipped("the stack declares no serving workload")
@@ -229,21 +229,31 @@ def check_serving(ctx: Context) -> Outcome:
         ctx.objects.ensure_namespace(), ctx.run_id, "serving", serving_urls(expect), uid=expect.uid, gid=expect.gid
     )
     done = pods.run_pod(ctx, pod)
-    states, bad = [], []
+    seen, not_loaded, not_predicting = [], [], []
     for name in serving_urls(expect):
-        state, error = done.report.get(f"{name}.state"), done.report.get(f"{name}.error")
-        states.append(f"{name} {state or error or 'no answer'}")
+        got = done.report
+        state, error, predict = got.get(f"{name}.state"), got.get(f"{name}.error"), got.get(f"{name}.predict")
         if state != "AVAILABLE":
-            bad.append(f"{name}: {state or error or 'no answer'}")
-    if bad:
+            not_loaded.append(f"{name}: {state or error or 'no answer'}")
+        elif predict != "200":
+            not_predicting.append(f"{name}: predict {predict or error or 'not answered'} ({got.get(f'{name}.input')})")
+        seen.append(f"{name} {state}, predict {predict} ({got.get(f'{name}.input')})")
+    if not_loaded:
         raise CheckFailed(
-            "; ".join(bad),
+            "; ".join(not_loaded),
             "the variant has no ready replica (a GPU variant waits for a GPU node; the model import Job has not "
             "finished) or the model failed to load",
-            "`kubectl -n {ns} get deploy,pods` and the variant's log; a GPU variant on a group at zero needs the "
-            "autoscaler to add a node first".replace("{ns}", expect.workload_namespace),
+            f"`kubectl -n {expect.workload_namespace} get deploy,pods` and the variant's log; a GPU variant on a "
+            "group at zero needs the autoscaler to add a node first",
         )
-    return passed("; ".join(states) + " (model status over REST; no predict call: see `gpuplane compare`)")
+    if not_predicting:
+        raise CheckFailed(
+            "; ".join(not_predicting),
+            "the model is loaded but refuses a request shaped by its own signature (zeros, or an 8x8 PNG for an "
+            "encoded-image input: a model that decodes JPEG only refuses it)",
+            "read the answer above and the variant's log; `gpuplane compare` sends real images",
+        )
+    return passed("; ".join(seen))
 
 
 def tensorboard_urls(expect: Expectations) -> dict[str, str]:

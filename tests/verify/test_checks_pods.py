@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import os
 import subprocess
 import sys
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -237,16 +240,35 @@ def test_storage_without_volumes_is_skipped(dev, make_ctx):
 # --- serving -------------------------------------------------------------------------------------------------
 
 
-def test_serving_passes_when_every_variant_is_available(dev, make_ctx):
+def test_serving_passes_when_every_variant_is_available_and_predicts(dev, make_ctx):
     cluster = FakeCluster(healthy_nodes(dev))
-    cluster.scripts["gv-serving-"] = Script(
-        logs={"probe": report_lines(**{"mobilenet-cpu.state": "AVAILABLE", "mobilenet-gpu.state": "AVAILABLE"})}
-    )
+    lines = {}
+    for name in ("mobilenet-cpu", "mobilenet-gpu"):
+        lines |= {f"{name}.state": "AVAILABLE", f"{name}.predict": "200", f"{name}.input": "x DT_FLOAT [224, 224, 3]"}
+    cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
     outcome = cp.check_serving(make_ctx(dev, cluster))
-    assert outcome.evidence.startswith("mobilenet-cpu AVAILABLE; mobilenet-gpu AVAILABLE")
+    assert outcome.evidence == (
+        "mobilenet-cpu AVAILABLE, predict 200 (x DT_FLOAT [224, 224, 3]); "
+        "mobilenet-gpu AVAILABLE, predict 200 (x DT_FLOAT [224, 224, 3])"
+    )
     pod = next(o for o in cluster.created if o["kind"] == "Pod")
     urls = pod["spec"]["containers"][0]["command"][-1]
     assert "http://mobilenet-gpu.ml.svc:8501/v1/models/mobilenet" in urls
+
+
+def test_a_variant_that_refuses_its_predict_call_fails(dev, make_ctx):
+    lines = {
+        "mobilenet-cpu.state": "AVAILABLE",
+        "mobilenet-cpu.predict": "200",
+        "mobilenet-gpu.state": "AVAILABLE",
+        "mobilenet-gpu.predict": '400 {"error": "Expected image (JPEG, PNG, or GIF), got unknown format"}',
+        "mobilenet-gpu.input": "image_bytes DT_STRING []",
+    }
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
+    failure = _fail(cp.check_serving, make_ctx(dev, cluster)).outcome
+    assert failure.evidence.startswith('mobilenet-gpu: predict 400 {"error": "Expected image')
+    assert "JPEG only" in failure.cause
 
 
 def test_a_variant_not_available_fails(dev, make_ctx):
@@ -267,19 +289,51 @@ def test_serving_without_variants_is_skipped(dev, make_ctx):
 # --- the HTTP probe's script against local servers; TensorBoard -----------------------------------------------
 
 
+METADATA = {
+    "tensor": {
+        "inputs": {
+            "x": {
+                "dtype": "DT_FLOAT",
+                "tensor_shape": {"dim": [{"size": "-1"}, {"size": "4"}, {"size": "-1"}, {"size": "3"}]},
+            }
+        }
+    },
+    "image": {"inputs": {"image_bytes": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1"}]}}}},
+}
+PREDICT_BODIES: list[dict] = []
+
+
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        if self.path == "/v1/models/mobilenet":
-            body = b'{"model_version_status": [{"version": "1", "state": "AVAILABLE"}]}'
-            code = 200
-        elif self.path == "/":
-            body, code = b"<html>TensorBoard</html>", 200
-        else:
-            body, code = b'{"error": "Servable not found"}', 404
+    """TF Serving's REST answers for models `tensor` and `image`, a page at `/`, 404 elsewhere."""
+
+    def _send(self, code: int, body: bytes) -> None:
         self.send_response(code)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        model = self.path.split("/")[3] if self.path.startswith("/v1/models/") else ""
+        if model in METADATA and self.path.endswith("/metadata"):
+            metadata = {"signature_def": {"signature_def": {"serving_default": METADATA[model]}}}
+            self._send(200, json.dumps({"model_spec": {"name": model}, "metadata": metadata}).encode())
+        elif model in METADATA:
+            self._send(200, b'{"model_version_status": [{"version": "1", "state": "AVAILABLE"}]}')
+        elif self.path == "/":
+            self._send(200, b"<html>TensorBoard</html>")
+        else:
+            self._send(404, b'{"error": "Servable not found"}')
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        PREDICT_BODIES.append(body)
+        instance = body["instances"][0]
+        if "image_bytes" in instance:
+            data = base64.b64decode(instance["image_bytes"]["b64"])
+            ok = data.startswith(b"\x89PNG") and zlib.decompress(data[data.index(b"IDAT") + 4 : -16])
+            self._send(200 if ok else 400, b'{"predictions": [[0.5]]}' if ok else b'{"error": "bad image"}')
+        else:
+            self._send(200, b'{"predictions": [[0.1, 0.9]]}')
 
     def log_message(self, *args: object) -> None:
         pass
@@ -294,9 +348,10 @@ def local_server():
     server.shutdown()
 
 
-def test_the_http_probe_script_reports_states_statuses_and_errors(local_server):
+def test_the_http_probe_script_reports_states_predictions_statuses_and_errors(local_server):
     urls = {
-        "mobilenet-cpu": f"{local_server}/v1/models/mobilenet",
+        "tensor": f"{local_server}/v1/models/tensor",
+        "image": f"{local_server}/v1/models/image",
         "other": f"{local_server}/v1/models/other",
         "mnist-tensorboard": f"{local_server}/",
         "down": "http://127.0.0.1:9/",
@@ -304,9 +359,17 @@ def test_the_http_probe_script_reports_states_statuses_and_errors(local_server):
     pod = probes.http_pod("ns", RUN, "serving", urls, uid=10001, gid=10001)
     command = pod["spec"]["containers"][0]["command"]
     assert command[:2] == ["python3", "-c"]
+    PREDICT_BODIES.clear()
     done = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=60, check=False)
     report = probes.parse_report(done.stdout)
-    assert report["mobilenet-cpu.state"] == "AVAILABLE" and report["mobilenet-cpu.status"] == "200"
+    assert report["tensor.state"] == "AVAILABLE" and report["tensor.status"] == "200"
+    assert report["tensor.predict"] == "200" and report["tensor.input"] == "x DT_FLOAT [4, -1, 3]"
+    assert report["image.predict"] == "200" and report["image.input"] == "image_bytes DT_STRING []"
+    image_body, tensor_body = PREDICT_BODIES  # the URLs are passed sorted by name
+    assert tensor_body["signature_name"] == "serving_default"
+    x = tensor_body["instances"][0]["x"]
+    assert (len(x), len(x[0]), len(x[0][0]), x[0][0][0]) == (4, 32, 3, 0.0)  # unknown dimensions are 32
+    assert set(image_body["instances"][0]["image_bytes"]) == {"b64"}
     assert report["other.status"] == "404" and "other.state" not in report
     assert report["mnist-tensorboard.status"] == "200" and "mnist-tensorboard.state" not in report
     assert "refused" in report["down.error"].lower()
