@@ -299,6 +299,7 @@ METADATA = {
         }
     },
     "image": {"inputs": {"image_bytes": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1"}]}}}},
+    "huge": {"inputs": {"v": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1"}] * 6}}}},
 }
 PREDICT_BODIES: list[dict] = []
 
@@ -352,6 +353,7 @@ def test_the_http_probe_script_reports_states_predictions_statuses_and_errors(lo
     urls = {
         "tensor": f"{local_server}/v1/models/tensor",
         "image": f"{local_server}/v1/models/image",
+        "huge": f"{local_server}/v1/models/huge",
         "other": f"{local_server}/v1/models/other",
         "mnist-tensorboard": f"{local_server}/",
         "down": "http://127.0.0.1:9/",
@@ -370,6 +372,7 @@ def test_the_http_probe_script_reports_states_predictions_statuses_and_errors(lo
     x = tensor_body["instances"][0]["x"]
     assert (len(x), len(x[0]), len(x[0][0]), x[0][0][0]) == (4, 32, 3, 0.0)  # unknown dimensions are 32
     assert set(image_body["instances"][0]["image_bytes"]) == {"b64"}
+    assert report["huge.predict"] == "skipped: an input of 33554432 values is too large to fake"
     assert report["other.status"] == "404" and "other.state" not in report
     assert report["mnist-tensorboard.status"] == "200" and "mnist-tensorboard.state" not in report
     assert "refused" in report["down.error"].lower()
@@ -397,3 +400,13 @@ def test_tensorboard_not_answering_fails(dev, make_ctx):
 def test_no_tensorboard_is_skipped(dev, make_ctx):
     outcome = cp.check_tensorboard(make_ctx(dataclasses.replace(dev, tensorboards=()), FakeCluster([])))
     assert outcome.status == "skipped"
+
+
+def test_a_predict_too_large_to_fake_does_not_fail_the_check(dev, make_ctx):
+    lines = {}
+    for name in ("mobilenet-cpu", "mobilenet-gpu"):
+        lines |= {f"{name}.state": "AVAILABLE", f"{name}.predict": "skipped: an input of 33554432 values is too large"}
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
+    outcome = cp.check_serving(make_ctx(dev, cluster))
+    assert outcome.status == "pass" and "predict skipped: an input of 33554432 values" in outcome.evidence
