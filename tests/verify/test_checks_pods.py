@@ -12,6 +12,7 @@ import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,7 +243,7 @@ def test_storage_without_volumes_is_skipped(dev, make_ctx):
 
 def test_serving_passes_when_every_variant_is_available_and_predicts(dev, make_ctx):
     cluster = FakeCluster(healthy_nodes(dev))
-    lines = {}
+    lines: dict[str, str] = {}
     for name in ("mobilenet-cpu", "mobilenet-gpu"):
         lines |= {f"{name}.state": "AVAILABLE", f"{name}.predict": "200", f"{name}.input": "x DT_FLOAT [224, 224, 3]"}
     cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
@@ -301,7 +302,7 @@ METADATA = {
     "image": {"inputs": {"image_bytes": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1"}]}}}},
     "huge": {"inputs": {"v": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1"}] * 6}}}},
 }
-PREDICT_BODIES: list[dict] = []
+PREDICT_BODIES: list[dict[str, Any]] = []
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -403,7 +404,7 @@ def test_no_tensorboard_is_skipped(dev, make_ctx):
 
 
 def test_a_predict_too_large_to_fake_does_not_fail_the_check(dev, make_ctx):
-    lines = {}
+    lines: dict[str, str] = {}
     for name in ("mobilenet-cpu", "mobilenet-gpu"):
         lines |= {f"{name}.state": "AVAILABLE", f"{name}.predict": "skipped: an input of 33554432 values is too large"}
     cluster = FakeCluster(healthy_nodes(dev))
