@@ -100,13 +100,19 @@ def seconds_between(start: Any, end: Any) -> float | None:
 class KubeCluster:
     """`VerifyCluster` on a real cluster, through the official client."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, api: Any) -> None:
+        """`api`: a `kubernetes.client.ApiClient` (how the CLI builds it is `from_kubeconfig`'s business)."""
         from kubernetes import client  # noqa: PLC0415
 
-        self._api = kube.api_client(kubeconfig)
+        self._api = api
         self._core = client.CoreV1Api(self._api)
         self._version = client.VersionApi(self._api)
         self._networking = client.NetworkingV1Api(self._api)
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: Path) -> KubeCluster:
+        """On the cluster of `kubeconfig` (`kube.KubeconfigMissing` when there is no such file)."""
+        return cls(kube.api_client(kubeconfig))
 
     def _json(self, obj: Any) -> Any:
         return self._api.sanitize_for_serialization(obj)

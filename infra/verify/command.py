@@ -171,7 +171,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
 def _cluster(kubeconfig: Path) -> Any:
     from gpuplane.infra.verify.cluster import KubeCluster  # noqa: PLC0415
 
-    return KubeCluster(kubeconfig)
+    return KubeCluster.from_kubeconfig(kubeconfig)
 
 
 def _aws(config: StackConfig, profile: str | None) -> Any:

@@ -139,7 +139,7 @@ def cluster(tmp_path: Path) -> Iterator[KubeCluster]:
     }
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(config))
-    yield KubeCluster(path)
+    yield KubeCluster.from_kubeconfig(path)
     server.shutdown()
 
 
