@@ -232,9 +232,9 @@ GPU_OPERATOR: Final = Pin(
     released="2026-08-20",
     source="NVIDIA/gpu-operator tag v26.7.0 (10ee5b3, 2026-08-20): deployments/gpu-operator/values.yaml and "
     "templates read at the tag (new default dcgmExporter.serviceMonitor.enabled: true; clusterPolicy.deployCR "
-    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's platform-support page (read 2026-11-26): 26.7.x "
+    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's platform-support page: 26.7.x "
     "supported, 26.3.x deprecated, 25.10.x and lower end of support; a major is deprecated when the next one "
-    "ships and unsupported after that, so no end date is published.",
+    "ships and unsupported after that, so no end date is published. Read 2026-11-26.",
 )
 DEVICE_PLUGIN_CHART: Final = DEVICE_PLUGIN.package
 DEVICE_PLUGIN_REPO: Final = DEVICE_PLUGIN.helm_repository
@@ -293,7 +293,7 @@ CLUSTER_AUTOSCALER: Final = Pin(
     registry="https://kubernetes.github.io/autoscaler",
     released="2026-07-21",
     source="kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0; "
-    "still the newest chart tag in the mirror of 2026-08-22 (read 2026-11-26). No end of support published.",
+    "still the newest chart tag in the mirror of 2026-08-22. Read 2026-11-26. No end of support published.",
 )
 CLUSTER_AUTOSCALER_CHART: Final = CLUSTER_AUTOSCALER.package
 CLUSTER_AUTOSCALER_REPO: Final = CLUSTER_AUTOSCALER.helm_repository
@@ -305,7 +305,7 @@ CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = "registry.k8s.io/autoscaling/cluste
 def _autoscaler_source(commit: str, released: str) -> str:
     return (
         f"kubernetes/autoscaler tag cluster-autoscaler-<version> ({commit}, {released}), the newest patch of its minor "
-        "in the mirror of 2026-08-22 (read 2026-11-26). It follows its Kubernetes minor, whose EKS dates are "
+        "in the mirror of 2026-08-22. Read 2026-11-26. It follows its Kubernetes minor, whose EKS dates are "
         "KUBERNETES_VERSIONS; no end of support of its own."
     )
 
@@ -691,7 +691,8 @@ KUEUE: Final = Pin(
     version="v0.19.2",
     released="2026-08-20",
     source="kubernetes-sigs/kueue tag v0.19.2 (8eab687, 2026-08-20): charts/kueue, config/components/crd/bases, "
-    "apis/kueue/v1beta2 read at the tag. v0.20.0 is newer but not readable here (see above). Read 2026-11-26.",
+    "apis/kueue/v1beta2 read at the tag. v0.20.0 is newer but not readable here (see above). Read 2026-11-26. "
+    "No end date published: maintained while it is among the three newest minors (RELEASE.md).",
 )
 KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION: Final = KUEUE.version.removeprefix("v")
