@@ -7,10 +7,11 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components import gpu_plan, iam_policies
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
-from gpuplane.components.node_template import autoscaler_tags, eks_taints
+from gpuplane.components.plan import gpu_nodes as gpu_plan
+from gpuplane.components.plan import iam_policies
+from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints
 from gpuplane.manifests import versions
 
 

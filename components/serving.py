@@ -11,11 +11,12 @@ import json
 
 import pulumi
 
-from gpuplane.components import kube_objects, workload_checks
+from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
+from gpuplane.components.config.workloads import ServingArgs
+from gpuplane.components.plan import placement as workload_checks
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.components.workload_args import ServingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, pod_security, scheduling, serving, versions
 
 

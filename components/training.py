@@ -13,13 +13,14 @@ from typing import Any
 
 import pulumi
 
-from gpuplane.components import kube_objects, workload_checks
+from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, QueueArgs
-from gpuplane.components.queue_plan import check_run
+from gpuplane.components.config.workloads import TrainingArgs
+from gpuplane.components.plan import placement as workload_checks
+from gpuplane.components.plan.placement import WorkloadContext
+from gpuplane.components.plan.training_queue import check_run
 from gpuplane.components.serving import check_restricted, s3_access
-from gpuplane.components.workload_args import TrainingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, queue, scheduling, training, versions
 
 

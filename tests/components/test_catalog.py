@@ -7,8 +7,10 @@ from pathlib import Path
 import moto
 import pytest
 
-from gpuplane.components import catalog, gpu_plan, node_template
 from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.facts import catalog
+from gpuplane.components.plan import gpu_nodes as gpu_plan
+from gpuplane.components.plan import node_template
 
 with gzip.open(Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz") as _data:
     # moto's copy of the EC2 DescribeInstanceTypes answer: an independent source of truth for the catalog.

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.components import gpu_plan
 from gpuplane.components.config import NodeGroupArgs
-from gpuplane.components.node_template import autoscaler_tags
+from gpuplane.components.plan import gpu_nodes as gpu_plan
+from gpuplane.components.plan.node_template import autoscaler_tags
 from gpuplane.manifests import tf_runtime, versions
 
 CA = "k8s.io/cluster-autoscaler/node-template"

@@ -14,8 +14,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.components.names import DNS1035_LABEL_RE
+from gpuplane.components.config.base import FieldError, _Args
+from gpuplane.components.facts.name_limits import DNS1035_LABEL_RE
 from gpuplane.manifests import model_import, scheduling, training, versions
 
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")

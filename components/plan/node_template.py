@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from gpuplane.components import gpu_plan
 from gpuplane.components.config import NodeGroupArgs, Taint, TaintEffect
+from gpuplane.components.plan import gpu_nodes as gpu_plan
 from gpuplane.manifests import versions
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).

@@ -18,15 +18,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.components import catalog, gpu_plan, names
-from gpuplane.components.args_base import FieldError, raise_all
-from gpuplane.components.workload_args import compute_capability
+from gpuplane.components.config.base import FieldError, raise_all
+from gpuplane.components.config.workloads import compute_capability
+from gpuplane.components.facts import catalog
+from gpuplane.components.plan import gpu_nodes as gpu_plan
+from gpuplane.components.plan import names
 from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, PlatformArgs
-    from gpuplane.components.workload_args import (
+    from gpuplane.components.config.workloads import (
         ResourcesArgs,
         RoleArgs,
         ServingArgs,

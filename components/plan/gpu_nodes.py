@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.components import catalog
+from gpuplane.components.facts import catalog
 from gpuplane.manifests import versions
 
 if TYPE_CHECKING:

@@ -12,37 +12,25 @@ Pure logic (no Pulumi, no import of the config package at run time: PlatformArgs
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from gpuplane.components import gpu_plan, workload_checks
-from gpuplane.components.args_base import FieldError
+from gpuplane.components.config.base import FieldError
+from gpuplane.components.config.common import duration_seconds
+from gpuplane.components.plan import gpu_nodes as gpu_plan
+from gpuplane.components.plan import placement as workload_checks
 from gpuplane.manifests import queue, versions
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, QueueArgs
-    from gpuplane.components.workload_args import TrainingArgs
-    from gpuplane.components.workload_checks import WorkloadContext
+    from gpuplane.components.config.workloads import TrainingArgs
+    from gpuplane.components.plan.placement import WorkloadContext
 
 
-_DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
-# A GPU node scaled from zero: EC2 launch and join (3-5 min), the device plugin registering the GPUs (about
-# 1 min), pulling the TensorFlow GPU image (several GB: minutes more). Below this the queue would evict every
-# run that had to wait for a GPU node, however healthy.
-MIN_PODS_READY_SECONDS: Final = 10 * 60
 # The roles' pods are created only after a run's data import (up to its timeoutMinutes): the timeout must
 # cover that import plus a GPU node's boot.
 GPU_BOOT_ALLOWANCE_SECONDS: Final = 10 * 60
-
-
-def duration_seconds(value: str) -> int:
-    """Seconds of a Go duration made of h/m/s parts (`1h30m`); ValueError otherwise."""
-    if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
-        raise ValueError(f"'{value}' is not a duration like 40m, 1h or 1h30m")
-    factor = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * factor[unit] for n, unit in _DURATION_RE.findall(value))
 
 
 def _version_tuple(tag: str) -> tuple[int, ...]:
