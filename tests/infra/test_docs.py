@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuplane.components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs
 from gpuplane.infra import docs
+from gpuplane.manifests import versions
 
 
 def test_readme_config_reference_is_current():
@@ -19,3 +20,16 @@ def test_every_key_is_documented_with_a_default():
             assert field.description, f"{model.__name__}.{name} has no description"
             if not field.is_required():
                 assert "Default" in field.description or "See " in field.description, f"{model.__name__}.{name}"
+
+
+def test_the_pin_table_is_current():
+    """docs/versions.md lists every pin of manifests/versions.py as the code has it."""
+    assert docs.pin_table() in docs.VERSIONS_DOC.read_text(), "run: python -m gpuplane.infra.docs"
+
+
+def test_the_pin_table_has_a_row_per_pin():
+    rows = [line for line in docs.pin_table().splitlines()[2:]]
+    assert len(rows) == len(versions.PINS)
+    for row, pin in zip(rows, versions.PINS, strict=True):
+        assert row.startswith(f"| `{pin.name}` | {pin.datasource} | `{pin.reference}` | {pin.released} | ")
+        assert f"| {pin.end_of_support or 'none published'} |" in row
