@@ -232,9 +232,10 @@ GPU_OPERATOR: Final = Pin(
     released="2026-08-20",
     source="NVIDIA/gpu-operator tag v26.7.0 (10ee5b3, 2026-08-20): deployments/gpu-operator/values.yaml and "
     "templates read at the tag (new default dcgmExporter.serviceMonitor.enabled: true; clusterPolicy.deployCR "
-    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's platform-support page: 26.7.x "
-    "supported, 26.3.x deprecated, 25.10.x and lower end of support; a major is deprecated when the next one "
-    "ships and unsupported after that, so no end date is published. Read 2026-11-26.",
+    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's GPU Operator platform-support page "
+    "(cloud-native-docs, latest): 26.7.x supported, 26.3.x deprecated, 25.10.x and lower end of support; a major "
+    "is deprecated when the next one ships and unsupported after that, so no end date is published. "
+    "Read 2026-11-26.",
 )
 DEVICE_PLUGIN_CHART: Final = DEVICE_PLUGIN.package
 DEVICE_PLUGIN_REPO: Final = DEVICE_PLUGIN.helm_repository

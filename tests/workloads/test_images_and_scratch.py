@@ -158,6 +158,36 @@ def test_gpu_containers_carry_the_check_and_cpu_containers_do_not():
         assert "GPUPLANE_GPU_CHECK" not in env_of(jobs[role]["template"]["spec"]["template"]["spec"]["containers"][0])
 
 
+def test_the_sagemaker_gpu_training_image_on_eks():
+    """The 2.21 GPU DLC is built for SageMaker only: on EKS our command replaces its entrypoint, and every role
+    runs as the storage uid under Pod Security `restricted` (the image has no USER line: it would run as root).
+    """
+    assert versions.TENSORFLOW_GPU.image.endswith("-sagemaker")
+    assert versions.TENSORFLOW_GPU.user.startswith("root") and "entrypoint.sh" in versions.TENSORFLOW_GPU.entrypoint
+    args = platform(training=[TRAINING])
+    jobs = {
+        r["name"]: r
+        for r in training.jobset(training_spec(args.training[0], WorkloadContext.of(args)))["spec"]["replicatedJobs"]
+    }
+    for role in ("chief", "worker", "ps"):
+        pod = jobs[role]["template"]["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["image"] == versions.TENSORFLOW_GPU.image  # one TensorFlow for every role of the run
+        # Our command, not the image's `bash -m /usr/local/bin/entrypoint.sh` (telemetry and the CUDA compat
+        # shim, which the 580 driver does not need for CUDA 12.9): the runtime helper, then the user's command.
+        assert container["command"] == [
+            "/bin/sh",
+            "/opt/gpuplane/gpuplane-entrypoint.sh",
+            "--",
+            "python3",
+            "/data/train.py",
+        ]
+        security = {**pod.get("securityContext", {}), **container["securityContext"]}
+        assert security["runAsNonRoot"] is True and security["runAsUser"] > 10000  # the image's root is never used
+        assert security["allowPrivilegeEscalation"] is False and security["capabilities"] == {"drop": ["ALL"]}
+        assert security["readOnlyRootFilesystem"] is True and env_of(container)["HOME"] == "/tmp"
+
+
 def test_gpu_check_false_is_the_opt_out():
     args = platform(
         serving=[{**SERVING, "variants": [{**GPU_VARIANT, "gpuCheck": False}]}],
