@@ -109,12 +109,11 @@ class Pin:
             raise ValueError(f"pin '{self.name}': datasource '{self.datasource}' is not one of {PIN_DATASOURCES}")
         if (self.datasource == "helm") != (self.registry is not None):
             raise ValueError(f"pin '{self.name}': a registry is needed by Helm charts and only by them")
-        for key in ("released", "end_of_support"):
-            value = getattr(self, key)
-            if value is None and key == "end_of_support":
-                continue
+        # `released` is required (its default only lets it follow `registry`); `end_of_support` is optional.
+        dates = {"released": self.released, "end_of_support": self.end_of_support or self.released}
+        for key, value in dates.items():
             try:
-                datetime.date.fromisoformat(str(value))
+                datetime.date.fromisoformat(value)
             except ValueError as exc:
                 raise ValueError(f"pin '{self.name}': {key} '{value}' is not a date like 2026-11-26") from exc
 

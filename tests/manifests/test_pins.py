@@ -79,11 +79,12 @@ def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
 
 
 def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a day, `versions.today()` (GPUPLANE_TODAY in tests and what-if runs) is the day judged."""
     monkeypatch.setenv(versions.TODAY_ENV, "2027-07-10")
-    assert versions.end_of_support_warnings(versions.PINS) == [
-        w for w in versions.end_of_support_warnings(versions.PINS, datetime.date(2027, 7, 10))
-    ]
-    assert len(versions.end_of_support_warnings(versions.PINS)) == 1
+    assert versions.end_of_support_warnings(versions.PINS) == versions.end_of_support_warnings(
+        versions.PINS, datetime.date(2027, 7, 10)
+    )
+    assert len(versions.end_of_support_warnings(versions.PINS)) == 1  # the GPU training image's end of patch
     monkeypatch.setenv(versions.TODAY_ENV, "2027-07-09")
     assert versions.end_of_support_warnings(versions.PINS) == []
 
@@ -141,3 +142,8 @@ def test_references() -> None:
         dataclasses.replace(versions.PYTHON, end_of_support=None).past_end_of_support(datetime.date(2099, 1, 1))
         is False
     )
+
+
+def test_a_pin_without_a_release_date_is_refused() -> None:
+    with pytest.raises(ValueError, match="pin 'x': released '' is not a date like 2026-11-26"):
+        versions.Pin(datasource="docker", name="x", package="r/x", version="1")
