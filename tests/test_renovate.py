@@ -142,7 +142,11 @@ def test_the_tensorflow_line_is_one_group() -> None:
     # TensorBoard is no training image and must stay on an image that ships `tensorboard` (TF <= 2.20).
     assert group_of("tensorboard") == []
     (rule,) = [r for r in config()["packageRules"] if r.get("matchDepNames") == ["tensorboard"]]
-    assert rule["allowedVersions"] == "<2.21"
+    assert rule["allowedVersions"] == "/^2\\.20\\./"
+    assert re.fullmatch(r"/(.*)/", rule["allowedVersions"]) and re.match(rule["allowedVersions"][1:-1], "2.20.1")
+    assert not re.match(rule["allowedVersions"][1:-1], "2.21.0") and re.match(
+        "^2\\.20\\.", versions.TENSORBOARD.pin.version
+    )
 
 
 @pytest.mark.parametrize("pin", versions.PINS, ids=lambda p: p.name)
