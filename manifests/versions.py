@@ -635,8 +635,9 @@ PYTHON: Final = Pin(
     end_of_support="2029-11-01",
     source="docker-library/python 3.13/slim-trixie/Dockerfile (f79aea5, 2026-06-10): FROM debian:trixie-slim, "
     "PYTHON_VERSION 3.13.14, installs ca-certificates, CMD python3; versions.json 3.13 = 3.13.14 (mirror of "
-    "2026-06-23). Python 3.13 gets security fixes until October 2029 (PEP 719; the day is not given: the end "
-    "of that month is taken). Read 2026-11-26.",
+    "2026-06-23). Python 3.13 reaches end of life on 2029-10-31 (PEP 719: October 2029; the day as "
+    "python/devguide's release cycle and endoflife.date give it, quoted in microsoft/azurelinux#16819), so "
+    "2029-11-01 is the first day without fixes. Read 2026-11-26.",
 )
 PYTHON_IMAGE: Final = PYTHON.reference
 # kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
