@@ -64,18 +64,12 @@ NOT_PROBED: tuple[tuple[str, str, str, str, str], ...] = (
         "`kubectl -n NS logs job/<serving>-import -c fetch` shows the download, or AccessDenied",
     ),
     (
-        "queue-admission",
-        "Kueue's webhooks suspend and admit a run",
+        "queue-webhooks",
+        "Kueue's webhook suspending an unsuspended run",
         "training",
-        "needs a training run through the queue; not probed yet",
-        "`gpuplane train STACK NAME` then `gpuplane queue STACK`: the run goes from pending to admitted",
-    ),
-    (
-        "training-run",
-        "A minimal training run through the queue",
-        "training",
-        "not probed yet (Kueue admission, ProvisioningRequest Provisioned, first step, completion)",
-        "`gpuplane train STACK NAME --wait`",
+        "the training-<workload> checks submit runs suspended, as `gpuplane train` does, so they show admission "
+        "but not the webhook suspending a run submitted without it; not probed",
+        "submit a JobSet with the queue label and `suspend: false`: `kubectl get jobset` shows it suspended",
     ),
 )
 

@@ -41,8 +41,14 @@ class VerifyCluster(Protocol):
     def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events about the pod."""
 
+    def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The JobSet, or None when it does not exist (as `kube.KubeApi.get_jobset`)."""
+
+    def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        """Kueue Workloads in the namespace, optionally by label (as `kube.KubeApi.list_workloads`)."""
+
     def create(self, obj: dict[str, Any]) -> None:
-        """Create a Namespace, ConfigMap, NetworkPolicy or Pod."""
+        """Create a Namespace, ConfigMap, NetworkPolicy, Pod or JobSet."""
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """Delete it (nothing happens when it is already gone)."""
@@ -108,6 +114,7 @@ class KubeCluster:
         self._core = client.CoreV1Api(self._api)
         self._version = client.VersionApi(self._api)
         self._networking = client.NetworkingV1Api(self._api)
+        self._custom = client.CustomObjectsApi(self._api)
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: Path) -> KubeCluster:
@@ -169,6 +176,25 @@ class KubeCluster:
         )
         return list(self._json(found).get("items") or [])
 
+    def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """See `VerifyCluster.get_jobset`."""
+        try:
+            found: dict[str, Any] = self._custom.get_namespaced_custom_object(
+                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, name
+            )
+        except Exception as exc:
+            if getattr(exc, "status", None) == 404:
+                return None
+            raise
+        return found
+
+    def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        """See `VerifyCluster.list_workloads`."""
+        found = self._custom.list_namespaced_custom_object(
+            kube.KUEUE_GROUP, kube.KUEUE_VERSION, namespace, "workloads", label_selector=label_selector
+        )
+        return list(found.get("items") or [])
+
     def create(self, obj: dict[str, Any]) -> None:
         """See `VerifyCluster.create`."""
         kind, namespace = obj["kind"], obj["metadata"].get("namespace")
@@ -180,8 +206,12 @@ class KubeCluster:
             self._core.create_namespaced_pod(namespace, obj)
         elif kind == "NetworkPolicy":
             self._networking.create_namespaced_network_policy(namespace, obj)
+        elif kind == "JobSet":
+            self._custom.create_namespaced_custom_object(
+                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, obj
+            )
         else:
-            raise ValueError(f"verify creates Namespaces, ConfigMaps, NetworkPolicies and Pods only, not {kind}")
+            raise ValueError(f"verify creates Namespaces, ConfigMaps, NetworkPolicies, Pods and JobSets, not {kind}")
 
     def delete(self, kind: str, namespace: str | None, name: str) -> None:
         """See `VerifyCluster.delete`."""
@@ -194,8 +224,19 @@ class KubeCluster:
                 self._core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
             elif kind == "NetworkPolicy":
                 self._networking.delete_namespaced_network_policy(name, namespace)
+            elif kind == "JobSet":  # foreground: its Jobs, pods, Workload and ProvisioningRequest go first
+                self._custom.delete_namespaced_custom_object(
+                    kube.JOBSET_GROUP,
+                    kube.JOBSET_VERSION,
+                    namespace,
+                    kube.JOBSET_PLURAL,
+                    name,
+                    propagation_policy="Foreground",
+                )
             else:
-                raise ValueError(f"verify deletes Namespaces, ConfigMaps, NetworkPolicies and Pods only, not {kind}")
+                raise ValueError(
+                    f"verify deletes Namespaces, ConfigMaps, NetworkPolicies, Pods and JobSets, not {kind}"
+                )
         except Exception as exc:
             if getattr(exc, "status", None) != 404:
                 raise

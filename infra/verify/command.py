@@ -51,6 +51,7 @@ def load_checks() -> None:
         checks_gpu,
         checks_other,
         checks_pods,
+        checks_training,
     )
 
 

@@ -9,12 +9,16 @@ group label X" with the very labels, taints, add-ons and GPU facts that `pulumi 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.manifests import versions
 
 if TYPE_CHECKING:
     from gpuplane.infra.config import StackConfig
+
+
+# The run id of verify's training runs: `<workload>-verify`, apart from the user's own runs' names.
+TRAINING_RUN_ID: Final = "verify"
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,15 @@ class VariantExpect:
 
 
 @dataclass(frozen=True)
+class TrainingRunExpect:
+    """A training workload's run as `gpuplane train` would submit it, under verify's own run id."""
+
+    workload: str
+    jobset: dict[str, Any]
+    gpus: bool
+
+
+@dataclass(frozen=True)
 class Expectations:
     """Everything `verify` checks a cluster against."""
 
@@ -79,6 +92,8 @@ class Expectations:
     variants: tuple[VariantExpect, ...] = ()
     training: tuple[str, ...] = ()
     """Training workload names."""
+    training_runs: tuple[TrainingRunExpect, ...] = ()
+    """One run per training workload that the queue can admit (`train.build` refuses the others)."""
     tensorboards: tuple[str, ...] = ()
     """The TensorBoard Services of the training workloads that declare one (`<training>-tensorboard`)."""
     autoscaler: bool = True
@@ -149,8 +164,31 @@ def from_config(config: StackConfig) -> Expectations:
         zones=tuple(platform.network.availability_zones or ()),
         variants=tuple(VariantExpect(v.serving, v.name, v.model, v.service) for v in serving_variants(platform)),
         training=tuple(t.name for t in platform.training),
+        training_runs=tuple(_training_runs(config)),
         tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),
         autoscaler=platform.autoscaler.enabled,
         scale_down_unneeded=platform.autoscaler.scale_down_unneeded_time,
         gpu_operator=plan.operator,
     )
+
+
+def _training_runs(config: StackConfig) -> list[TrainingRunExpect]:
+    from gpuplane.infra import train  # noqa: PLC0415
+
+    runs = []
+    for workload in config.platform.training:
+        try:
+            jobset = train.build(config, workload.name, TRAINING_RUN_ID)
+        except ValueError:  # a run the queue could never admit: `gpuplane render` already refuses that stack
+            continue
+        runs.append(TrainingRunExpect(workload.name, jobset, _asks_for_gpus(jobset)))
+    return runs
+
+
+def _asks_for_gpus(jobset: dict[str, Any]) -> bool:
+    for job in jobset["spec"]["replicatedJobs"]:
+        for container in job["template"]["spec"]["template"]["spec"]["containers"]:
+            limits = (container.get("resources") or {}).get("limits") or {}
+            if any(key.startswith("nvidia.com/") for key in limits):
+                return True
+    return False

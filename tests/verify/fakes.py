@@ -126,6 +126,10 @@ class FakeCluster:
         self.live: dict[tuple[str, str], dict[str, Any]] = {}
         self.polls: dict[str, int] = {}
         self.fail_delete: set[str] = set()
+        self.jobsets: dict[tuple[str, str], dict[str, Any]] = {}
+        self.jobset_states: list[str] = []
+        """What each poll of the training run shows: a state of `queue.workload_state`, or `none`/`gone`."""
+        self.jobset_polls = 0
         self.lock = threading.Lock()
 
     # --- the protocol ---
@@ -193,8 +197,47 @@ class FakeCluster:
     def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         return copy.deepcopy(self._script(name).events)
 
+    def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            if self.jobset_states and (namespace, name) in self.jobsets:
+                self.jobset_polls += 1
+            jobset = self.jobsets.get((namespace, name))
+            if jobset is None or not self.jobset_states:
+                return copy.deepcopy(jobset)
+            step = self.jobset_states[min(self.jobset_polls - 1, len(self.jobset_states) - 1)]
+            if step == "gone":
+                self.jobsets.pop((namespace, name))
+                return None
+            current = copy.deepcopy(jobset)
+            current["metadata"]["uid"] = "uid-1"
+            if step in ("Completed", "Failed"):
+                current["status"] = {"terminalState": step}
+            return current
+
+    def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        assert label_selector == "kueue.x-k8s.io/job-uid=uid-1"
+        step = self.jobset_states[min(self.jobset_polls - 1, len(self.jobset_states) - 1)]
+        if step == "Deactivated":
+            return [{"metadata": {"name": "w"}, "spec": {"active": False}, "status": {"requeueState": {"count": 3}}}]
+        conditions = {
+            "Queued": [],
+            "Provisioning": [("QuotaReserved", "True")],
+            "Admitted": [("QuotaReserved", "True"), ("Admitted", "True")],
+            "Running": [("QuotaReserved", "True"), ("Admitted", "True"), ("PodsReady", "True")],
+            "Completed": [("Admitted", "True")],
+            "Failed": [("Admitted", "True")],
+        }.get(step)
+        if conditions is None:  # "none": Kueue has not made the Workload yet
+            return []
+        status: dict[str, Any] = {"conditions": [{"type": t, "status": s} for t, s in conditions]}
+        if step == "Provisioning":
+            status["admissionChecks"] = [{"name": "gpu-provisioning", "state": "Pending", "message": "waiting"}]
+        return [{"metadata": {"name": "w"}, "spec": {"active": True}, "status": status}]
+
     def create(self, obj: dict[str, Any]) -> None:
         with self.lock:
+            if obj["kind"] == "JobSet":
+                self.jobsets[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = copy.deepcopy(obj)
             self.created.append(obj)
             if obj["kind"] == "Pod":
                 self.live[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = copy.deepcopy(obj)
@@ -205,6 +248,7 @@ class FakeCluster:
         with self.lock:
             self.deleted.append((kind, namespace, name))
             self.live.pop((namespace or "", name), None)
+            self.jobsets.pop((namespace or "", name), None)
 
 
 class FakeAws:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gpuplane.infra.verify import command, model
-from gpuplane.manifests import pod_security, versions
+from gpuplane.manifests import pod_security, training, versions
 from gpuplane.manifests import verify as probes
 from tests.verify.conftest import RUN
 from tests.verify.fakes import ROOT, stack_expect
@@ -43,10 +43,17 @@ def test_every_probe_is_planned(objects):
 @pytest.mark.parametrize("version", sorted(versions.KUBERNETES_VERSIONS))
 def test_objects_validate_strictly(objects, version):
     for obj in objects:
-        assert kubernetes_validate.validate(obj, version, strict=True), obj["metadata"]["name"]
+        if obj["kind"] == "JobSet":  # a CRD kubernetes-validate does not carry: its Jobs, and its own fields
+            assert training.unknown_jobset_fields(obj) == []
+            for job in training.job_templates_as_jobs(obj):
+                assert kubernetes_validate.validate(job, version, strict=True), job["metadata"]["name"]
+        else:
+            assert kubernetes_validate.validate(obj, version, strict=True), obj["metadata"]["name"]
 
 
 def test_pods_meet_pod_security_restricted(objects):
+    for jobset in [o for o in objects if o["kind"] == "JobSet"]:
+        assert pod_security.object_violations(jobset) == [], jobset["metadata"]["name"]
     pods = [o for o in objects if o["kind"] == "Pod"]
     assert pods
     for pod in pods:
@@ -66,6 +73,8 @@ def test_the_probe_namespace_enforces_restricted_and_every_object_is_labelled(ob
         if obj["kind"] == "Pod" and namespace_of != f"gpuplane-verify-{RUN}":
             assert obj["metadata"]["name"].startswith("gv-storage-")  # only storage runs where the claims are
             assert namespace_of == "ml"
+        if obj["kind"] == "JobSet":  # a training run goes where the queue is
+            assert namespace_of == "ml" and obj["metadata"]["name"].endswith("-verify")
 
 
 def test_the_gpu_probe_asks_for_one_unit_and_tolerates_its_group(objects):

@@ -144,8 +144,7 @@ def test_not_probed_items_are_named_with_reasons(dev, make_ctx):
         "network-policy",
         "grpc-health",
         "pod-identity-import",
-        "queue-admission",
-        "training-run",
+        "queue-webhooks",
     }
-    outcome = checks["queue-admission"].run(make_ctx(dev, FakeCluster([])))
-    assert outcome.status == "skipped" and "by hand: `gpuplane train STACK NAME`" in outcome.evidence
+    outcome = checks["queue-webhooks"].run(make_ctx(dev, FakeCluster([])))
+    assert outcome.status == "skipped" and "by hand: submit a JobSet with the queue label" in outcome.evidence
