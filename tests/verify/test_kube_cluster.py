@@ -100,6 +100,24 @@ class Api(BaseHTTPRequestHandler):
             self._answer(200, POD)
         elif path == "/api/v1/namespaces/ns/pods/gv-x/log":
             self._answer(200, f"{probes.MARKER} a=1\n", "text/plain")
+        elif path == "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/mnist-verify":
+            self._answer(
+                200,
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "metadata": {"name": "mnist-verify", "namespace": "ml", "uid": "u1"},
+                },
+            )
+        elif path == "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads":
+            self._answer(
+                200,
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "WorkloadList",
+                    "items": [{"metadata": {"name": "w1"}}],
+                },
+            )
         elif path == "/api/v1/namespaces/ns/events":
             self._answer(200, {"kind": "EventList", "apiVersion": "v1", "items": [EVENT]})
         else:
@@ -205,3 +223,28 @@ def test_an_unreachable_server_is_reported_as_such(cluster: KubeCluster):
     Api.down = True
     with pytest.raises(ClusterUnreachable, match="503"):
         cluster.server_version()
+
+
+def test_training_runs_go_through_the_custom_object_paths(cluster: KubeCluster):
+    assert cluster.get_jobset("ml", "mnist-verify")["metadata"]["uid"] == "u1"  # type: ignore[index]
+    assert cluster.get_jobset("ml", "other") is None
+    assert cluster.list_workloads("ml", "kueue.x-k8s.io/job-uid=u1") == [{"metadata": {"name": "w1"}}]
+    cluster.create(
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "mnist-verify", "namespace": "ml"},
+            "spec": {},
+        }
+    )
+    cluster.delete("JobSet", "ml", "mnist-verify")
+    calls = [(verb, path, query, body) for verb, path, query, body in Api.requests]
+    assert calls[2][1:3] == (
+        "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads",
+        {"labelSelector": ["kueue.x-k8s.io/job-uid=u1"]},
+    )
+    assert calls[3][:2] == ("POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets")
+    verb, path, query, body = calls[4]
+    assert (verb, path) == ("DELETE", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/mnist-verify")
+    # Foreground: its Jobs, pods and Workload go first (the client sends it as a query parameter here).
+    assert query.get("propagationPolicy") == ["Foreground"] or (body or {}).get("propagationPolicy") == "Foreground"
