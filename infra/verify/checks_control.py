@@ -232,7 +232,7 @@ def check_system_pods(ctx: Context) -> Outcome:
     return passed("; ".join(lines) or "no system pods expected (autoscaler off, no GPU group)")
 
 
-@register("control-plane")
+@register("control-plane", order=10)
 def control_plane_checks(expect: Expectations) -> list[Check]:
     """The checks of issue 30's point 1."""
     return [

@@ -239,7 +239,7 @@ def _gpu_probes(group: GroupExpect) -> Callable[[Expectations, str], list[dict[s
     return build
 
 
-@register("gpu")
+@register("gpu", order=20)
 def gpu_checks(expect: Expectations) -> list[Check]:
     """One probe per GPU group (issue 30's point 2)."""
     return [

@@ -81,7 +81,7 @@ def _not_probed(reason: str, by_hand: str) -> Callable[[Context], Outcome]:
     return run
 
 
-@register("other")
+@register("other", order=90)
 def other_checks(expect: Expectations) -> list[Check]:
     """Teardown readiness and the real-cluster-only items not probed yet."""
     made = [

@@ -287,7 +287,7 @@ def check_tensorboard(ctx: Context) -> Outcome:
     return passed("; ".join(seen) + " (HTTP status of its page)")
 
 
-@register("pods")
+@register("pods", order=30)
 def pod_checks(expect: Expectations) -> list[Check]:
     """Runtime helper, storage and serving (issue 30's points 3-5)."""
 

@@ -101,7 +101,7 @@ def training_check(run: TrainingRunExpect) -> Callable[[Context], Outcome]:
     return check
 
 
-@register("training")
+@register("training", order=40)
 def training_checks(expect: Expectations) -> list[Check]:
     """One queued training run per training workload."""
     return [

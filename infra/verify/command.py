@@ -140,14 +140,16 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     except kube.KubeconfigMissing as exc:
         raise _bad_input(str(exc), nothing) from None
     err = console()
-    with err.status(f"verify {stack}: run {run_id}") as status:
+    from rich.markup import escape  # noqa: PLC0415
+
+    with err.status(escape(f"verify {stack}: run {run_id}")) as status:
         the_runner = runner.Runner(
             expect,
             cluster,
             _aws(config, profile),
             run_id,
             _objects(cluster, expect, run_id),
-            progress=status.update,
+            progress=lambda message: status.update(escape(message)),  # the cluster's words, never markup
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
     out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id
@@ -159,10 +161,11 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     line = report.summary_line(result)
     err.print(f"[green]{line}[/]" if result.ok else f"[bold red]{line}[/]", highlight=False)
     for kept in result.kept:
-        err.print(f"kept: {kept}", highlight=False)
+        err.print(f"kept: {kept}", markup=False, highlight=False)
     for problem in result.cleanup_problems:
-        err.print(f"[red]not removed:[/] {problem}", highlight=False, soft_wrap=True)
-    err.print(f"Wrote {json_path} and {html_path}", highlight=False, soft_wrap=True)
+        err.print("[red]not removed:[/]", end=" ")
+        err.print(problem, markup=False, highlight=False, soft_wrap=True)
+    err.print(f"Wrote {json_path} and {html_path}", markup=False, highlight=False, soft_wrap=True)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if not result.ok:

@@ -93,32 +93,32 @@ class Check:
 
 
 CheckFactory = Callable[["Expectations"], list[Check]]
-_FACTORIES: list[tuple[str, CheckFactory]] = []
+_FACTORIES: dict[str, tuple[int, CheckFactory]] = {}
 
 
-def register(name: str) -> Callable[[CheckFactory], CheckFactory]:
-    """Decorator: add a factory of checks under `name` (registering a name again replaces it)."""
+def register(name: str, *, order: int = 50) -> Callable[[CheckFactory], CheckFactory]:
+    """Decorator: add a factory of checks under `name` (registering a name again replaces it).
+
+    `order` places its checks in the report (and the runner's start order), whatever the import order:
+    the control plane first (10), then GPUs (20), pods (30), training (40), then the rest (90).
+    """
 
     def add(factory: CheckFactory) -> CheckFactory:
-        for index, (known, _) in enumerate(_FACTORIES):
-            if known == name:
-                _FACTORIES[index] = (name, factory)
-                return factory
-        _FACTORIES.append((name, factory))
+        _FACTORIES[name] = (order, factory)
         return factory
 
     return add
 
 
 def factories() -> list[tuple[str, CheckFactory]]:
-    """The registered factories, in registration order."""
-    return list(_FACTORIES)
+    """The registered factories, by their order, then name."""
+    return [(name, factory) for name, (_order, factory) in sorted(_FACTORIES.items(), key=lambda i: (i[1][0], i[0]))]
 
 
 def checks_for(expect: Expectations) -> list[Check]:
     """Every registered check for this stack; ValueError on a duplicate name or an unknown need."""
     found: list[Check] = []
-    for _, factory in _FACTORIES:
+    for _, factory in factories():
         found.extend(factory(expect))
     names = [c.name for c in found]
     duplicates = sorted({n for n in names if names.count(n) > 1})

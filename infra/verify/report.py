@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from rich.table import Table
+from rich.text import Text
 
 from gpuplane.infra import compare_report
 from gpuplane.infra.verify.model import STATUSES
@@ -127,17 +128,24 @@ def _timings(timings: dict[str, float]) -> str:
 
 
 def table(report: RunReport) -> Table:
-    """One row per check: result, evidence, cause and fix, timings."""
+    """One row per check: result, evidence, cause and fix, timings.
+
+    What the cluster said is never read as markup: evidence like the autoscaler's `[{eks-gpu 0->1}]` is text.
+    """
     result = Table(
-        title=f"gpuplane verify: stack {report.stack} ({report.cluster}, {report.region}), run {report.run_id}"
+        title=Text(f"gpuplane verify: stack {report.stack} ({report.cluster}, {report.region}), run {report.run_id}")
     )
     for column in ("check", "result", "evidence", "cause / fix", "time (s)"):
         result.add_column(column, overflow="fold")
     for r in report.results:
         o = r.outcome
-        cause_fix = f"{o.cause}\n[bold]Fix:[/] {o.fix}" if o.status == "fail" else ""
+        cause_fix = Text()
+        if o.status == "fail":
+            cause_fix.append(f"{o.cause}\n")
+            cause_fix.append("Fix: ", style="bold")
+            cause_fix.append(o.fix)
         timing = f"{r.duration_s:.0f}" + (f"\n{_timings(dict(o.timings))}" if o.timings else "")
-        result.add_row(r.name, _STYLE[o.status], o.evidence, cause_fix, timing)
+        result.add_row(Text(r.name), _STYLE[o.status], Text(o.evidence), cause_fix, Text(timing))
     return result
 
 

@@ -69,6 +69,16 @@ def test_files_are_written_and_html_is_self_contained(tmp_path: Path):
     assert "timeToFirstGpuPod" in page and "Not removed" in page
 
 
+def test_what_the_cluster_says_is_never_markup():
+    run = _report()
+    run.results[1] = Result(
+        "gpu-gpu", "GPU", Outcome("fail", "pod triggered scale-up: [{eks-gpu 0->1 (max: 2)}] [bold]x[/]", "c", "f")
+    )
+    console = Console(record=True, width=300)
+    console.print(report.table(run))
+    assert "[{eks-gpu 0->1 (max: 2)}] [bold]x[/]" in console.export_text()
+
+
 def test_table_and_summary():
     console = Console(record=True, width=200)
     console.print(report.table(_report(interrupted=True)))
