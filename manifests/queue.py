@@ -35,6 +35,7 @@ LOCAL_QUEUE: Final = "training"
 ADMISSION_CHECK: Final = "gpu-provisioning"
 FLAVOR_PREFIX: Final = "group-"
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "gpuplane"}
+FLAVOR_FUNGIBILITY: Final = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
 
 
 @dataclass(frozen=True)
@@ -137,10 +138,15 @@ def cluster_queue(queue: Queue) -> dict[str, Any]:
 
     BestEffortFIFO (Kueue's default): a run that cannot be admitted yet does not hold back a smaller one
     behind it that fits; runs are otherwise taken in submission order. No cohort: nothing borrows.
+    Flavor order is preference (the plan lists reserved groups first): `flavorFungibility` is Kueue's
+    default written out (v1beta2 at v0.19.2, apis/kueue/v1beta2/clusterqueue_types.go): `whenCanBorrow:
+    MayStopSearch` stops at the first flavor a PodSet fits, `whenCanPreempt: TryNextFlavor` moves on to the
+    next flavor rather than preempt a running run on a full one.
     """
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue.namespace}},
         "queueingStrategy": "BestEffortFIFO",
+        "flavorFungibility": dict(FLAVOR_FUNGIBILITY),
         "resourceGroups": [
             {
                 "coveredResources": queue.covered_resources,

@@ -445,3 +445,23 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.35": "v1.35.2",
     "1.36": "v1.36.0",
 }
+
+# --- EFA: Elastic Fabric Adapter for multi-node training (issue 31) ------------------------------------
+# aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
+# instance types (#1337)"): chart version `v0.5.30` (the chart's own version carries the `v`), appVersion and
+# image tag `v0.5.20` (released 2026-06-15, commit 2a58b2d). Repository https://aws.github.io/eks-charts. Its
+# DaemonSet runs privileged with hostNetwork (values.yaml `securityContext`), registers `vpc.amazonaws.com/efa`,
+# and has a required node affinity on its own list of EFA instance types (`supportedInstanceLabels`); we add a
+# nodeSelector on our EFA label so it runs on EFA groups only. The image is pulled from EKS's us-west-2 ECR
+# (602401143452), the chart's default. The EKS user guide also describes an EFA DRA driver for Kubernetes
+# 1.34+; gpuplane keeps the device plugin: it works on every minor the project supports (1.32+), and the
+# training pods request a plain extended resource the autoscaler's node template can advertise at zero.
+EFA_DEVICE_PLUGIN_CHART: Final = "aws-efa-k8s-device-plugin"
+EFA_DEVICE_PLUGIN_REPO: Final = "https://aws.github.io/eks-charts"
+EFA_DEVICE_PLUGIN_VERSION: Final = "v0.5.30"
+EFA_DEVICE_PLUGIN_RELEASED: Final = "2026-07-21"
+EFA_DEVICE_PLUGIN_IMAGE_TAG: Final = "v0.5.20"
+EFA_RESOURCE: Final = "vpc.amazonaws.com/efa"
+LABEL_EFA: Final = "gpuplane.io/efa"
+# `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
+VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
