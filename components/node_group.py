@@ -102,7 +102,7 @@ class NodeGroup(pulumi.ComponentResource):
             ],
             update_default_version=True,
             tags=tags,
-            **self._reserved_capacity_and_efa(name, args, efa_security_group_ids, tags),
+            **self._reserved_capacity_and_efa(name, args, efa_security_group_ids, tags, cluster.eks_name),
             opts=child,
         )
 
@@ -160,7 +160,12 @@ class NodeGroup(pulumi.ComponentResource):
         )
 
     def _reserved_capacity_and_efa(
-        self, name: str, args: NodeGroupArgs, security_group_ids: Sequence[pulumi.Input[str]], tags: dict[str, str]
+        self,
+        name: str,
+        args: NodeGroupArgs,
+        security_group_ids: Sequence[pulumi.Input[str]],
+        tags: dict[str, str],
+        cluster_name: str,
     ) -> dict[str, Any]:
         """Launch template arguments of reserved capacity and EFA (issue 31): empty for a plain group.
 
@@ -176,6 +181,7 @@ class NodeGroup(pulumi.ComponentResource):
         if args.resolved_placement_group:
             group = aws.ec2.PlacementGroup(
                 f"{name}-pg",
+                name=f"{cluster_name}-{args.name}",
                 strategy="cluster",
                 tags={**tags, "Name": args.name},
                 opts=pulumi.ResourceOptions(parent=self),
