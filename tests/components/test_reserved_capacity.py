@@ -321,11 +321,7 @@ def test_placement_group_for_efa_without_reservation(run_platform):
 
 
 def test_queue_spends_reserved_first(reserved_run):
-    cq = next(
-        r
-        for r in reserved_run.resources
-        if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
-    )
+    cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     flavors = [f["name"] for f in cq.inputs["spec"]["resourceGroups"][0]["flavors"]]
     assert flavors == ["group-p5-block", "group-p4d-odcr", "group-system", "group-g6-spot"]
     assert cq.inputs["spec"]["flavorFungibility"] == {
