@@ -463,3 +463,13 @@ def test_refusals_name_the_key_and_value(case, overrides, key, fragments):
     assert matching, f"no problem starts with {key!r}: {found}"
     for fragment in fragments:
         assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+def test_render_summary_states_the_reservations(tmp_path):
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR)))
+    assert any("Capacity Block cr-02168da1478b509e0 in us-west-2b, 2 instance(s)" in n for n in target.notes)
+    assert any("the block ends 2026-12-01T11:30:00Z" in n for n in target.notes)
+    assert any("on-demand nodes target ODCR cr-0123456789abcdef0 in us-west-2c" in n for n in target.notes)
