@@ -94,14 +94,14 @@ class CapacityReservationArgs(_Args):
     availability_zone: str | None = Field(
         default=None,
         description="The reservation's AZ; must be one of `network.availabilityZones`. The group's nodes are "
-        "placed in that AZ's private subnet only. Required with `id`.",
+        "placed in that AZ's private subnet only. Required with `id`. Default none.",
     )
     instance_count: int | None = Field(
         default=None,
         ge=1,
         le=1000,
         description="How many instances the reservation holds; `maxSize` may not exceed it. Required for "
-        "`CAPACITY_BLOCK`.",
+        "`CAPACITY_BLOCK`. Default none.",
     )
     end_time: str | None = Field(
         default=None,
