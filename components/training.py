@@ -17,6 +17,7 @@ from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.config.workloads import TrainingArgs
+from gpuplane.components.plan import capacity
 from gpuplane.components.plan import placement as workload_checks
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import check_run
@@ -38,15 +39,21 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
             min_compute_capability=args.min_compute_capability,
         )
         fraction = placement.runtime_gpu.get("gpu_memory_fraction")
+        efa = capacity.role_efa(placement.groups, gpus)
+        resources = role.resources.kubernetes(placement.gpu_resource)
+        if efa:
+            # An extended resource, like GPUs: a limit, which Kubernetes copies to the request.
+            resources["limits"][versions.EFA_RESOURCE] = str(efa)
         roles.append(
             training.Role(
                 name=name,
                 count=role.replicas,
-                resources=role.resources.kubernetes(placement.gpu_resource),
+                resources=resources,
                 affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
                 gpus=gpus,
                 gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
+                efa=efa,
             )
         )
     data = args.data_import

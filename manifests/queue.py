@@ -49,6 +49,8 @@ class Flavor:
     memory_bytes: int
     gpus: int = 0
     gpu_resource: str | None = None
+    efa: int = 0
+    """EFA interfaces the group holds at maxSize (`vpc.amazonaws.com/efa`); 0 without EFA."""
 
     @property
     def name(self) -> str:
@@ -80,8 +82,9 @@ class Queue:
 
     @property
     def covered_resources(self) -> list[str]:
-        """cpu, memory, then the GPU resources: what a PodSet may request (Kueue blocks undeclared ones)."""
-        return ["cpu", "memory", *self.gpu_resources]
+        """cpu, memory, the GPU resources, then EFA: what a PodSet may request (Kueue blocks undeclared ones)."""
+        efa = [versions.EFA_RESOURCE] if any(f.efa for f in self.flavors) else []
+        return ["cpu", "memory", *self.gpu_resources, *efa]
 
     @property
     def gpu_flavors(self) -> list[Flavor]:
@@ -130,6 +133,8 @@ def _quotas(flavor: Flavor, queue: Queue) -> list[dict[str, Any]]:
     # Every flavor of a resource group lists every covered resource, in order (the CRD's rule).
     for resource in queue.gpu_resources:
         quotas.append({"name": resource, "nominalQuota": str(flavor.gpus if flavor.gpu_resource == resource else 0)})
+    if versions.EFA_RESOURCE in queue.covered_resources:
+        quotas.append({"name": versions.EFA_RESOURCE, "nominalQuota": str(flavor.efa)})
     return quotas
 
 

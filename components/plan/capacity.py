@@ -117,6 +117,25 @@ def efa_resources(group: NodeGroupArgs) -> dict[str, int]:
     return {versions.EFA_RESOURCE: group.efa_interfaces} if group.efa else {}
 
 
+def role_efa(groups: Sequence[NodeGroupArgs], gpus: int) -> int:
+    """EFA interfaces one pod of a GPU role requests: its share of the node's interfaces, or 0.
+
+    A pod gets the node's interfaces in proportion to its GPUs (a p5.48xlarge's 32 interfaces over 8 GPUs:
+    4 per GPU; a pod with all 8 gets all 32), so pods that share a node also share its EFA devices. It
+    asks only when every group it may land on has EFA, whole GPUs and the same share (one pod spec serves
+    them all); a pod smaller than one interface's share (1 GPU of a p4d: 4 interfaces over 8 GPUs) asks for
+    none, and its NCCL traffic goes over the node's IP interface.
+    """
+    if gpus == 0 or not groups:
+        return 0
+    shares = set()
+    for group in groups:
+        if not group.efa or group.sharing.mode != "none":
+            return 0
+        shares.add(group.efa_interfaces * gpus // group.instance.gpu_count)
+    return shares.pop() if len(shares) == 1 else 0
+
+
 def reservation_notes(group: NodeGroupArgs) -> list[str]:
     """What render states about a group's reservation: what it is, and what happens at its end."""
     reservation = group.capacity_reservation

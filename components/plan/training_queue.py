@@ -86,6 +86,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
         memory_bytes=node.memory_bytes * group.max_size,
         gpus=gpus,
         gpu_resource=gpu_plan.gpu_resource_name(group) if group.kind == "gpu" else None,
+        efa=group.efa_interfaces * group.max_size,
     )
 
 

@@ -473,3 +473,43 @@ def test_render_summary_states_the_reservations(tmp_path):
     assert any("Capacity Block cr-02168da1478b509e0 in us-west-2b, 2 instance(s)" in n for n in target.notes)
     assert any("the block ends 2026-12-01T11:30:00Z" in n for n in target.notes)
     assert any("on-demand nodes target ODCR cr-0123456789abcdef0 in us-west-2c" in n for n in target.notes)
+
+
+def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_run):
+    from gpuplane.components.config import TrainingArgs  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
+    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    from gpuplane.manifests import training  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    platform = stack_config(stack(BLOCK, ODCR, SPOT)).platform
+    context = WorkloadContext.of(platform)
+    # Whole-node workers pinned to the block: 8 GPUs of a p5.48xlarge get all 32 interfaces.
+    big = TrainingArgs.model_validate(
+        {
+            **TRAINING,
+            "worker": {
+                "replicas": 2,
+                "nodeGroups": ["p5-block"],
+                "resources": {"limits": {"cpu": "96", "memory": "1000Gi"}, "gpus": 8},
+            },
+        }
+    )
+    (worker,) = training_spec(big, context).roles
+    assert worker.efa == 32
+    assert worker.resources["limits"][versions.EFA_RESOURCE] == "32"
+    pod = training.jobset(training_spec(big, context))["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert {"name": "FI_PROVIDER", "value": "efa"} in pod["spec"]["containers"][0]["env"]
+    # A 1-GPU pod that may also land on the spot group (no EFA) asks for none.
+    (small,) = training_spec(TrainingArgs.model_validate(TRAINING), context).roles
+    assert small.efa == 0 and versions.EFA_RESOURCE not in small.resources["limits"]
+    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 1) == 0  # 4 interfaces over 8 GPUs
+    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 2) == 1
+    # The queue covers EFA, each flavor with what its group holds at maxSize.
+    cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    group = cq.inputs["spec"]["resourceGroups"][0]
+    assert group["coveredResources"][-1] == versions.EFA_RESOURCE
+    quotas = {f["name"]: {q["name"]: q["nominalQuota"] for q in f["resources"]} for f in group["flavors"]}
+    assert quotas["group-p5-block"][versions.EFA_RESOURCE] == "64"
+    assert quotas["group-p4d-odcr"][versions.EFA_RESOURCE] == "16"
+    assert quotas["group-g6-spot"][versions.EFA_RESOURCE] == "0"
