@@ -8,6 +8,7 @@ botocore's EC2/EKS models where AWS validates them; every refusal with its key, 
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -149,10 +150,8 @@ def test_capacity_values_exist_in_the_aws_models():
 
 
 def test_pulumi_argument_names_are_the_sdks():
-    import inspect  # noqa: PLC0415
-
     def params(cls: type) -> set[str]:
-        return set(inspect.signature(cls.__init__).parameters) - {"self"}
+        return set(inspect.signature(cls).parameters)
 
     group = NodeGroupArgs.model_validate(with_(BLOCK))
     lt = capacity.launch_template_capacity(group)
