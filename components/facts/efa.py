@@ -4,7 +4,7 @@ Why a table here and not a lookup: `gpuplane render` and config validation run o
 template of an EFA node group (one interface per network card) and the refusal of `efa: true` on a type
 without EFA must be decided before anything exists. The numbers are what `ec2:DescribeInstanceTypes`
 returns in `NetworkInfo` (`EfaSupported`, `EfaInfo.MaximumEfaInterfaces`, `MaximumNetworkCards`);
-`tests/components/test_efa.py` checks every GPU type of the catalog against moto's bundled copy of that
+`tests/components/facts/test_efa.py` checks every GPU type of the catalog against moto's bundled copy of that
 answer (moto 5.2.5, `moto/ec2/resources/instance_types.json.gz`), both ways: a type listed here has EFA
 there with these numbers, and a GPU type of the catalog missing here has no EFA there.
 
