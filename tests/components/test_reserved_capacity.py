@@ -465,3 +465,17 @@ def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_ru
     assert quotas["group-p5-block"][versions.EFA_RESOURCE] == "64"
     assert quotas["group-p4d-odcr"][versions.EFA_RESOURCE] == "16"
     assert quotas["group-g6-spot"][versions.EFA_RESOURCE] == "0"
+
+
+def test_the_aws_side_converts_to_a_terraform_plan(reserved_run, run_platform):
+    from gpuplane.infra import render, tfplan  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    plain = with_(ODCR, name="p4d-od")
+    plain.pop("capacityReservation")
+    for rec, overrides in ((reserved_run, stack(BLOCK, ODCR, SPOT)), (run_platform(stack(plain)), stack(plain))):
+        plan = render.plan_document(stack_config(overrides), rec)
+        doc = tfplan.from_recording(plan, rec)
+        types = {r["type"] for r in doc["planned_values"]["root_module"]["resources"]}
+        assert "aws_launch_template" in types
+    assert "aws_placement_group" in types
