@@ -153,7 +153,7 @@ def reservation_notes(group: NodeGroupArgs) -> list[str]:
                 f"group '{group.name}': the block ends {reservation.end_time}; EKS scales the group to 0 "
                 f"{EKS_SCALE_DOWN_BEFORE_END_MINUTES} min before and EC2 terminates its instances from "
                 f"{EC2_TERMINATION_BEFORE_END_MINUTES} min before: runs on it finish by then or are stopped and "
-                "requeued; remove the group when the block ends (docs/reserved-gpus.md, \"The block's end\")"
+                'requeued; remove the group when the block ends (docs/reserved-gpus.md, "The block\'s end")'
             )
         else:
             notes.append(
