@@ -479,3 +479,14 @@ def test_the_aws_side_converts_to_a_terraform_plan(reserved_run, run_platform):
         types = {r["type"] for r in doc["planned_values"]["root_module"]["resources"]}
         assert "aws_launch_template" in types
     assert "aws_placement_group" in types
+
+
+def test_queue_objects_are_valid_kueue_v1beta2(reserved_run):
+    """The reserved stack's Kueue objects (EFA covered, flavors reordered) against the CRDs' schema and CEL rules."""
+    from tests.queue import kueue_api  # noqa: PLC0415
+
+    found = [r for r in reserved_run.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/v1beta2:")]
+    assert {r.type.rsplit(":", 1)[1] for r in found} >= {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    for resource in found:
+        doc = {k: resource.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in resource.inputs}
+        assert kueue_api.problems(doc) == [], doc
