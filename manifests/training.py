@@ -135,9 +135,9 @@ def cluster(training: Training, run: str) -> tf_runtime.TFCluster:
 def efa_env(interfaces: int) -> list[dict[str, str]]:
     """Libfabric's provider for a pod with EFA devices (issue 31): NCCL's OFI plugin then takes the EFA path.
 
-    `FI_PROVIDER=efa` keeps libfabric from falling back to its TCP provider unnoticed. Whether the image's
-    NCCL loads the aws-ofi-nccl plugin is the image's business (docs/reserved-gpus.md says what the pinned
-    training image has); `NCCL_DEBUG=INFO` (the DLC's /etc/nccl.conf) logs `NET/OFI` when it does.
+    `FI_PROVIDER=efa` keeps libfabric from falling back to its TCP provider unnoticed. The pinned training
+    image (the TF 2.21 DLC) has aws-ofi-nccl on its library path (docs/reserved-gpus.md, "The training image
+    and NCCL"); `NCCL_DEBUG=INFO` (its /etc/nccl.conf) logs `NET/OFI` when NCCL uses it.
     """
     return [{"name": "FI_PROVIDER", "value": "efa"}] if interfaces else []
 
@@ -283,7 +283,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
     }
     container = {
         "name": "tensorboard",
-        "image": versions.TENSORFLOW_IMAGE,
+        "image": versions.TENSORBOARD_IMAGE,
         "imagePullPolicy": "Always",
         "command": ["tensorboard", f"--logdir=/logs/{logs_path}", "--bind_all", "--port=6006"],
         "env": workload_security.scratch_env(),
