@@ -490,3 +490,22 @@ def test_queue_objects_are_valid_kueue_v1beta2(reserved_run):
     for resource in found:
         doc = {k: resource.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in resource.inputs}
         assert kueue_api.problems(doc) == [], doc
+
+
+# aws/eks-charts stable/aws-efa-k8s-device-plugin at bfe91c4 (chart v0.5.30): values.yaml declares `nodeSelector: {}`
+# and `tolerations: []`, and templates/daemonset.yaml reads both (`with .Values.nodeSelector`, `with
+# .Values.tolerations`). Recorded per version: a bump without reading the new chart fails here.
+EFA_CHART_DOCUMENTED = {("aws-efa-k8s-device-plugin", "v0.5.30"): {"nodeSelector", "tolerations"}}
+
+
+def test_efa_plugin_values_use_documented_keys(reserved_run):
+    (release,) = [r for r in render_releases(reserved_run) if r["chart"] == versions.EFA_DEVICE_PLUGIN_CHART]
+    documented = EFA_CHART_DOCUMENTED[(release["chart"], release["version"])]
+    assert set(release["values"]) <= documented
+    assert set(EFA_CHART_DOCUMENTED) == {(versions.EFA_DEVICE_PLUGIN.package, versions.EFA_DEVICE_PLUGIN.version)}
+
+
+def render_releases(recording: Recording) -> list[dict[str, Any]]:
+    from gpuplane.infra import render  # noqa: PLC0415
+
+    return list(render.helm_releases(recording).values())
