@@ -26,6 +26,7 @@ from rich.table import Table
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
+from gpuplane.components.plan import capacity
 from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -101,6 +102,8 @@ class Target:
     profile: str
     config: dict[str, Any]
     kinds: dict[str, str]
+    notes: tuple[str, ...] = ()
+    """What render states beyond the resources: reserved capacity and what happens at its end (issue 31)."""
 
     @classmethod
     def of(cls, config: StackConfig | Target) -> Target:
@@ -115,6 +118,7 @@ class Target:
             profile=config.platform.profile,
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
+            notes=tuple(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
         )
 
 
@@ -386,6 +390,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "notes": list(target.notes),
     }
 
 
@@ -600,6 +605,8 @@ def write_recording(
     facts["endOfSupport"] = end_of_support(recording, runs)
     if console is not None:
         console.print(summary_table(target, recording))
+        for note in target.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
         console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
         for warning in facts["endOfSupport"]:
             console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
