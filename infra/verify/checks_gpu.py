@@ -223,7 +223,9 @@ def _compare(group: GroupExpect, node: dict[str, Any], report: dict[str, str]) -
 
 
 def _scale_down_note(expect: Expectations, group: GroupExpect) -> str:
-    kind = "spot" if group.capacity_type == "SPOT" else "on-demand"
+    kind = {"SPOT": "spot", "ON_DEMAND": "on-demand", "CAPACITY_BLOCK": "from its Capacity Block"}.get(
+        group.capacity_type, group.capacity_type
+    )
     types = "/".join(group.instance_types) or "GPU instance"
     return (
         f". The new node stays up for the autoscaler's scale-down delay ({expect.scale_down_unneeded}) after the "
