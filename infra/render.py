@@ -26,6 +26,7 @@ from rich.table import Table
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
+from gpuplane.components.plan import cost
 from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -86,7 +87,7 @@ def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
 
 MARKER = ".gpuplane-render"
 """File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "stack.md", "manifests", "helm", MARKER)
+OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", MARKER)
 """What a render writes, and so all it ever replaces: any other file in the folder is the user's and stays."""
 
 
@@ -170,6 +171,15 @@ def plan_document(config: StackConfig | Target, recording: mockrun.Recording) ->
         "resources": resources,
         "outputs": recording.outputs,
     }
+
+
+def cost_estimate(config: StackConfig | Target, recording: mockrun.Recording) -> cost.Estimate:
+    """What the stack costs per hour, idle and at its maximum (components/plan/cost.py), from what it creates."""
+    resources = [
+        {"urn": r.urn, "type": r.type, "name": r.name, "dependencies": r.dependencies, "inputs": r.inputs}
+        for r in sorted(recording.resources, key=lambda r: r.urn)
+    ]
+    return cost.estimate(cost.usage_from_resources(Target.of(config).region, resources))
 
 
 def counts(recording: mockrun.Recording) -> dict[str, int]:
@@ -281,7 +291,26 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         f"# Stack `{about.stack}` of `{about.project}` ({about.profile}, {about.region})\n\n"
         "Components are boxes, arrows point from a resource to what it depends on.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
+        f"{cost_markdown(cost_estimate(about, recording).as_dict())}\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
+    )
+
+
+def cost_markdown(priced: dict[str, Any]) -> str:
+    """The estimate as a Markdown table for stack.md: one row per line, totals, sources and caveats."""
+    rows = "".join(
+        f"| {line['item']} | {line['detail']} | {line['idle']:,.4f} | {line['max']:,.4f} | "
+        f"{'; '.join(line['notes']) or '-'} |\n"
+        for line in priced["lines"]
+    )
+    return (
+        "## Cost per hour (USD)\n\n"
+        "| item | what | idle | max | notes |\n|---|---|---:|---:|---|\n"
+        f"{rows}| **total** | | **{priced['idle']:,.2f}** | **{priced['max']:,.2f}** | "
+        f"${priced['idleMonthly']:,.0f}-{priced['maxMonthly']:,.0f} a month (730 h) |\n\n"
+        f"Instance prices: {priced['instancePrices']['source']}, {priced['instancePrices']['date']}. "
+        f"Service prices: {priced['servicePrices']['source']}, {priced['servicePrices']['date']}. "
+        f"{' '.join(f'Note: {n}.' for n in priced['notes'])}\n"
     )
 
 
@@ -315,6 +344,8 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
     target = Target.of(config)
     clusters = recording.by_type("aws:eks/cluster:Cluster")
     cluster = clusters[0].inputs if len(clusters) == 1 else None
+    priced = cost_estimate(target, recording).as_dict()
+    group_costs = {line["item"]: line for line in priced["lines"]}
     groups = []
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
@@ -331,6 +362,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
                 "desiredSize": sc.get("desiredSize"),
                 "maxSize": sc.get("maxSize"),
                 "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+                "costPerHour": {k: group_costs.get(f"node group {name}", {}).get(k) for k in ("idle", "max")},
             }
         )
     return {
@@ -349,6 +381,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "cost": priced,
     }
 
 
@@ -377,7 +410,7 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
         f"{facts['availabilityZones']} AZs; {n['resources']} resources in plan.json = "
         f"{n['cloud']} cloud resources + {n['components']} components"
     )
-    table = Table(title=title)
+    table = Table(title=title, caption=cost_caption(facts["cost"]), caption_justify="left")
     for column in (
         "node group",
         "kind",
@@ -385,9 +418,11 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
         "AMI type",
         "capacity",
         "min/desired/max",
+        "$/h idle-max",
         "taints",
     ):
-        table.add_column(column)
+        # fold, never cut: a user reads every taint and type (a cut cell hid the EFS taint's effect).
+        table.add_column(column, overflow="fold")
     for group in facts["nodeGroups"]:
         table.add_row(
             group["name"],
@@ -396,9 +431,30 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
             str(group["amiType"]),
             str(group["capacityType"]),
             f"{group['minSize']}/{group['desiredSize']}/{group['maxSize']}",
+            _money_range(group["costPerHour"]),
             ", ".join(group["taints"]) or "-",
         )
     return table
+
+
+def _money_range(amounts: dict[str, float | None]) -> str:
+    idle, top = amounts.get("idle"), amounts.get("max")
+    if idle is None or top is None:
+        return "-"
+    return f"${idle:,.2f}-{top:,.2f}"
+
+
+def cost_caption(priced: dict[str, Any]) -> str:
+    """The cost in one paragraph: totals, a month of it, where prices come from, and what is left out."""
+    notes = sorted({n for line in priced["lines"] for n in line["notes"] if "price (" in n or "kept up by" in n})
+    return (
+        f"Cost: ${priced['idle']:,.2f}/h idle (${priced['idleMonthly']:,.0f} a month), "
+        f"${priced['max']:,.2f}/h at every group's maximum (${priced['maxMonthly']:,.0f} a month); "
+        f"instance prices of {priced['instancePrices']['date']}, service prices of "
+        f"{priced['servicePrices']['date']}. "
+        + "".join(f"Note: {n}. " for n in notes)
+        + "An estimate: cost.json lists each line and what it leaves out."
+    )
 
 
 def _swap_in(staging: Path, out_dir: Path) -> None:
@@ -542,6 +598,8 @@ def write_recording(
         plan = plan_document(target, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n")
         (staging / "tfplan.json").write_text(tfplan.dumps(tfplan.from_recording(plan, recording)))
+        priced = cost_estimate(target, recording).as_dict()
+        (staging / "cost.json").write_text(json.dumps(priced, indent=2, sort_keys=True, allow_nan=False) + "\n")
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
@@ -562,5 +620,5 @@ def write_recording(
     facts = summary(target, recording)
     if console is not None:
         console.print(summary_table(target, recording))
-        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
+        console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
     return facts

@@ -113,6 +113,32 @@ def test_summary_table_is_printed(tmp_path):
     assert "gpuplane/prod (prod) in us-west-2" in result.output
     assert "private only" in result.output
     assert "g5.xlarge" in result.output
+    # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; versions.py services):
+    # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
+    # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 4 KMS keys x 1/730.
+    gp3 = 0.08 / 730
+    idle = 0.10 + (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3) + 0.15 + 300 * 0.30 / 730 + 4 / 730
+    top = idle + 3 * (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3)
+    priced = json.loads((tmp_path / "prod" / "cost.json").read_text())
+    assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)
+    assert f"Cost: ${idle:,.2f}/h idle" in " ".join(result.output.split())
+    assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(result.output.split())
+
+
+def test_dev_cost_counts_the_gpu_node_its_serving_variant_keeps_up(dev_out):
+    """dev's GPU serving variant (1 replica, 1 GPU) keeps one spot GPU node up although the group's min is 0."""
+    gp3 = 0.08 / 730
+    gpu_node = 1.212 + 100 * gp3  # spot ceiling: the dearest listed type's on-demand price (g5.2xlarge)
+    cpu_node = 0.096 + 50 * gp3  # m6i.large
+    services = 0.10 + 0.05 + 300 * 0.30 / 730 + 2 / 730  # EKS, 1 NAT + IPv4, EFS at the volumes' size, 2 KMS keys
+    priced = json.loads((dev_out / "cost.json").read_text())
+    assert priced["idle"] == pytest.approx(services + gpu_node + cpu_node, abs=1e-3)
+    assert priced["max"] == pytest.approx(services + 2 * gpu_node + 3 * cpu_node, abs=1e-3)
+    gpu = next(line for line in priced["lines"] if line["item"] == "node group gpu")
+    assert "1 node(s) above minSize 0 kept up by ml/mobilenet-gpu" in gpu["notes"]
+    assert priced["instancePrices"]["date"] == "2026-07-20"
+    picture = (dev_out / "stack.md").read_text()
+    assert "## Cost per hour (USD)" in picture and f"**{priced['idle']:,.2f}**" in picture
 
 
 def test_invalid_config_exits_2_and_writes_nothing(tmp_path):
