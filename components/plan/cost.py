@@ -342,7 +342,7 @@ def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[st
         gpus = sum(
             int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for c in pod.get("containers", [])
         )
-        group = _target_group(pod)
+        group = target_group(pod)
         if not replicas or not gpus or group is None:
             continue
         units, names = held.get(group, (0, []))
@@ -350,7 +350,7 @@ def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[st
     return held
 
 
-def _target_group(pod: Mapping[str, Any]) -> str | None:
+def target_group(pod: Mapping[str, Any]) -> str | None:
     """The node group a pod must run on (`gpuplane.io/node-group` in its nodeSelector or required affinity)."""
     selected = pod.get("nodeSelector", {}).get(_GROUP_LABEL)
     if selected:

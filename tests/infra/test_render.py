@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gpuplane.infra.cli import app
+from gpuplane.infra.render import reduce_edges
 
 runner = CliRunner()
 
@@ -213,3 +215,55 @@ def test_render_is_identical_across_processes_and_hash_seeds(tmp_path):
         )
         outs.append(tree(out))
     assert outs[0] == outs[1]
+
+
+def _mermaid(picture: str) -> list[str]:
+    return picture.split("```mermaid\n", 1)[1].split("\n```", 1)[0].splitlines()
+
+
+def test_picture_is_well_formed_reduced_and_has_no_empty_boxes(dev_out):
+    lines = [line.strip() for line in _mermaid((dev_out / "stack.md").read_text())]
+    assert lines[0] == "flowchart TB"
+    opened = [line for line in lines if line.startswith("subgraph ")]
+    assert len(opened) == sum(1 for line in lines if line == "end")
+    declared = {line.split("[", 1)[0].split()[-1] for line in lines if "[" in line}
+    edges = [line.split(" --> ") for line in lines if " --> " in line]
+    assert edges and all(a in declared and b in declared for a, b in edges)
+    # No empty box: every subgraph holds a node or another subgraph (the ConfigFile box held nothing).
+    for i, line in enumerate(lines):
+        if line.startswith("subgraph "):
+            assert lines[i + 1] == "direction TB" and lines[i + 2] != "end", line
+    assert "ConfigFile" not in "\n".join(lines)
+    # Reduced and grouped: 134 arrows before (each serving Deployment had about ten); now a few per box.
+    assert len(edges) <= 45
+    assert max(Counter(a for a, _ in edges).values()) <= 4
+    # Each node group carries its cost.
+    assert "0-2 nodes<br/>$1.22-2.45/h idle-max" in "\n".join(lines)
+
+
+def test_reduce_edges_keeps_every_path_and_drops_the_implied_arrows():
+    assert reduce_edges({("a", "b"), ("b", "c"), ("a", "c")}) == {("a", "b"), ("b", "c")}
+    # A cycle: b and c reach each other; a keeps a path to both, whatever is dropped.
+    kept = reduce_edges({("a", "b"), ("a", "c"), ("b", "c"), ("c", "b")})
+    assert {("b", "c"), ("c", "b")} <= kept and len(kept) == 3
+    # A box reaches its members without an arrow: its arrow to what a member already reaches is implied.
+    assert reduce_edges({("box", "z"), ("m", "z")}, {"box": {"m"}}) == {("m", "z")}
+
+
+def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
+    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.output)
+    by_name = {w["name"]: w for w in facts["workloads"]}
+    assert by_name["ml/mobilenet-gpu"] == {
+        "name": "ml/mobilenet-gpu",
+        "kind": "Deployment",
+        "nodeGroup": "gpu",
+        "replicas": "1",
+        "gpusPerReplica": 1,
+    }
+    assert by_name["ml/mobilenet-cpu"]["replicas"] == "1-3 (HPA)"
+    assert facts["trainingRuns"] == [{"name": "mnist", "roles": {"chief": 1, "worker": 2, "ps": 1}}]
+    assert {r["name"] for r in facts["helmReleases"]} >= {"nvidia-device-plugin", "cluster-autoscaler", "kueue"}
+    assert {g["name"]: g["gpuSharing"] for g in facts["nodeGroups"]} == {"gpu": "none", "system": None}
+    assert facts["cost"] == json.loads((tmp_path / "dev" / "cost.json").read_text())
