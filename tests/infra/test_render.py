@@ -267,3 +267,16 @@ def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
     assert {r["name"] for r in facts["helmReleases"]} >= {"nvidia-device-plugin", "cluster-autoscaler", "kueue"}
     assert {g["name"]: g["gpuSharing"] for g in facts["nodeGroups"]} == {"gpu": "none", "system": None}
     assert facts["cost"] == json.loads((tmp_path / "dev" / "cost.json").read_text())
+
+
+def test_readme_cost_table_matches_the_renders(dev_out, tmp_path):
+    """The README's cost table quotes what the renders print: a change in prices or stacks must update it."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    render("prod", tmp_path / "prod")
+    for stack, out in (("dev", dev_out), ("prod", tmp_path / "prod")):
+        priced = json.loads((out / "cost.json").read_text())
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{stack}` | $"))
+        assert row.startswith(
+            f"| `{stack}` | ${priced['idle']:,.2f}/h (~${round(priced['idleMonthly'], -1):,.0f} a month) |"
+        )
+        assert f"| ${priced['max']:,.2f}/h |" in row
