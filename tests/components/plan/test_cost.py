@@ -13,7 +13,7 @@ from gpuplane.components.facts import prices
 from gpuplane.components.plan import cost
 from gpuplane.manifests import versions
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GP3_HOURLY_PER_GIB = 0.08 / 730
 
 

@@ -10,10 +10,9 @@ import pytest
 
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.facts import catalog
-from gpuplane.components.plan import gpu_nodes as gpu_plan
-from gpuplane.components.plan import node_template
+from gpuplane.components.plan import gpu_nodes, node_template
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MOTO_RESOURCES = Path(moto.__file__).parent / "ec2/resources"
 with gzip.open(MOTO_RESOURCES / "instance_types.json.gz") as _data:
     # moto's copy of the EC2 DescribeInstanceTypes answer: the source the shipped data file is generated from.
@@ -147,7 +146,7 @@ def test_every_gpu_model_has_a_compute_capability_and_groups_label_it():
     assert models <= set(catalog.COMPUTE_CAPABILITY)
     assert {"T4", "A10G", "L4", "L40S", "A100", "H100", "H200", "B200"} <= models
     group = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"])
-    assert gpu_plan.node_labels(group, gpu_operator=False)["gpuplane.io/gpu-compute-capability"] == "86"
+    assert gpu_nodes.node_labels(group, gpu_operator=False)["gpuplane.io/gpu-compute-capability"] == "86"
     tags = node_template.autoscaler_tags(group, "c")
     assert tags["k8s.io/cluster-autoscaler/node-template/label/gpuplane.io/gpu-compute-capability"] == "86"
 
