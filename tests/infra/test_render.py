@@ -13,8 +13,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from gpuplane.infra import render as render_module
 from gpuplane.infra.cli import app
 from gpuplane.infra.render import reduce_edges
+from tests.conftest import DEV_CLUSTER, stack_config
 
 runner = CliRunner()
 
@@ -280,3 +282,25 @@ def test_readme_cost_table_matches_the_renders(dev_out, tmp_path):
             f"| `{stack}` | ${priced['idle']:,.2f}/h (~${round(priced['idleMonthly'], -1):,.0f} a month) |"
         )
         assert f"| ${priced['max']:,.2f}/h |" in row
+
+
+def test_the_types_a_newcomer_tried_render_and_are_priced(tmp_path):
+    """c6a, r5 and m5a for CPU groups and g6e for a GPU group (refused before the data file): they render."""
+    groups = [
+        {"name": "system", "instanceTypes": ["c6a.large"]},
+        {"name": "memory", "instanceTypes": ["r5.xlarge", "m5a.xlarge"], "minSize": 0, "maxSize": 2},
+        {"name": "gpu", "kind": "gpu", "instanceTypes": ["g6e.xlarge"], "minSize": 0, "maxSize": 1},
+    ]
+    cfg = stack_config({"cluster": DEV_CLUSTER, "nodeGroups": groups}, region="us-east-1")
+    facts = render_module.write(cfg, tmp_path / "out")
+    rows = {g["name"]: g for g in facts["nodeGroups"]}
+    assert rows["gpu"]["amiType"] == "AL2023_x86_64_NVIDIA" and rows["memory"]["instanceTypes"] == [
+        "r5.xlarge",
+        "m5a.xlarge",
+    ]
+    lines = {line["item"]: line for line in facts["cost"]["lines"]}
+    gp3 = 0.08 / 730
+    assert lines["node group system"]["max"] == pytest.approx(3 * (0.0765 + 50 * gp3), abs=1e-3)  # default max 3
+    assert lines["node group memory"]["max"] == pytest.approx(2 * (0.252 + 50 * gp3), abs=1e-3)  # first type: r5
+    assert lines["node group gpu"]["max"] == pytest.approx(1.861 + 100 * gp3, abs=1e-3)
+    assert all(not any("price (" in n for n in line["notes"]) for line in lines.values())  # us-east-1's own
