@@ -156,6 +156,9 @@ def group_line(group: GroupUsage, region: str, table: prices.PriceTable | None =
     detail = f"{group.idle_nodes}-{group.max_size} x {chosen.instance_type} ({kind} ${chosen.usd_per_hour:.4g}/h)"
     if spot:
         notes.append("spot: priced at the on-demand ceiling; spot prices vary by the hour")
+        unpriced = [q.instance_type for q in quotes if q.usd_per_hour is None]
+        if unpriced:
+            notes.append(f"no price for {', '.join(unpriced)} in the price table: the ceiling leaves it out")
     if group.kept_up > group.min_size and group.idle_nodes > group.min_size:
         notes.append(
             f"{group.idle_nodes - group.min_size} node(s) above minSize {group.min_size} kept up by "
@@ -183,7 +186,9 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
         extended = version in versions.KUBERNETES_VERSIONS and not versions.in_standard_support(version, on)
         hourly = _usd(versions.EKS_EXTENDED_HOURLY_USD if extended else versions.EKS_STANDARD_HOURLY_USD)
         note: tuple[str, ...] = ()
-        if version in versions.KUBERNETES_VERSIONS and not extended:
+        if version not in versions.KUBERNETES_VERSIONS:
+            note = (f"EKS support dates of {version} are not in manifests/versions.py: priced as standard support",)
+        elif not extended:
             note = (
                 f"standard support of {version} ends {versions.standard_support_end(version)}; "
                 f"extended support then costs ${versions.EKS_EXTENDED_HOURLY_USD}/h",

@@ -233,3 +233,11 @@ def test_the_price_refresh_script_parses_karpenters_generated_file(tmp_path):
     assert json.loads(script.dumps(document)) == document
     with pytest.raises(ValueError, match="not a Karpenter generated pricing file"):
         script.parse_karpenter("package pricing\n")
+
+
+def test_unknown_versions_and_unpriced_spot_types_are_said_not_hidden():
+    line = cost.estimate(cost.StackUsage(region="us-east-1", kubernetes_versions=("1.29",))).lines[0]
+    assert line.idle == 0.10 and "not in manifests/versions.py" in line.notes[0]
+    spot = cost.group_line(cost.GroupUsage("gpu", ("g5.xlarge", "g5.xlarge-fake"), "SPOT", 0, 1), "us-east-1")
+    assert spot.max == 1.006
+    assert "no price for g5.xlarge-fake in the price table: the ceiling leaves it out" in spot.notes
