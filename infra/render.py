@@ -321,7 +321,8 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
     table = "\n".join(f"| `{t}` | {n} |" for t, n in sorted(types.items()))
     return (
         f"# Stack `{about.stack}` of `{about.project}` ({about.profile}, {about.region})\n\n"
-        "Components are boxes, arrows point from a resource to what it depends on.\n\n"
+        "Components are boxes, arrows point from a resource (or a whole box) to what it depends on; an arrow "
+        "that another path already implies is left out. Node groups show their cost per hour, idle-max.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"{cost_markdown(priced)}\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
