@@ -69,7 +69,10 @@ def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: S
 
     The operator's driver and toolkit containers stay off (GPU Operator docs: on EKS accelerated AMIs set
     `driver.enabled=false`, `toolkit.enabled=false`); it brings the device plugin, GFD, the MIG manager
-    and DCGM, on the AMI's driver.
+    and DCGM, on the AMI's driver. v26.7.0 turned `dcgmExporter.serviceMonitor.enabled` on by default; a
+    ServiceMonitor needs the Prometheus operator's CRD, which this cluster does not have (the operator then
+    only skips it, controllers/object_controls.go at v26.7.0), so it is set off: the exporter's Service is
+    what a scraper reads, as with the standalone dcgm-exporter chart.
     """
     strategies = {g.sharing.mig.strategy for g in plan.gpu_groups if g.sharing.mig}
     return {
@@ -85,7 +88,7 @@ def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: S
         },
         "gfd": {"enabled": True},
         "nfd": {"enabled": True},
-        "dcgmExporter": {"enabled": dcgm_exporter},
+        "dcgmExporter": {"enabled": dcgm_exporter, "serviceMonitor": {"enabled": False}},
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
         "daemonsets": {"tolerations": _tolerations(startup_taints), "priorityClassName": "system-node-critical"},

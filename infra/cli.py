@@ -120,6 +120,8 @@ def render(
         raise refuse(problems, f"Cannot render stack '{stack}' ({project.root}):", nothing=nothing) from None
     if json_output:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        for warning in result.get("endOfSupport", []):  # also in the JSON; said on stderr for a person
+            console().print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)

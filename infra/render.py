@@ -39,6 +39,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
+from gpuplane.manifests import versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _GROUP_LABEL = "gpuplane.io/node-group"
@@ -216,6 +217,42 @@ def helm_releases(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
         }
         releases[_file_name([release["namespace"], release["name"]])] = release
     return dict(sorted(releases.items()))
+
+
+def images_in(document: Any) -> set[str]:
+    """Every container image a Kubernetes object or Helm values name: `image: repo:tag`, or `{repository, tag}`."""
+    found: set[str] = set()
+    if isinstance(document, dict):
+        image = document.get("image")
+        if isinstance(image, str):
+            found.add(image)
+        repository, tag = document.get("repository"), document.get("tag")
+        if isinstance(repository, str) and isinstance(tag, str):
+            found.add(f"{repository}:{tag}")
+        for value in document.values():
+            found |= images_in(value)
+    elif isinstance(document, list):
+        for value in document:
+            found |= images_in(value)
+    return found
+
+
+def pins_used(recording: mockrun.Recording, runs: dict[str, Any] | None = None) -> list[versions.Pin]:
+    """The pins (manifests/versions.py) among the images and Helm charts this stack applies; named images are none."""
+    releases = helm_releases(recording).values()
+    images = images_in([*kubernetes_objects(recording).values(), *(runs or {}).values()])
+    images |= images_in([release["values"] for release in releases])
+    charts = {(str(release["chart"]), str(release["version"])) for release in releases}
+    return versions.pins_in_use(images, charts)
+
+
+def end_of_support(recording: mockrun.Recording, runs: dict[str, Any] | None = None) -> list[str]:
+    """Warnings for the defaults this stack uses that are past their vendor's end of support on `today()`.
+
+    Only gpuplane's own pins count: an image or chart version the user names is theirs to keep current. The
+    warnings never enter plan.json (a render must not change with the calendar); the command prints them.
+    """
+    return versions.end_of_support_warnings(pins_used(recording, runs))
 
 
 def _file_name(parts: list[str]) -> str:
@@ -761,8 +798,11 @@ def write_recording(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     facts = summary(target, recording, runs)
+    facts["endOfSupport"] = end_of_support(recording, runs)
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
         console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
+        for warning in facts["endOfSupport"]:
+            console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
     return facts

@@ -271,7 +271,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
     }
     container = {
         "name": "tensorboard",
-        "image": versions.TENSORFLOW_IMAGE,
+        "image": versions.TENSORBOARD_IMAGE,
         "imagePullPolicy": "Always",
         "command": ["tensorboard", f"--logdir=/logs/{logs_path}", "--bind_all", "--port=6006"],
         "env": workload_security.scratch_env(),

@@ -136,6 +136,7 @@ def run(
     checks.append(access_entries(config, identity.arn))
     checks.append(pulumi_cli())
     checks.append(api_reachability(config, local_addresses()))
+    checks.append(pinned_defaults(config))
     steps: list[tuple[str, Callable[[], list[Check]]]] = [
         ("region", lambda: [_region(config, session)]),
         ("availability zones and instance types", lambda: _offerings(config, session)),
@@ -159,6 +160,32 @@ def run(
         if name == "region" and checks[-1].status == "fail":
             break  # nothing else can be answered in a region we cannot use
     return checks
+
+
+def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
+    """Whether a default image or chart this stack uses is past its vendor's end of support (warn, not fail).
+
+    The same answer as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
+    charts it applies are matched against the pins of manifests/versions.py; images the user names are theirs.
+    """
+    from gpuplane.components import training  # noqa: PLC0415 - Pulumi's mocks load only for this check
+    from gpuplane.infra import render  # noqa: PLC0415
+
+    recording = recording if recording is not None else render.run_stack(config)
+    runs = training.run_manifests(config.platform)  # what `gpuplane train` submits uses pinned images too
+    warnings = render.end_of_support(recording, runs)
+    if warnings:
+        return Check(
+            "default versions",
+            "warn",
+            "; ".join(warnings),
+            "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
+        )
+    used = render.pins_used(recording, runs)
+    dated = sorted((p.end_of_support, p.reference) for p in used if p.end_of_support)
+    soonest = f"; the first to age: {dated[0][1]} on {dated[0][0]}" if dated else ""
+    detail = f"{len(used)} default images and charts, none past end of support{soonest}"
+    return Check("default versions", "pass", detail)
 
 
 def principal_of(caller_arn: str) -> str:
