@@ -105,6 +105,21 @@ def dcgm_exporter_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
     }
 
 
+def efa_device_plugin_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+    """Values of the aws-efa-k8s-device-plugin chart: on EFA groups only, tolerating the GPU taint (issue 31).
+
+    The chart's own required affinity lists every EFA instance type; our nodeSelector narrows it to the
+    groups with `efa: true` (an EFA-capable type in a group without EFA interfaces has nothing to offer).
+    """
+    return {
+        "nodeSelector": {versions.LABEL_EFA: "true"},
+        "tolerations": [
+            {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+            *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
+        ],
+    }
+
+
 class GpuEnablement(pulumi.ComponentResource):
     """Installs what the cluster's GPU groups need, once per cluster, in one privileged namespace.
 
@@ -164,6 +179,16 @@ class GpuEnablement(pulumi.ComponentResource):
                     versions.DCGM_EXPORTER_REPO,
                     versions.DCGM_EXPORTER_VERSION,
                     dcgm_exporter_values(startup_taints),
+                )
+            )
+        if any(g.efa for g in plan.gpu_groups):
+            charts.append(
+                (
+                    "aws-efa-k8s-device-plugin",
+                    versions.EFA_DEVICE_PLUGIN_CHART,
+                    versions.EFA_DEVICE_PLUGIN_REPO,
+                    versions.EFA_DEVICE_PLUGIN_VERSION,
+                    efa_device_plugin_values(startup_taints),
                 )
             )
         self.releases = [release for release, *_ in charts]

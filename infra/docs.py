@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from gpuplane.components.config import (
     AutoscalerArgs,
+    CapacityReservationArgs,
     ClusterArgs,
     GpuSharingArgs,
     MigArgs,
@@ -39,6 +40,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("`gpuplane:nodeGroups` (a list; each item)", NodeGroupArgs, "nodeGroups[]."),
     ("`taints` of a node group (a list; each item)", Taint, "taints[]."),
     ("`sharing` of a GPU node group", GpuSharingArgs, "sharing."),
+    ("`capacityReservation` of a node group", CapacityReservationArgs, "capacityReservation."),
     ("`sharing.mig`", MigArgs, "sharing.mig."),
     ("`gpuplane:storage`", StorageArgs, "storage."),
     ("`volumes` of the storage (a list; each item)", VolumeArgs, "storage.volumes[]."),

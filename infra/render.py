@@ -26,7 +26,7 @@ from rich.table import Table
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import cost
+from gpuplane.components.plan import capacity, cost
 from gpuplane.infra import limits, mockrun, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -103,6 +103,8 @@ class Target:
     profile: str
     config: dict[str, Any]
     kinds: dict[str, str]
+    notes: tuple[str, ...] = ()
+    """What render states beyond the resources: reserved capacity and what happens at its end (issue 31)."""
 
     @classmethod
     def of(cls, config: StackConfig | Target) -> Target:
@@ -117,6 +119,7 @@ class Target:
             profile=config.platform.profile,
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
+            notes=tuple(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
         )
 
 
@@ -507,6 +510,7 @@ def summary(
             for release in helm_releases(recording).values()
         ],
         "cost": priced,
+        "notes": list(target.notes),
     }
 
 
@@ -802,6 +806,8 @@ def write_recording(
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
+        for note in target.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
         console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
         for warning in facts["endOfSupport"]:
             console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)

@@ -754,6 +754,34 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.36": "v1.36.0",
 }
 
+# --- EFA: Elastic Fabric Adapter for multi-node training (issue 31) ------------------------------------
+# aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
+# instance types (#1337)"): chart version `v0.5.30` (the chart's own version carries the `v`), appVersion and
+# image tag `v0.5.20` (released 2026-06-15, commit 2a58b2d). Repository https://aws.github.io/eks-charts. Its
+# DaemonSet runs privileged with hostNetwork (values.yaml `securityContext`), registers `vpc.amazonaws.com/efa`,
+# and has a required node affinity on its own list of EFA instance types (`supportedInstanceLabels`); we add a
+# nodeSelector on our EFA label so it runs on EFA groups only. The image is pulled from EKS's us-west-2 ECR
+# (602401143452), the chart's default. The EKS user guide also describes an EFA DRA driver for Kubernetes
+# 1.34+; gpuplane keeps the device plugin: it works on every minor the project supports (1.32+), and the
+# training pods request a plain extended resource the autoscaler's node template can advertise at zero.
+EFA_DEVICE_PLUGIN: Final = Pin(
+    datasource="helm",
+    name="aws-efa-k8s-device-plugin",
+    package="aws-efa-k8s-device-plugin",
+    version="v0.5.30",
+    registry="https://aws.github.io/eks-charts",
+    released="2026-07-21",
+    source="aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml at bfe91c4 (2026-07-21, the newest commit "
+    "touching it): version v0.5.30, appVersion v0.5.20 (image bump commit 2a58b2d, 2026-06-15); values.yaml and "
+    "templates/daemonset.yaml at the same commit. Read 2026-11-26. No end of support published.",
+)
+EFA_DEVICE_PLUGIN_CHART: Final = EFA_DEVICE_PLUGIN.package
+EFA_DEVICE_PLUGIN_REPO: Final = EFA_DEVICE_PLUGIN.helm_repository
+EFA_DEVICE_PLUGIN_VERSION: Final = EFA_DEVICE_PLUGIN.version
+EFA_RESOURCE: Final = "vpc.amazonaws.com/efa"
+LABEL_EFA: Final = "gpuplane.io/efa"
+# `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
+VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
 
 # --- Every pin, and which of them have aged ------------------------------------------------------------
 PINS: Final[tuple[Pin, ...]] = (
@@ -767,6 +795,7 @@ PINS: Final[tuple[Pin, ...]] = (
     PYTHON,
     JOBSET,
     KUEUE,
+    EFA_DEVICE_PLUGIN,
 )
 """Every default upstream release, one entry each (tests/manifests/test_pins.py checks that none is missed)."""
 

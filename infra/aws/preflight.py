@@ -7,7 +7,6 @@ that need no opt-in, sorted) so the AZs checked are the AZs `pulumi up` would us
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import json
 import math
@@ -17,6 +16,7 @@ import socket
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import boto3
@@ -82,7 +82,9 @@ def vcpus_needed(groups: Iterable[NodeGroupArgs]) -> dict[tuple[str, str], tuple
     needed: dict[tuple[str, str], tuple[int, list[str]]] = {}
     for group in groups:
         qclass = quota_class(group.instance_types[0])
-        if qclass is None:
+        # A Capacity Block is capacity bought for a time, not an On-Demand or Spot request: no vCPU quota of
+        # the table above applies to it; `reservation_checks` reads the block itself.
+        if qclass is None or group.capacity_type == "CAPACITY_BLOCK":
             continue
         key = (qclass, group.capacity_type)
         vcpus = group.max_size * max(lookup(t).vcpus for t in group.instance_types)
@@ -145,6 +147,7 @@ def run(
         ("Kubernetes version", lambda: [_kubernetes_version(config, session)]),
         ("EKS add-ons", lambda: addon_checks(config, client(session, "eks"))),
         ("EFS", lambda: [_efs(config, session)]),
+        ("capacity reservations", lambda: reservation_checks(config, client(session, "ec2"))),
         ("Kubernetes version drift", lambda: [version_drift(config, session)]),
         ("prices", lambda: live_prices(config, session)),
     ]
@@ -160,6 +163,86 @@ def run(
         if name == "region" and checks[-1].status == "fail":
             break  # nothing else can be answered in a region we cannot use
     return checks
+
+
+def reservation_checks(config: StackConfig, ec2: Any, *, now: datetime | None = None) -> list[Check]:
+    """Each group's reservation (issue 31), read with the user's credentials, against what the stack says.
+
+    `DescribeCapacityReservations` answers for ODCRs and Capacity Blocks alike: its state, AZ, instance
+    type, count and dates. A reservation that does not exist, has ended or been cancelled, or differs from
+    the stack in AZ, type, count or kind fails: `pulumi up` would make a group whose nodes never launch.
+    A block that has not started yet only warns: the group is created at size 0 and scales up once it is
+    active. Reservation groups (`resourceGroupArn`) and preferences have nothing to compare.
+    """
+    now = now or datetime.now(UTC)
+    checks: list[Check] = []
+    for group in config.platform.resolved_node_groups:
+        wanted = group.capacity_reservation
+        if wanted is None or wanted.id is None:
+            continue
+        name = f"reservation: {group.name}"
+        try:
+            found = ec2.describe_capacity_reservations(CapacityReservationIds=[wanted.id])["CapacityReservations"]
+        except botocore.exceptions.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if not code.startswith("InvalidCapacityReservationId"):
+                raise
+            found = []
+        if not found:
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"{wanted.id} is not a Capacity Reservation of this account in {config.region}",
+                    f"Fix nodeGroups.{group.name}.capacityReservation.id (aws ec2 describe-capacity-reservations)",
+                )
+            )
+            continue
+        checks.append(_compare_reservation(group, found[0], now))
+    return checks
+
+
+def _compare_reservation(group: NodeGroupArgs, found: dict[str, Any], now: datetime) -> Check:
+    wanted = group.capacity_reservation
+    assert wanted is not None
+    name = f"reservation: {group.name}"
+    key = f"nodeGroups.{group.name}.capacityReservation"
+    state = found.get("State", "unknown")
+    end = found.get("EndDate")
+    problems = []
+    if state in ("expired", "cancelled", "cancelling", "failed", "payment-failed", "unsupported", "unavailable"):
+        problems.append(f"it is {state}" + (f" (ended {end:%Y-%m-%d %H:%M %Z})" if end else ""))
+    elif end is not None and end <= now:
+        problems.append(f"it ended {end:%Y-%m-%d %H:%M %Z}")
+    if found.get("AvailabilityZone") != wanted.availability_zone:
+        problems.append(f"it is in {found.get('AvailabilityZone')}, the stack says {wanted.availability_zone}")
+    if found.get("InstanceType") not in group.instance_types:
+        problems.append(f"it reserves {found.get('InstanceType')}, the group runs {', '.join(group.instance_types)}")
+    total = found.get("TotalInstanceCount")
+    if wanted.instance_count is not None and total is not None and total != wanted.instance_count:
+        problems.append(f"it holds {total} instance(s), the stack says instanceCount {wanted.instance_count}")
+    is_block = found.get("ReservationType") == "capacity-block"
+    if is_block != (group.capacity_type == "CAPACITY_BLOCK"):
+        kind = "a Capacity Block" if is_block else "an On-Demand Capacity Reservation"
+        problems.append(f"it is {kind} but the group's capacityType is {group.capacity_type}")
+    if problems:
+        return Check(name, "fail", f"{wanted.id}: " + "; ".join(problems), f"Fix {key} (or the reservation)")
+    when = (
+        f", {found.get('StartDate'):%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M %Z}"
+        if end and found.get("StartDate")
+        else ""
+    )
+    detail = f"{wanted.id} {state}: {total} x {found.get('InstanceType')} in {found.get('AvailabilityZone')}{when}"
+    if state != "active":
+        return Check(
+            name,
+            "warn",
+            detail,
+            "Nodes launch only once it is active; the group stays at 0 until then",
+        )
+    if wanted.end is not None and end is not None and wanted.end != end:
+        return Check(name, "warn", detail, f"{key}.endTime says {wanted.end_time}; set it to the reservation's end")
+    return Check(name, "pass", detail)
 
 
 def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
@@ -632,7 +715,7 @@ def spot_prices(ec2: Any, instance_types: list[str]) -> dict[str, dict[str, floa
     pages = ec2.get_paginator("describe_spot_price_history").paginate(
         InstanceTypes=instance_types,
         ProductDescriptions=["Linux/UNIX"],
-        StartTime=datetime.datetime.now(datetime.UTC),
+        StartTime=datetime.now(UTC),
     )
     for page in pages:
         for entry in page.get("SpotPriceHistory", []):

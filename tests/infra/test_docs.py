@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from gpuplane.components.config import ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs
+from gpuplane.components.config import CapacityReservationArgs, ClusterArgs, NetworkArgs, NodeGroupArgs, PlatformArgs
 from gpuplane.infra import docs
 from gpuplane.manifests import versions
 
@@ -16,7 +16,7 @@ def test_readme_config_reference_is_current():
 
 def test_every_key_is_documented_with_a_default():
     reference = docs.config_reference()
-    for model in (PlatformArgs, NetworkArgs, ClusterArgs, NodeGroupArgs):
+    for model in (PlatformArgs, NetworkArgs, ClusterArgs, NodeGroupArgs, CapacityReservationArgs):
         for name, field in model.model_fields.items():
             assert f"{field.alias or name}`" in reference
             assert field.description, f"{model.__name__}.{name} has no description"
