@@ -50,6 +50,8 @@ class GroupUsage:
     """Nodes that always-on workloads keep up (GPU units they request over the units a node offers)."""
     kept_up_by: tuple[str, ...] = ()
     """The workloads that keep them up (`namespace/name`)."""
+    reservation: str | None = None
+    """The reserved capacity its launch template targets (`cr-...` or a resource group ARN), or None."""
 
     @property
     def idle_nodes(self) -> int:
@@ -159,6 +161,16 @@ def group_line(group: GroupUsage, region: str, table: prices.PriceTable | None =
         unpriced = [q.instance_type for q in quotes if q.usd_per_hour is None]
         if unpriced:
             notes.append(f"no price for {', '.join(unpriced)} in the price table: the ceiling leaves it out")
+    if group.capacity == "CAPACITY_BLOCK":
+        notes.append(
+            "Capacity Block: its price is fixed when the block is bought and paid up front; shown at the "
+            "on-demand rate for comparison"
+        )
+    elif group.reservation:
+        notes.append(
+            f"targets reservation {group.reservation}: an On-Demand Capacity Reservation is billed at the "
+            "on-demand rate for every reserved instance, running or not (not counted here beyond the nodes)"
+        )
     if group.kept_up > group.min_size and group.idle_nodes > group.min_size:
         notes.append(
             f"{group.idle_nodes - group.min_size} node(s) above minSize {group.min_size} kept up by "
@@ -265,10 +277,11 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         inputs = r["inputs"]
         name = inputs.get("labels", {}).get(_GROUP_LABEL) or inputs.get("nodeGroupName") or r.get("name", "")
         sc = inputs.get("scalingConfig", {})
-        volume = next(
-            (_root_volume(templates[d]["inputs"]) for d in r.get("dependencies", []) if d in templates),
-            int(inputs.get("diskSize") or 0),
+        template: Mapping[str, Any] = next(
+            (templates[d]["inputs"] for d in r.get("dependencies", []) if d in templates), {}
         )
+        volume = _root_volume(template) if template else int(inputs.get("diskSize") or 0)
+        target = template.get("capacityReservationSpecification", {}).get("capacityReservationTarget", {})
         gpu_units, workloads = kept.get(name, (0, []))
         per_node = units.get(r["urn"], 0)
         kept_up = math.ceil(gpu_units / per_node) if gpu_units and per_node else 0
@@ -282,6 +295,7 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
                 root_volume_gib=volume,
                 kept_up=kept_up,
                 kept_up_by=tuple(sorted(workloads)),
+                reservation=target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn"),
             )
         )
     efs_gib = sum(

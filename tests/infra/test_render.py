@@ -304,3 +304,40 @@ def test_the_types_a_newcomer_tried_render_and_are_priced(tmp_path):
     assert lines["node group memory"]["max"] == pytest.approx(2 * (0.252 + 50 * gp3), abs=1e-3)  # first type: r5
     assert lines["node group gpu"]["max"] == pytest.approx(1.861 + 100 * gp3, abs=1e-3)
     assert all(not any("price (" in n for n in line["notes"]) for line in lines.values())  # us-east-1's own
+
+
+def test_reserved_groups_are_priced_and_say_what_their_reservation_costs(tmp_path):
+    block = {
+        "name": "p5-block",
+        "kind": "gpu",
+        "instanceTypes": ["p5.48xlarge"],
+        "capacityType": "CAPACITY_BLOCK",
+        "minSize": 0,
+        "maxSize": 2,
+        "capacityReservation": {
+            "id": "cr-02168da1478b509e0",
+            "availabilityZone": "us-west-2b",
+            "instanceCount": 2,
+            "endTime": "2026-12-01T11:30:00Z",
+        },
+    }
+    odcr = {
+        "name": "p4d-odcr",
+        "kind": "gpu",
+        "instanceTypes": ["p4d.24xlarge"],
+        "minSize": 0,
+        "maxSize": 4,
+        "capacityReservation": {"id": "cr-0123456789abcdef0", "availabilityZone": "us-west-2c", "instanceCount": 4},
+    }
+    system = {"name": "system", "instanceTypes": ["m6i.large"], "minSize": 1, "maxSize": 2}
+    overrides = {
+        "cluster": DEV_CLUSTER,
+        "nodeGroups": [system, block, odcr],
+        "network": {"availabilityZones": ["us-west-2a", "us-west-2b", "us-west-2c"]},
+    }
+    facts = render_module.write(stack_config(overrides), tmp_path / "out")
+    lines = {line["item"]: line for line in facts["cost"]["lines"]}
+    gp3 = 0.08 / 730
+    assert lines["node group p5-block"]["max"] == pytest.approx(2 * (55.04 + 100 * gp3), abs=1e-3)
+    assert any("Capacity Block" in n for n in lines["node group p5-block"]["notes"])
+    assert any("targets reservation cr-0123456789abcdef0" in n for n in lines["node group p4d-odcr"]["notes"])

@@ -241,3 +241,16 @@ def test_unknown_versions_and_unpriced_spot_types_are_said_not_hidden():
     spot = cost.group_line(cost.GroupUsage("gpu", ("g5.xlarge", "g5.xlarge-fake"), "SPOT", 0, 1), "us-east-1")
     assert spot.max == 1.006
     assert "no price for g5.xlarge-fake in the price table: the ceiling leaves it out" in spot.notes
+
+
+def test_reserved_capacity_is_named_on_its_line():
+    block = cost.group_line(cost.GroupUsage("train", ("p5.48xlarge",), "CAPACITY_BLOCK", 0, 2), "us-east-1")
+    assert block.max == 2 * 55.04 and any("Capacity Block" in n for n in block.notes)
+    odcr = cost.GroupUsage("gpu", ("g5.xlarge",), "ON_DEMAND", 0, 1, reservation="cr-0123456789abcdef0")
+    assert any("targets reservation cr-0123456789abcdef0" in n for n in cost.group_line(odcr, "us-east-1").notes)
+    resources = _plan_resources()
+    template = next(r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate")
+    template["inputs"]["capacityReservationSpecification"] = {  # type: ignore[index]
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+    }
+    assert cost.usage_from_resources("us-east-1", resources).groups[0].reservation == "cr-0123456789abcdef0"
