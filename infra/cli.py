@@ -32,6 +32,7 @@ from gpuplane.infra.options import (
     project_or_exit,
     refuse,
 )
+from gpuplane.infra.verify import command as verify_command
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -127,6 +128,7 @@ def render(
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
 queue_command.register(app)  # `gpuplane queue`: the training queue's runs (infra/queue.py)
 compare_command.register(app)  # `gpuplane compare`: load-tests serving variants (infra/compare.py)
+verify_command.register(app)  # `gpuplane verify`: probes the running cluster (infra/verify/)
 
 
 @app.command()
