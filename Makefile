@@ -1,9 +1,10 @@
 # Two commands on a fresh machine:
 #   make render   -> sets up .venv with what rendering needs (gpuplane and its runtime dependencies) and
 #                    renders build/dev and build/prod offline
-#   make check    -> adds the test tools to .venv (and checkov's own venv), runs ruff, mypy, every test and
-#                    the checkov scan of the manifests; the TensorFlow tests build a TensorFlow venv on first use
-# What each downloads and how big it gets: README.md, "Two commands on a fresh machine".
+#   make check    -> adds the test tools to .venv (and checkov's and Sphinx's own venvs), runs ruff, mypy, the
+#                    documentation site build, every test and the checkov scan of the manifests; the TensorFlow tests build a
+#                    TensorFlow venv on first use
+# What each downloads and how big it gets: docs/getting-started.md, "What each command downloads".
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed-dev
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv venv-dev render check notice lint typecheck test scan bench clean
+.PHONY: venv venv-dev render check notice lint typecheck docs test scan bench clean
 
 # Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
@@ -47,6 +48,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The documentation site (docs/, Sphinx + MyST: docs/docs-site.md says why) into build/docs. Warnings are
+# errors (-W; --keep-going reports them all first), and -n flags every reference that does not resolve: a
+# broken link or a heading anchor that moved fails the build, and so `make check` and CI.
+# Its own venv, from the `docs` dependency group of pyproject.toml (awscli's docutils pin conflicts with Sphinx's).
+SPHINX := .venv-docs/bin/sphinx-build
+
+$(SPHINX): pyproject.toml
+	test -x .venv-docs/bin/python || $(PY) -m venv .venv-docs
+	.venv-docs/bin/python -m pip install -q --upgrade pip
+	.venv-docs/bin/python -m pip install -q --group docs
+	touch $(SPHINX)
+
+docs: $(SPHINX)
+	$(SPHINX) -W --keep-going -n -q -b html docs build/docs
+
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
 # One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
@@ -71,10 +87,10 @@ scan: render $(CHECKOV)
 
 notice:
 	@echo "make check: the tests marked 'tensorflow' install TensorFlow CPU into benchmarks/.cache (once; see"
-	@echo "            README, 'Two commands on a fresh machine', for the sizes) and run it."
+	@echo "            docs/getting-started.md for the sizes) and run it."
 	@echo "            Skip them with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
 
-check: notice lint typecheck test scan
+check: notice lint typecheck docs test scan
 
 clean:
-	rm -rf build $(VENV) .venv-checkov
+	rm -rf build $(VENV) .venv-checkov .venv-docs

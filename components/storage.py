@@ -175,7 +175,7 @@ class SharedStorage(pulumi.ComponentResource):
             opts=k8s_opts,
         )
         # Not protected: volumes and claims point at directories; the next `up` makes them again. Protecting
-        # them would make `--exclude-protected` keep the cluster they depend on (README, "Teardown").
+        # them would make `--exclude-protected` keep the cluster they depend on (docs/data-safety.md).
         claim_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[namespace_resource]))
         for volume in args.volumes:
             if volume.provisioning == "static":

@@ -1,7 +1,7 @@
 """Stack config: read it (from a stack file or the Pulumi engine), validate it, and explain what is wrong.
 
-Why this lives in `infra`: components take typed args and never read config (README, "Layout"). This module is
-the one place that knows config comes in `gpuplane:`-namespaced keys, as YAML in `stacks/` or as strings
+Why this lives in `infra`: components take typed args and never read config (docs/architecture.md, "Layout").
+This module is the one place that knows config comes in `gpuplane:`-namespaced keys, as YAML in `stacks/` or as strings
 from the engine, and turns pydantic's errors into messages that name the key as the user wrote it.
 """
 

@@ -1,8 +1,9 @@
 """Generate the docs that restate code, so they cannot drift: the config reference and the table of pins.
 
-`python -m gpuplane.infra.docs` rewrites the block between the markers in README.md (every config key, from the
-config models; the descriptions live where the fields are declared, components/config/) and in docs/versions.md
-(every pinned image and chart, from manifests/versions.py). A test fails when a document and the code disagree.
+`python -m gpuplane.infra.docs` rewrites the block between the markers in docs/config-reference.md (every config
+key, from the config models; the descriptions live where the fields are declared, components/config/) and in
+docs/versions.md (every pinned image and chart, from manifests/versions.py). A test fails when a document and the
+code disagree.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from gpuplane.components.config import (
 )
 from gpuplane.manifests import versions
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DOC = ROOT / "docs" / "config-reference.md"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
-VERSIONS_DOC = README.parent / "docs" / "versions.md"
+VERSIONS_DOC = ROOT / "docs" / "versions.md"
 PINS_START, PINS_END = "<!-- pins:start -->", "<!-- pins:end -->"
 _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("Top level", PlatformArgs, "gpuplane:"),
@@ -81,7 +83,7 @@ def _rewrite(path: Path, start: str, end: str, content: str) -> bool:
     return new != text
 
 
-def update_readme(path: Path = README) -> bool:
+def update_config_reference(path: Path = CONFIG_DOC) -> bool:
     """Rewrite the reference block in `path`; True if it changed."""
     return _rewrite(path, START, END, config_reference())
 
@@ -92,5 +94,6 @@ def update_versions_doc(path: Path = VERSIONS_DOC) -> bool:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    print("README.md updated" if update_readme() else "README.md already up to date")
+    changed = update_config_reference()
+    print("docs/config-reference.md updated" if changed else "docs/config-reference.md already up to date")
     print("docs/versions.md updated" if update_versions_doc() else "docs/versions.md already up to date")

@@ -1,6 +1,6 @@
 """`gpuplane render`: write everything a stack would create to files, offline, deterministically.
 
-Contract (README, "Two commands on a fresh machine"): `plan.json`, `manifests/` (one Kubernetes object per file),
+Contract (docs/getting-started.md, "What a render writes"): `plan.json`, `manifests/` (one Kubernetes object per file),
 `helm/` (one file per Helm release), a picture of the stack (`stack.md`, Mermaid, which GitHub and most
 editors draw) and a summary table on the terminal. A render replaces only what a render wrote (`OWNED`)
 and leaves every other file in its folder; the new files are staged beside it and moved in at the end, so

@@ -9,7 +9,7 @@ EC2's own `DescribeInstanceTypes` and `DescribeInstanceTypeOfferings` answers, i
   already a test dependency, pinned in pyproject.toml). Refreshing = bump moto's pin, run this, commit.
 - `--from live` (with AWS credentials): the same two calls against the live API, for `--regions`.
 
-The output keeps only what gpuplane reads (README "Instance types"), one type per line so that a
+The output keeps only what gpuplane reads (docs/gpus.md, "Instance types"), one type per line so that a
 refresh reads as a diff: vCPUs, memory, architecture, CPU maker, GPUs, other accelerators (named, so that
 gpuplane can refuse them by name), EFA support and interfaces, network cards, usage classes and the regions
 that offer the type. It records where the data came from and when, which `catalog.lookup` repeats in its

@@ -12,13 +12,18 @@ first on PATH. An HTML comment right above the fence says otherwise, and why, wh
 - `<!-- snippet: check-output exit=N -->`: a `console` block whose output must match (`...` stands for any
   lines, or, inside a line, any text) and whose commands exit N;
 - `<!-- snippet-setup: COMMANDS -->`: shell commands run first in the copy (e.g. the bad config an error
-  sample shows).
+  sample shows);
+- `<!-- snippet: stack-config stack=STACK [exit=N] -->`: a `yaml` block of stack config keys
+  (`gpuplane:nodeGroups: ...`): each replaces the key of that name in the copy's `stacks/Pulumi.STACK.yaml`,
+  then `gpuplane render STACK --json` must exit N (default 0), and a node group the block lists must render
+  with the instance types, capacity type and scale it gives (issue 28: the GPU group walkthrough).
 
-Blocks without a language (sample output, file trees, synopses) and `yaml`/`json`/`mermaid` are not run.
+Blocks without a language (sample output, file trees, synopses), `json`/`mermaid` and unmarked `yaml` are not run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -28,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 RUN = ("sh", "bash", "console", "python")
 SKIP = {
     "needs-cluster": "needs a live cluster",
@@ -84,7 +90,7 @@ def snippets(doc: Path) -> list[Snippet]:
                     setup = text.strip() + "\n" + setup
                 else:
                     markers += text.split()
-        if match.group(1) in RUN:
+        if match.group(1) in RUN or (match.group(1) == "yaml" and "stack-config" in markers):
             found.append(Snippet(doc, i + 1, match.group(1), "\n".join(lines[i + 1 : end]) + "\n", markers, setup))
         i = end + 1
     return found
@@ -139,8 +145,7 @@ def matches(expected: list[str], actual: list[str]) -> bool:
 
 def run_console(snippet: Snippet, cwd: Path) -> None:
     check = "check-output" in snippet.markers
-    exit_marker = next((m for m in snippet.markers if m.startswith("exit=")), "exit=0")
-    want_exit = int(exit_marker.removeprefix("exit="))
+    want_exit = int(marker_value(snippet, "exit", "0"))
     lines = snippet.body.splitlines()
     commands = [(k, line[2:]) for k, line in enumerate(lines) if line.startswith("$ ")]
     assert commands, f"{snippet.id}: a console block needs `$ ` command lines"
@@ -165,6 +170,41 @@ def run_program(snippet: Snippet, cwd: Path) -> None:
     assert (program / "build" / "dev" / "plan.json").is_file()
 
 
+def marker_value(snippet: Snippet, name: str, default: str) -> str:
+    """`name=value` among the snippet's markers (`exit=2`, `stack=dev`), else `default`."""
+    return next((m.split("=", 1)[1] for m in snippet.markers if m.startswith(f"{name}=")), default)
+
+
+# What the render summary (`--json`) reports of a node group, by the config key that sets it.
+GROUP_SUMMARY_KEYS = ("instanceTypes", "capacityType", "minSize", "maxSize")
+
+
+def run_stack_config(snippet: Snippet, cwd: Path) -> None:
+    """Put the block's keys into the stack file, render, and compare the node groups it lists with the render."""
+    stack = marker_value(snippet, "stack", "dev")
+    want_exit = int(marker_value(snippet, "exit", "0"))
+    keys = yaml.safe_load(snippet.body)
+    assert isinstance(keys, dict) and keys, f"{snippet.id}: a stack-config block is a mapping of config keys"
+    assert all(":" in key for key in keys), f"{snippet.id}: config keys are namespaced (gpuplane:...): {list(keys)}"
+    stack_file = cwd / "stacks" / f"Pulumi.{stack}.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    document["config"].update(keys)
+    stack_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    result = shell(f"gpuplane render {stack} --json", cwd)
+    assert result.returncode == want_exit, f"{snippet.id}: render exited {result.returncode}\n{result.stderr}"
+    if want_exit != 0:
+        return
+    rendered = {group["name"]: group for group in json.loads(result.stdout)["nodeGroups"]}
+    for group in keys.get("gpuplane:nodeGroups", []):
+        assert group["name"] in rendered, f"{snippet.id}: group {group['name']} is not in the render"
+        for key in GROUP_SUMMARY_KEYS:
+            if key in group:
+                assert rendered[group["name"]][key] == group[key], f"{snippet.id}: {group['name']}.{key}"
+    assert set(rendered) == {g["name"] for g in keys.get("gpuplane:nodeGroups", [])} or (
+        "gpuplane:nodeGroups" not in keys
+    ), f"{snippet.id}: the render has other groups than the block lists: {sorted(rendered)}"
+
+
 @pytest.mark.parametrize("snippet", ALL, ids=[s.id for s in ALL])
 def test_snippet_runs_as_written(snippet: Snippet, project: Path) -> None:
     for marker, why in SKIP.items():
@@ -175,7 +215,9 @@ def test_snippet_runs_as_written(snippet: Snippet, project: Path) -> None:
     if snippet.setup:
         prepared = shell(snippet.setup, project)
         assert prepared.returncode == 0, f"{snippet.id}: setup failed:\n{prepared.stderr}"
-    if snippet.language == "console":
+    if snippet.language == "yaml":
+        run_stack_config(snippet, project)
+    elif snippet.language == "console":
         run_console(snippet, project)
     elif snippet.language == "python" and "program" in snippet.markers:
         run_program(snippet, project)
@@ -199,6 +241,10 @@ def test_the_runner_finds_the_blocks_and_their_marks():
     assert any(s.language == "python" and "program" in s.markers for s in readme.values())
     assert any("needs-cluster" in s.markers for s in ALL)
     assert len(ALL) >= 8
+    # The GPU group walkthrough's YAML is rendered, each block (issue 28).
+    walkthrough = [s for s in ALL if s.doc.name == "gpu-groups.md" and s.language == "yaml"]
+    assert len(walkthrough) >= 4
+    assert all("stack-config" in s.markers for s in walkthrough)
 
 
 @pytest.mark.parametrize(

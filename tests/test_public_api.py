@@ -18,7 +18,7 @@ import gpuplane
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gpu-cluster" / "__main__.py"
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 # `gpuplane.components.plan.cross_checks.check_platform` and the like, written in backticks in prose.
 DOTTED = re.compile(r"`(gpuplane(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![A-Za-z0-9_/-])")

@@ -24,7 +24,7 @@ class ClusterArgs(_Args):
         default=versions.DEFAULT_KUBERNETES_VERSION,
         description=f"Kubernetes minor version. Default `{versions.DEFAULT_KUBERNETES_VERSION}` (the newest in EKS "
         f"standard support when pinned); allowed: {', '.join(versions.KUBERNETES_VERSIONS)}. A version past its "
-        'standard support needs `upgradePolicy: EXTENDED` (README, "Cost: EKS upgrade policy").',
+        'standard support needs `upgradePolicy: EXTENDED` (docs/cost.md, "EKS upgrade policy").',
     )
     endpoint_public_access: bool = Field(
         default=True,

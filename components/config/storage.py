@@ -142,8 +142,8 @@ class StorageArgs(_Args):
         default=False,
         description="Encrypt a NEW file system with a KMS key of the stack (protected and retained with the file "
         "system: losing the key loses the data) instead of the AWS-managed `aws/elasticfilesystem` key. A file "
-        "system's key is fixed at creation: an existing one keeps its key (see README, 'Changing the EFS key'). "
-        "Default false (prod: true).",
+        "system's key is fixed at creation: an existing one keeps its key (see docs/security.md, 'Changing the EFS "
+        "key'). Default false (prod: true).",
     )
     allow_data_loss_on_prod: bool = Field(
         default=False,

@@ -1,4 +1,4 @@
-"""The README documents every config key with its default, generated from the models."""
+"""docs/config-reference.md documents every config key, generated from the schema; docs/versions.md every pin."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from gpuplane.infra import docs
 from gpuplane.manifests import versions
 
 
-def test_readme_config_reference_is_current():
-    text = docs.README.read_text()
+def test_the_config_reference_page_is_current():
+    text = docs.CONFIG_DOC.read_text()
     assert docs.config_reference() in text, "run: python -m gpuplane.infra.docs"
 
 
@@ -45,7 +45,7 @@ def test_the_docs_name_only_current_images():
     """An image of a pinned repository in README.md or docs/*.md is the pinned tag (no stale tag after a bump)."""
     pinned = {p.reference for p in versions.PINS if p.datasource == "docker"}
     stale = []
-    for doc in [docs.README, *sorted((docs.README.parent / "docs").glob("*.md"))]:
+    for doc in [docs.ROOT / "README.md", *sorted((docs.ROOT / "docs").rglob("*.md"))]:
         text = doc.read_text()
         for package in {p.package for p in versions.PINS if p.datasource == "docker"}:
             for match in re.finditer(re.escape(package) + r":([A-Za-z0-9._-]+)", text):

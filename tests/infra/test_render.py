@@ -1,4 +1,4 @@
-"""The `gpuplane render` contract (README): files, determinism, and the exit-2 path."""
+"""The `gpuplane render` contract (docs/getting-started.md): files, determinism, and the exit-2 path."""
 
 from __future__ import annotations
 
@@ -271,9 +271,9 @@ def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
     assert facts["cost"] == json.loads((tmp_path / "dev" / "cost.json").read_text())
 
 
-def test_readme_cost_table_matches_the_renders(dev_out, tmp_path):
-    """The README's cost table quotes what the renders print: a change in prices or stacks must update it."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_cost_page_table_matches_the_renders(dev_out, tmp_path):
+    """docs/cost.md's table quotes what the renders print: a change in prices or stacks must update it."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
     render("prod", tmp_path / "prod")
     for stack, out in (("dev", dev_out), ("prod", tmp_path / "prod")):
         priced = json.loads((out / "cost.json").read_text())
