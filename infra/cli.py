@@ -134,11 +134,10 @@ verify_command.register(app)  # `gpuplane verify`: probes the running cluster (i
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of the `gpuplane:` stack config (each top-level property is one config key)."""
-    from gpuplane.components.config import PlatformArgs  # noqa: PLC0415
+    from gpuplane.infra.docs import config_schema  # noqa: PLC0415 - the config models load only when needed
 
-    document = PlatformArgs.model_json_schema(by_alias=True)
-    document["title"] = "gpuplane stack config (keys under the gpuplane: namespace)"
-    typer.echo(json.dumps(document, indent=2, sort_keys=True))
+    # The same document docs/config-reference.md is generated from (python -m gpuplane.infra.docs).
+    typer.echo(json.dumps(config_schema(), indent=2, sort_keys=True))
 
 
 # --- AWS operations -----------------------------------------------------------------------------------
