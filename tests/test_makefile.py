@@ -33,3 +33,21 @@ def test_render_installs_the_runtime_only(tmp_path):
 @pytest.mark.parametrize("target", ["lint", "typecheck", "test"])
 def test_checks_install_the_test_tools(tmp_path, target):
     assert "pip install -q -e '.[dev]'" in dry_run(tmp_path, target)
+
+
+def test_check_builds_the_docs_site_with_warnings_as_errors(tmp_path):
+    """`make check` (and so .ci/run) builds docs/ with Sphinx; a warning or an unresolved link fails it."""
+    commands = dry_run(tmp_path, "check")
+    assert "pip install -q --group docs" in commands
+    build = next(line for line in commands.splitlines() if line.startswith(".venv-docs/bin/sphinx-build "))
+    assert build.split() == [
+        ".venv-docs/bin/sphinx-build",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-q",
+        "-b",
+        "html",
+        "docs",
+        "build/docs",
+    ]
