@@ -50,7 +50,9 @@ typecheck: $(STAMP)
 
 # The documentation site (docs/, Sphinx + MyST: docs/docs-site.md says why) into build/docs. Warnings are
 # errors (-W; --keep-going reports them all first), and -n flags every reference that does not resolve: a
-# broken link or a heading anchor that moved fails the build, and so `make check` and CI.
+# broken link or a heading anchor that moved fails the build, and so `make check` and CI. -E reads every page
+# afresh (a few seconds): an incremental build neither repeats the warnings of unchanged pages nor forgets
+# the pages that were missing when it last ran.
 # Its own venv, from the `docs` dependency group of pyproject.toml (awscli's docutils pin conflicts with Sphinx's).
 SPHINX := .venv-docs/bin/sphinx-build
 
@@ -61,7 +63,7 @@ $(SPHINX): pyproject.toml
 	touch $(SPHINX)
 
 docs: $(SPHINX)
-	$(SPHINX) -W --keep-going -n -q -b html docs build/docs
+	$(SPHINX) -E -W --keep-going -n -q -b html docs build/docs
 
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
 # One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the

@@ -26,4 +26,7 @@ highlight_language = "none"
 
 html_theme = "alabaster"
 html_title = "gpuplane"
-html_theme_options = {"page_width": "1200px", "sidebar_width": "260px"}
+html_theme_options = {"page_width": "90%", "body_max_width": "none", "sidebar_width": "260px"}
+# Wide tables (the configuration reference) wrap their code instead of running off the page.
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]

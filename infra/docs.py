@@ -321,7 +321,7 @@ def config_reference() -> str:
             "",
             "The top level: keys `gpuplane:<key>` of the stack file." if name == "PlatformArgs" else f"At {where}.",
             "",
-            "| key | type | default | allowed | example | meaning |",
+            "| key | meaning | type | default | allowed | example |",
             "|---|---|---|---|---|---|",
         ]
         for path, prop, required in rows:
@@ -333,8 +333,8 @@ def config_reference() -> str:
             bounds = "; ".join(_bounds(prop)) or "-"
             description = str(prop.get("description", "")).replace("|", "\\|")
             lines.append(
-                f"| `{path}` | {_type(prop)} | {shown} | {bounds} | {_flow(example(path, prop, value))} "
-                f"| {description} |"
+                f"| `{path}` | {description} | {_type(prop)} | {shown} | {bounds} "
+                f"| {_flow(example(path, prop, value))} |"
             )
         parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -79,7 +79,7 @@ def test_slugs_are_the_git_host_anchors():
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     """What `make docs` runs, into a temporary folder: no warning, no unresolved reference."""
     result = subprocess.run(
-        [str(SPHINX), "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS), str(tmp_path / "html")],
+        [str(SPHINX), "-E", "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS), str(tmp_path / "html")],
         capture_output=True,
         text=True,
         check=False,

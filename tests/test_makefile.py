@@ -42,6 +42,7 @@ def test_check_builds_the_docs_site_with_warnings_as_errors(tmp_path):
     build = next(line for line in commands.splitlines() if line.startswith(".venv-docs/bin/sphinx-build "))
     assert build.split() == [
         ".venv-docs/bin/sphinx-build",
+        "-E",
         "-W",
         "--keep-going",
         "-n",

@@ -23,7 +23,7 @@ MODELS = docs._models()
 
 
 def cells(path: str) -> list[str]:
-    """The cells of the reference's row for one key: key, type, default, allowed, example, meaning."""
+    """The cells of the reference's row for one key: key, meaning, type, default, allowed, example."""
     prefix = f"| `{path}` |"
     rows = [line for line in REFERENCE.splitlines() if line.startswith(prefix)]
     assert len(rows) == 1, f"{path}: {len(rows)} rows"
@@ -62,7 +62,7 @@ def test_every_key_of_the_schema_has_one_row():
 
 @pytest.mark.parametrize(("section", "path", "prop", "required"), rows(), ids=[r[1] for r in rows()])
 def test_each_row_states_the_type_default_and_bounds_of_the_schema(section, path, prop, required):
-    key, kind, default, allowed, example, meaning = cells(path)
+    key, meaning, kind, default, allowed, example = cells(path)
     assert key == f"`{path}`"
     assert example == docs._flow(docs.example(path, prop, prop.get("default")))
     assert kind and meaning == prop["description"].replace("|", "\\|")
