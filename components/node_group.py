@@ -11,6 +11,7 @@ from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
 from gpuplane.components.plan import gpu_nodes as gpu_plan
 from gpuplane.components.plan import iam_policies
+from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints
 from gpuplane.manifests import versions
 
@@ -112,6 +113,9 @@ class NodeGroup(pulumi.ComponentResource):
                 min_size=args.min_size, max_size=args.max_size, desired_size=args.resolved_desired_size
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable_percentage=args.max_unavailable_percentage),
+            # EKS replaces (or reboots) nodes on the conditions the node monitoring agent reports: a GPU that
+            # fell off the bus leaves a node that still looks Ready (components.plan.node_repair).
+            node_repair_config=_repair_args(args),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
@@ -149,6 +153,16 @@ class NodeGroup(pulumi.ComponentResource):
                 "autoscalingGroupName": asg_name,
             }
         )
+
+
+def _repair_args(args: NodeGroupArgs) -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    """The plan's repair config as the typed pulumi_aws args (a wrong argument name fails here, not in AWS)."""
+    config = dict(repair_config(args))
+    overrides = [
+        aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(**o)
+        for o in config.pop("node_repair_config_overrides", [])
+    ]
+    return aws.eks.NodeGroupNodeRepairConfigArgs(**config, node_repair_config_overrides=overrides or None)
 
 
 def _slug(key: str) -> str:

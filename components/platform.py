@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pulumi
@@ -14,7 +15,7 @@ from gpuplane.components.config import PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
-from gpuplane.components.plan import addons, cross_checks
+from gpuplane.components.plan import addons, cross_checks, node_repair
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import queue_spec
@@ -141,6 +142,8 @@ class Platform(pulumi.ComponentResource):
         startup_keys = [t.key for t in startup]
         coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
         self.cluster_services_ready = [*system_nodes, *coredns]
+        if node_repair.needs_monitoring_agent(args.resolved_node_groups):
+            self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
             self.gpu = GpuEnablement(
@@ -202,6 +205,29 @@ class Platform(pulumi.ComponentResource):
                 "vpcId": self.network.vpc_id,
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
+        )
+
+    def _node_monitoring_agent(
+        self, name: str, tags: dict[str, str], system_nodes: list[pulumi.Resource], startup_keys: list[str]
+    ) -> aws.eks.Addon:
+        """The EKS node monitoring agent: the NodeConditions (`AcceleratedHardwareReady`...) that repair acts on.
+
+        Its node agent tolerates every taint; its `dcgm-server` DaemonSet (NVIDIA's host engine) tolerates none
+        by default, so it gets the GPU taint and the startup taints, or it would never run on a GPU node.
+        """
+        return aws.eks.Addon(
+            f"{name}-addon-{versions.ADDON_NODE_MONITORING_AGENT}",
+            cluster_name=self.cluster.cluster_name,
+            addon_name=versions.ADDON_NODE_MONITORING_AGENT,
+            configuration_values=json.dumps(
+                {"dcgmAgent": {"tolerations": node_repair.dcgm_server_tolerations(startup_keys)}}, sort_keys=True
+            ),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(
+                self.cluster.addon_deletion, pulumi.ResourceOptions(parent=self, depends_on=system_nodes)
+            ),
         )
 
     def _workloads(

@@ -445,3 +445,29 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.35": "v1.35.2",
     "1.36": "v1.36.0",
 }
+
+
+# --- Observability and node health (issue 29) ------------------------------------------------------------
+# A block of its own, apart from the pins other issues bump. Each pin: the release's date and what was read.
+# kube-prometheus-stack 88.5.3 (Chart.yaml at prometheus-community/helm-charts cf408a2, last changed
+# 2026-08-21; appVersion v0.93.1 of prometheus-operator). Prometheus, Alertmanager, the operator and its CRDs
+# (ServiceMonitor, PodMonitor, PrometheusRule), kube-state-metrics, node-exporter and Grafana; values.yaml there:
+# `serviceMonitorSelectorNilUsesHelmValues`, `podMonitorSelectorNilUsesHelmValues`, `ruleSelectorNilUsesHelmValues`
+# (default true: only objects labelled with the release are read) and Grafana's dashboard sidecar
+# (`grafana.sidecar.dashboards.label: grafana_dashboard`, `labelValue: "1"`, `searchNamespace: ALL`).
+KUBE_PROMETHEUS_STACK_CHART: Final = "kube-prometheus-stack"
+KUBE_PROMETHEUS_STACK_REPO: Final = "https://prometheus-community.github.io/helm-charts"
+KUBE_PROMETHEUS_STACK_VERSION: Final = "88.5.3"
+KUBE_PROMETHEUS_STACK_RELEASED: Final = "2026-08-21"
+MONITORING_NAMESPACE: Final = "monitoring"
+MONITORING_API: Final = "monitoring.coreos.com/v1"
+GRAFANA_DASHBOARD_LABEL: Final = "grafana_dashboard"
+# EKS node monitoring agent add-on (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04; chart values.yaml and
+# configuration.schema.json): sets the NodeConditions node auto repair acts on. Its node agent tolerates every
+# taint; its `dcgm-server` DaemonSet (nv-hostengine, localhost:5555 on the node) has no tolerations by default,
+# so it is given ours (`dcgmAgent.tolerations`, in the add-on's configuration schema).
+ADDON_NODE_MONITORING_AGENT: Final = "eks-node-monitoring-agent"
+DCGM_HOSTENGINE_PORT: Final = 5555
+# TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
+# (tensorflow_serving/config/monitoring_config.proto; FACTS.md "Operating GPUs").
+TF_SERVING_METRICS_PATH: Final = "/monitoring/prometheus/metrics"

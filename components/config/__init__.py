@@ -24,6 +24,7 @@ from gpuplane.components.config.common import LOG_RETENTION_DAYS, Profile
 from gpuplane.components.config.gpu import GpuSharingArgs, MigArgs, MpsArgs, TimeSlicingArgs
 from gpuplane.components.config.network import MAX_AZS_PER_REGION, NatMode, NetworkArgs
 from gpuplane.components.config.node_groups import AmiType, CapacityType, NodeGroupArgs, Taint, TaintEffect
+from gpuplane.components.config.node_repair import NodeRepairArgs, RepairAction, RepairOverrideArgs
 from gpuplane.components.config.platform import AutoscalerArgs, ObservabilityArgs, PlatformArgs
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import (
@@ -58,10 +59,13 @@ __all__ = [
     "NatMode",
     "NetworkArgs",
     "NodeGroupArgs",
+    "NodeRepairArgs",
     "ObservabilityArgs",
     "PlatformArgs",
     "Profile",
     "QueueArgs",
+    "RepairAction",
+    "RepairOverrideArgs",
     "ServingArgs",
     "StorageArgs",
     "Taint",

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import Profile
 from gpuplane.components.config.gpu import GpuSharingArgs
+from gpuplane.components.config.node_repair import NodeRepairArgs
 from gpuplane.components.facts import catalog
 from gpuplane.manifests import versions
 
@@ -102,6 +103,12 @@ class NodeGroupArgs(_Args):
     sharing: GpuSharingArgs = Field(
         default_factory=GpuSharingArgs,
         description="GPU groups: `timeSlicing`, `mps` or `mig` sharing. Default: none (whole GPUs).",
+    )
+    repair: NodeRepairArgs = Field(
+        default_factory=NodeRepairArgs,
+        description="EKS node auto repair (the API's `nodeRepairConfig`). Default on: one node at a time, paused "
+        "when more than a fifth of the group is unhealthy; GPU groups replace nodes with GPU failures after 10 "
+        "minutes. See NodeRepairArgs.",
     )
 
     @field_validator("name")
