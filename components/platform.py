@@ -15,6 +15,7 @@ from gpuplane.components.config import PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.observability import Observability
 from gpuplane.components.plan import addons, cross_checks, node_repair
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
@@ -144,6 +145,22 @@ class Platform(pulumi.ComponentResource):
         self.cluster_services_ready = [*system_nodes, *coredns]
         if node_repair.needs_monitoring_agent(args.resolved_node_groups):
             self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
+        # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
+        self.observability: Observability | None = None
+        metrics_after: list[pulumi.Resource] = []
+        if args.observability.metrics == "prometheus":
+            self.observability = Observability(
+                f"{name}-observability",
+                args.observability,
+                cluster=self.cluster,
+                kubernetes_version=args.cluster.kubernetes_version,
+                workload_namespace=args.workload_namespace if args.serving else None,
+                workload_namespace_resource=self.workspace.namespace_resource,
+                startup_taints=startup_keys,
+                after=self.cluster_services_ready,
+                opts=child,
+            )
+            metrics_after = [self.observability.release]
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
             self.gpu = GpuEnablement(
@@ -153,7 +170,10 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_version=args.cluster.kubernetes_version,
                 dcgm_exporter=args.observability.dcgm_exporter,
                 startup_taints=startup_keys,
-                after=self.cluster_services_ready,
+                metrics=self.observability is not None,
+                # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.
+                remote_hostengine=any(g.repair.enabled for g in self.gpu_plan.gpu_groups),
+                after=[*self.cluster_services_ready, *metrics_after],
                 opts=child,
             )
         # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
@@ -318,7 +338,8 @@ class Platform(pulumi.ComponentResource):
             cluster=self.cluster,
             kubernetes_version=args.cluster.kubernetes_version,
             startup_taints=startup_keys,
-            after=[self.workspace, *crd, *schedulable],
+            after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
+            metrics=self.observability is not None,
             opts=pulumi.ResourceOptions(parent=self),
         )
         context = WorkloadContext.of(args)

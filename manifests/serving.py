@@ -29,6 +29,7 @@ CONFIG_DIR: Final = "/etc/tfserving"
 MODEL_ROOT: Final = "/models"
 MODELS_CONFIG: Final = "models.config"
 BATCHING_CONFIG: Final = "batching.config"
+MONITORING_CONFIG: Final = "monitoring.config"
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,18 @@ def _cpu_threads(variant: Variant) -> int:
     return max(1, int(millis // 1000))
 
 
+def monitoring_config() -> str:
+    """`--monitoring_config_file` text proto: TF Serving's Prometheus endpoint on the REST port.
+
+    Off unless asked for (tensorflow_serving/config/monitoring_config.proto); on, the served model's request
+    counts and latency histogram are scraped by the PodMonitor of `manifests.observability`.
+    """
+    return f'prometheus_config {{\n  enable: true\n  path: "{versions.TF_SERVING_METRICS_PATH}"\n}}\n'
+
+
 def config_map(serving: Serving) -> dict[str, Any]:
     """The model config file, and the batching file when batching is on (threads: smallest variant's CPUs)."""
-    data = {MODELS_CONFIG: model_config(serving)}
+    data = {MODELS_CONFIG: model_config(serving), MONITORING_CONFIG: monitoring_config()}
     if serving.batching is not None:
         threads = min(_cpu_threads(v) for v in serving.variants)
         data[BATCHING_CONFIG] = batching_config(serving.batching, threads)
@@ -141,6 +151,7 @@ def server_args(serving: Serving) -> list[str]:
         f"--model_config_file={CONFIG_DIR}/{MODELS_CONFIG}",
         f"--file_system_poll_wait_seconds={serving.poll_seconds}",
         "--enable_grpc_healthcheck_service=true",
+        f"--monitoring_config_file={CONFIG_DIR}/{MONITORING_CONFIG}",
     ]
     if serving.batching is not None:
         args += ["--enable_batching=true", f"--batching_parameters_file={CONFIG_DIR}/{BATCHING_CONFIG}"]

@@ -98,8 +98,8 @@ def test_bottlerocket_only_cluster_gets_no_plugin(run_platform):
 
 def test_no_gpu_groups_no_nvidia_namespace(run_platform):
     rec = run_platform({"nodeGroups": [SYSTEM]})
-    assert releases(rec) == {"cluster-autoscaler"}
-    assert {n.inputs["metadata"]["name"] for n in rec.by_type("kubernetes:core/v1:Namespace")} == {"ml"}
+    assert releases(rec) == {"cluster-autoscaler", "kube-prometheus-stack"}  # metrics are on by default
+    assert {n.inputs["metadata"]["name"] for n in rec.by_type("kubernetes:core/v1:Namespace")} == {"ml", "monitoring"}
 
 
 def test_operator_mode(run_platform):
@@ -129,7 +129,16 @@ def test_operator_mode(run_platform):
     assert values["driver"] == {"enabled": False}  # the EKS NVIDIA AMI has driver and toolkit
     assert values["toolkit"] == {"enabled": False}
     assert values["migManager"] == {"enabled": True}
-    assert values["dcgmExporter"] == {"enabled": True}
+    # The ServiceMonitor is written on (Prometheus runs) whatever the operator's default (v26.7 turns it on), and
+    # the exporter uses the node monitoring agent's DCGM host engine (repair is on by default).
+    assert values["dcgmExporter"] == {
+        "enabled": True,
+        "serviceMonitor": {"enabled": True, "honorLabels": True, "interval": "30s"},
+        "env": [
+            {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "$(NODE_IP):5555"},
+        ],
+    }
     assert set(values["devicePlugin"]["config"]["data"]) == {"default", "op", "plain"}
     assert labels(rec, "op")["nvidia.com/mig.config"] == "all-1g.5gb"
     assert labels(rec, "plain")["nvidia.com/gpu.deploy.driver"] == "false"  # the AMI has it

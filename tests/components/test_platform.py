@@ -242,7 +242,8 @@ def test_component_tree(dev_run):
         "gpuplane:index:GpuEnablement",
         "gpuplane:index:ClusterAutoscaler",
         "gpuplane:index:TfServing",  # the dev stack's example model
-        "aws:eks/addon:Addon",  # metrics-server, for its HPA
+        "aws:eks/addon:Addon",  # metrics-server, for its HPA; the node monitoring agent, for node repair
+        "gpuplane:index:Observability",  # kube-prometheus-stack, rules, dashboards (metrics on by default)
         "gpuplane:index:TfTraining",  # the dev stack's example training workload
         "gpuplane:index:TrainingQueue",  # Kueue, because the dev stack declares training
         "kubernetes:core/v1:Namespace",  # jobset-system
