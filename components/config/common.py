@@ -13,8 +13,6 @@ LOG_RETENTION_DAYS: Final = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 )  # fmt: skip
 
-DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-
 
 def check_cidr(value: str) -> str:
     """`value` if it is an IPv4 network with its host bits zero; ValueError naming it otherwise."""

@@ -12,6 +12,7 @@ from gpuplane.components.config.common import Profile
 from gpuplane.components.config.gpu import GpuSharingArgs
 from gpuplane.components.config.node_repair import NodeRepairArgs
 from gpuplane.components.facts import catalog
+from gpuplane.components.facts.name_limits import LABEL_VALUE_RE, QUALIFIED_NAME_RE
 from gpuplane.manifests import versions
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
@@ -28,10 +29,6 @@ AmiType = Literal[
 ]
 
 
-# Kubernetes label/taint key: optional DNS-subdomain prefix, then a name of <= 63 chars.
-_K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_K8S_KEY_RE: Final = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_K8S_NAME}$")
-_K8S_VALUE_RE: Final = re.compile(rf"^({_K8S_NAME})?$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
 
@@ -46,14 +43,14 @@ class Taint(_Args):
     @field_validator("key")
     @classmethod
     def _key(cls, value: str) -> str:
-        if not _K8S_KEY_RE.fullmatch(value):
+        if not QUALIFIED_NAME_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid Kubernetes taint key ([prefix/]name, name <= 63 chars)")
         return value
 
     @field_validator("value")
     @classmethod
     def _value(cls, value: str) -> str:
-        if not _K8S_VALUE_RE.fullmatch(value):
+        if not LABEL_VALUE_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid taint value (<= 63 chars, alphanumeric, '-', '_', '.')")
         return value
 
@@ -135,13 +132,13 @@ class NodeGroupArgs(_Args):
         # Every bad label in one message: a user fixing three labels should not need three rounds.
         problems: list[str] = []
         for key, label in value.items():
-            if not _K8S_KEY_RE.fullmatch(key):
+            if not QUALIFIED_NAME_RE.fullmatch(key):
                 problems.append(f"label key '{key}' is not a valid Kubernetes label key")
             elif any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
                 problems.append(
                     f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})"
                 )
-            if not _K8S_VALUE_RE.fullmatch(label):
+            if not LABEL_VALUE_RE.fullmatch(label):
                 problems.append(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
         if problems:
             raise ValueError("; ".join(problems))

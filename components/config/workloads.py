@@ -2,8 +2,8 @@
 
 Why the same types as the stack config: a bad model path or a missing limit gets the same error from a
 stack file as from a program that builds `ServingArgs` by hand. Checks that need the rest of the platform
-(volumes, node groups, the workload uid) live in `components.workload_checks`, called by `PlatformArgs`
-and by the components' constructors alike.
+(volumes, node groups, the workload uid) live in `components.plan.placement`, run by
+`components.plan.cross_checks` (the config loader, `Platform`) and by the components' constructors alike.
 """
 
 from __future__ import annotations

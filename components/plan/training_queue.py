@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.config.common import duration_seconds
-from gpuplane.components.plan import gpu_nodes as gpu_plan
-from gpuplane.components.plan import placement as workload_checks
+from gpuplane.components.plan import gpu_nodes, placement
 from gpuplane.manifests import queue, versions
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
     Per node: the fit check's allocatable (smallest instance type, after the kubelet reservation, the
     eviction threshold and the system DaemonSets). `max_gpus` caps the group's GPU quota.
     """
-    node = workload_checks.allocatable(group)
+    node = placement.allocatable(group)
     gpus = node.gpu_units * group.max_size if group.kind == "gpu" else 0
     if max_gpus is not None:
         gpus = min(gpus, max_gpus)
@@ -84,7 +83,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
         cpu_millis=node.cpu_millis * group.max_size,
         memory_bytes=node.memory_bytes * group.max_size,
         gpus=gpus,
-        gpu_resource=gpu_plan.gpu_resource_name(group) if group.kind == "gpu" else None,
+        gpu_resource=gpu_nodes.gpu_resource_name(group) if group.kind == "gpu" else None,
     )
 
 
@@ -123,7 +122,7 @@ def gpu_roles(training: TrainingArgs, context: WorkloadContext) -> list[GpuRole]
     for name, role in training.roles():
         if not role.resources.gpus:
             continue
-        placement = workload_checks.role_placement(training, name, role, context)
+        placed = placement.role_placement(training, name, role, context)
         roles.append(
             GpuRole(
                 name=name,
@@ -131,13 +130,13 @@ def gpu_roles(training: TrainingArgs, context: WorkloadContext) -> list[GpuRole]
                 cpu_millis=role.resources.cpu_request_millis,
                 memory_bytes=role.resources.memory_request_bytes,
                 gpus=role.resources.gpus,
-                groups=tuple(g.name for g in placement.groups),
+                groups=tuple(g.name for g in placed.groups),
             )
         )
     return roles
 
 
-def nodes_needed(roles: Sequence[GpuRole], node: workload_checks.Allocatable) -> int | None:
+def nodes_needed(roles: Sequence[GpuRole], node: placement.Allocatable) -> int | None:
     """Nodes of this size that hold every pod of `roles`, each role on nodes of its own (an upper bound).
 
     None when a pod of some role does not fit the node at all.
@@ -173,7 +172,7 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
     holds: list[str] = []
     for name in sorted(common):
         group = by_name[name]
-        node = workload_checks.allocatable(group)
+        node = placement.allocatable(group)
         need = nodes_needed(roles, node)
         full = node.gpu_units * group.max_size
         quota = flavor(group, args.max_gpus).gpus
