@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
