@@ -227,6 +227,37 @@ class Platform(pulumi.ComponentResource):
             }
         )
 
+    def _keda(self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource]) -> pulumi.Resource:
+        """KEDA, for variants that scale on a Prometheus signal: it creates and owns their HPAs.
+
+        Why KEDA: its `prometheus` trigger runs a PromQL query per variant with no adapter rules to keep in step
+        (prometheus-adapter's), it is a CNCF graduated project released monthly, and the same trigger reads a
+        managed Prometheus (Amazon Managed Service for Prometheus) with SigV4 and Pod Identity if the store moves.
+        """
+        provider = pulumi.ResourceOptions(
+            parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
+        )
+        ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-keda-ns", metadata=ns_doc["metadata"], opts=provider)
+        startup = [versions.EFS_STARTUP_TAINT_KEY] if args.storage.enabled else []
+        return k8s.helm.v3.Release(
+            f"{name}-keda",
+            name="keda",
+            namespace=versions.KEDA_NAMESPACE,
+            chart=versions.KEDA_CHART,
+            version=versions.KEDA_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KEDA_REPO),
+            # It mounts no EFS: it tolerates the EFS driver's startup taint, like the autoscaler.
+            values={"tolerations": [{"key": k, "operator": "Exists", "effect": "NoExecute"} for k in startup]},
+            create_namespace=False,
+            opts=pulumi.ResourceOptions.merge(
+                provider,
+                pulumi.ResourceOptions(
+                    depends_on=[ns, *schedulable, *([self.observability.release] if self.observability else [])]
+                ),
+            ),
+        )
+
     def _node_monitoring_agent(
         self, name: str, tags: dict[str, str], system_nodes: list[pulumi.Resource], startup_keys: list[str]
     ) -> aws.eks.Addon:
@@ -268,7 +299,10 @@ class Platform(pulumi.ComponentResource):
             *admission,
             *([self.storage] if self.storage else []),
         ]
-        if any(v.autoscaling for s in args.serving for v in s.variants):
+        scaled_on = {v.autoscaling.metric for s in args.serving for v in s.variants if v.autoscaling}
+        if scaled_on - {"cpu"}:
+            after.append(self._keda(name, args, schedulable))
+        if "cpu" in scaled_on:
             # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
             after.append(
                 aws.eks.Addon(

@@ -167,6 +167,35 @@ def serving_pod_monitor(namespace: str) -> dict[str, Any]:
     }
 
 
+# --- what a serving variant scales on -------------------------------------------------------------------------
+def scaling_query(metric: str, namespace: str, serving: str, variant: str) -> tuple[str, str]:
+    """(PromQL, KEDA metricType) of one variant's scaling signal.
+
+    `AverageValue` (requests per second, GPU percent): the query is the variant's total and KEDA's HPA divides
+    it by the replicas, so the target is per replica. `Value` (p90 latency): the query is already the variant's
+    own, and the HPA scales in proportion to how far it is above the target.
+    """
+    pods = f'namespace="{namespace}",serving="{serving}",variant="{variant}"'
+    if metric == "requestsPerSecond":
+        return f"sum(rate(:tensorflow:serving:request_count{{{pods}}}[2m]))", "AverageValue"
+    if metric == "latencyP90Ms":
+        return (
+            f"histogram_quantile(0.9, sum by (le) (rate(:tensorflow:serving:request_latency_bucket{{{pods}}}[2m]))) "
+            "/ 1000",
+            "Value",
+        )
+    if metric == "gpuUtilization":
+        owner = (
+            f'kube_pod_labels{{namespace="{namespace}",label_app_kubernetes_io_instance="{serving}",'
+            f'label_gpuplane_io_variant="{variant}"}}'
+        )
+        return (
+            f'sum(DCGM_FI_DEV_GPU_UTIL{{namespace="{namespace}"}} * on (namespace, pod) group_left () {owner})',
+            "AverageValue",
+        )
+    raise ValueError(f"metric '{metric}' is not one of requestsPerSecond, latencyP90Ms, gpuUtilization")
+
+
 # --- alert rules ---------------------------------------------------------------------------------------------
 _GPU_NODE = 'kube_node_status_capacity{resource="nvidia_com_gpu"} > 0'
 

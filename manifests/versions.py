@@ -471,3 +471,17 @@ DCGM_HOSTENGINE_PORT: Final = 5555
 # TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
 # (tensorflow_serving/config/monitoring_config.proto; FACTS.md "Operating GPUs").
 TF_SERVING_METRICS_PATH: Final = "/monitoring/prometheus/metrics"
+# KEDA 2.20.2 (kedacore/charts keda/Chart.yaml, version and appVersion 2.20.2, last changed 2026-07-31; mirror at
+# 1444d00, 2026-08-13): scales a serving variant on a PromQL query (its `prometheus` trigger) by creating and
+# owning the variant's HPA. Its pods run non-root, no capabilities, read-only root, RuntimeDefault seccomp
+# (values.yaml `securityContext`/`podSecurityContext`), which `restricted` admits. API `keda.sh/v1alpha1`
+# (keda/templates/crds/crd-scaledobjects.yaml).
+KEDA_CHART: Final = "keda"
+KEDA_REPO: Final = "https://kedacore.github.io/charts"
+KEDA_VERSION: Final = "2.20.2"
+KEDA_RELEASED: Final = "2026-07-31"
+KEDA_NAMESPACE: Final = "keda"
+KEDA_API: Final = "keda.sh/v1alpha1"
+# The stack's Prometheus Service: `<fullname>-prometheus` on 9090, fullname `kube-prometheus-stack` for the release
+# of that name (kube-prometheus-stack templates/prometheus/service.yaml).
+PROMETHEUS_URL: Final = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"

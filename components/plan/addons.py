@@ -43,7 +43,7 @@ def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
         f"serving[{i}].variants[{j}].autoscaling"
         for i, serving in enumerate(args.serving)
         for j, variant in enumerate(serving.variants)
-        if variant.autoscaling is not None
+        if variant.autoscaling is not None and variant.autoscaling.metric == "cpu"
     ]
     if scaled:
         needed.append(NeededAddon(versions.ADDON_METRICS_SERVER, scaled[0]))

@@ -54,10 +54,27 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
                 f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
             )
         )
+    problems += _metric_scaling_problems(args)
     context = WorkloadContext.of(args)
     problems += placement.workload_problems(context, args.serving, args.training)
     problems += _collect(lambda: training_queue.check_queue(context, args.queue, args.training))
     return problems
+
+
+def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
+    """A variant scaled on a Prometheus signal needs the stack's Prometheus (KEDA reads it)."""
+    if args.observability.metrics == "prometheus":
+        return []
+    return [
+        FieldError(
+            f"serving[{i}].variants[{j}].autoscaling.metric",
+            f"'{v.autoscaling.metric}' is read from Prometheus, but observability.metrics is "
+            f"'{args.observability.metrics}'; set observability.metrics: prometheus or scale on cpu",
+        )
+        for i, s in enumerate(args.serving)
+        for j, v in enumerate(s.variants)
+        if v.autoscaling is not None and v.autoscaling.metric != "cpu"
+    ]
 
 
 def check_platform(args: PlatformArgs) -> None:
