@@ -38,6 +38,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
+from gpuplane.manifests import versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resources drawn in the picture; everything else is counted in its component's box.
@@ -86,7 +87,7 @@ def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
 
 MARKER = ".gpuplane-render"
 """File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "stack.md", "manifests", "helm", MARKER)
+OWNED = ("plan.json", "tfplan.json", "stack.md", "manifests", "helm", "observability", MARKER)
 """What a render writes, and so all it ever replaces: any other file in the folder is the user's and stays."""
 
 
@@ -207,6 +208,57 @@ def helm_releases(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
     return dict(sorted(releases.items()))
 
 
+def observability_files(recording: mockrun.Recording) -> dict[str, str]:
+    """`observability/`: the alert rules as a Prometheus rule file and each dashboard as its JSON.
+
+    The same content as the PrometheusRule and the dashboard ConfigMaps in `manifests/`, in the forms the tools
+    take directly: `promtool check rules observability/rules.yaml`, Grafana's "Import dashboard".
+    """
+    files: dict[str, str] = {}
+    for rule in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule"):
+        name = rule.inputs.get("metadata", {}).get("name", rule.name)
+        files[f"rules-{name}.yaml"] = yaml.safe_dump(
+            {"groups": rule.inputs.get("spec", {}).get("groups", [])}, sort_keys=True
+        )
+    for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
+        if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
+            for file_name, text in config_map.inputs.get("data", {}).items():
+                files[f"dashboards/{file_name}"] = text if text.endswith("\n") else text + "\n"
+    return files
+
+
+def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
+    """What the stack collects and alerts on, for the summary and `stack.md`."""
+    releases = {r.inputs.get("name") for r in recording.by_type("kubernetes:helm.sh/v3:Release")}
+    alerts = sorted(
+        rule["alert"]
+        for r in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+        for group in r.inputs.get("spec", {}).get("groups", [])
+        for rule in group.get("rules", [])
+        if "alert" in rule
+    )
+    dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    return {
+        "metrics": "prometheus" if "kube-prometheus-stack" in releases else "none",
+        "alerts": alerts,
+        "dashboards": dashboards,
+        "metricScaler": "keda" if "keda" in releases else None,
+    }
+
+
+def _repair(inputs: dict[str, Any]) -> str:
+    """A node group's repair config in a few words: off, or its pace and how many GPU overrides."""
+    repair = inputs.get("nodeRepairConfig") or {}
+    if not repair.get("enabled"):
+        return "off"
+    threshold = repair.get("maxUnhealthyNodeThresholdCount", f"{repair.get('maxUnhealthyNodeThresholdPercentage')}%")
+    pace = repair.get("maxParallelNodesRepairedCount", f"{repair.get('maxParallelNodesRepairedPercentage')}%")
+    overrides = len(repair.get("nodeRepairConfigOverrides") or [])
+    return f"on, {pace} at a time, stops above {threshold} unhealthy" + (
+        f", {overrides} overrides" if overrides else ""
+    )
+
+
 def _file_name(parts: list[str]) -> str:
     stem = "-".join(p for p in parts if p)
     return re.sub(r"[^a-z0-9.-]+", "-", stem.lower()).strip("-") + ".yaml"
@@ -281,8 +333,35 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         f"# Stack `{about.stack}` of `{about.project}` ({about.profile}, {about.region})\n\n"
         "Components are boxes, arrows point from a resource to what it depends on.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
-        f"| resource type | count |\n|---|---|\n{table}\n"
+        f"| resource type | count |\n|---|---|\n{table}\n\n" + _observability_section(recording)
     )
+
+
+def _observability_section(recording: mockrun.Recording) -> str:
+    """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
+    facts = observability_summary(recording)
+    rows = [
+        f"| `{r.inputs.get('labels', {}).get('gpuplane.io/node-group', r.name)}` | {_repair(r.inputs)} |"
+        for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
+    ]
+    lines = [
+        "## Metrics, alerts and node repair",
+        "",
+        f"- Metrics: {facts['metrics']}"
+        + (
+            " (kube-prometheus-stack in `monitoring`; files under `observability/`)"
+            if facts["metrics"] != "none"
+            else ""
+        ),
+        f"- Alert rules: {', '.join(facts['alerts']) or 'none'}",
+        f"- Dashboards: {', '.join(facts['dashboards']) or 'none'}",
+        f"- Serving scaled on Prometheus signals by: {facts['metricScaler'] or 'nothing (CPU HPAs only, if any)'}",
+        "",
+        "| node group | auto repair |",
+        "|---|---|",
+        *rows,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedResource]) -> str:
@@ -331,6 +410,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
                 "desiredSize": sc.get("desiredSize"),
                 "maxSize": sc.get("maxSize"),
                 "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+                "repair": _repair(inputs),
             }
         )
     return {
@@ -349,6 +429,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "observability": observability_summary(recording),
     }
 
 
@@ -551,6 +632,9 @@ def write_recording(
             (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
+        for file_name, text in observability_files(recording).items():
+            (staging / "observability" / file_name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / "observability" / file_name).write_text(text)
         (staging / "stack.md").write_text(picture(target, recording))
         (staging / MARKER).write_text(
             "gpuplane render output: `gpuplane render` replaces these entries and nothing else in this folder:\n"
@@ -562,5 +646,5 @@ def write_recording(
     facts = summary(target, recording)
     if console is not None:
         console.print(summary_table(target, recording))
-        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
+        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, observability/, stack.md")
     return facts
