@@ -130,7 +130,14 @@ def dcgm_exporter_metrics_values(*, remote_hostengine: bool) -> dict[str, Any]:
 
 
 def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
-    """The `serviceMonitor` block of the dcgm-exporter chart and of the GPU Operator's `dcgmExporter`."""
+    """The `serviceMonitor` block of the dcgm-exporter chart and of the GPU Operator's `dcgmExporter`.
+
+    Always written: the dcgm-exporter chart's own default is `enabled: true` (deployment/values.yaml at chart
+    4.6.0 and 4.8.2, NVIDIA/dcgm-exporter d5e5f51, 2026-05-12), as is GPU Operator v26.7's. Its default counters
+    (etc/default-counters.csv, same versions) hold every DCGM metric in `DCGM_METRICS`. The exporter reads
+    `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its
+    environment variable as set, so `UseRemoteHE` follows).
+    """
     return {"enabled": enabled, "honorLabels": True, "interval": "30s"}
 
 
