@@ -16,7 +16,7 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
 from gpuplane.components.observability import Observability
-from gpuplane.components.plan import addons, cross_checks, node_repair
+from gpuplane.components.plan import cross_checks, node_repair
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import queue_spec
@@ -60,7 +60,7 @@ class Platform(pulumi.ComponentResource):
         # A program that builds the platform itself gets the stack config's checks across sections and its
         # add-on refusal (issue 16), before anything is registered.
         cross_checks.check_platform(args)
-        unavailable = addons.region_problems(args, region)
+        unavailable = cross_checks.region_problems(args, region)
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
         super().__init__("gpuplane:index:Platform", name, None, opts)
@@ -158,6 +158,9 @@ class Platform(pulumi.ComponentResource):
                 workload_namespace_resource=self.workspace.namespace_resource,
                 startup_taints=startup_keys,
                 after=self.cluster_services_ready,
+                region=region,
+                tags=tags,
+                cluster_name=cluster_name,
                 opts=child,
             )
             metrics_after = [self.observability.release]

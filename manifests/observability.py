@@ -68,13 +68,57 @@ class AlertBounds:
     gpu_memory_percent: int = 95
 
 
-def stack_values(*, retention: str, grafana: bool, tolerations: list[dict[str, str]]) -> dict[str, Any]:
+ALERTMANAGER_SA: Final = "gpuplane-alertmanager"
+
+
+def alertmanager_config(topic_arn: Any, region: str) -> dict[str, Any]:
+    """Alertmanager's route and receivers: every alert to one SNS topic, signed with the pod's AWS credentials.
+
+    `sns_configs` with `sigv4` takes the credentials of the default chain, which EKS Pod Identity fills
+    (Alertmanager's service account `ALERTMANAGER_SA` has a role that may publish to the topic and nothing else).
+    The chart's Watchdog alert (always firing, a dead man's switch) goes nowhere. `topic_arn` may be a Pulumi
+    output: values are resolved by the engine.
+    """
+    return {
+        "route": {
+            "group_by": ["alertname", "namespace"],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "12h",
+            "receiver": "sns",
+            "routes": [{"receiver": "null", "matchers": ['alertname = "Watchdog"']}],
+        },
+        "receivers": [
+            {"name": "null"},
+            {
+                "name": "sns",
+                "sns_configs": [
+                    {
+                        "topic_arn": topic_arn,
+                        "sigv4": {"region": region},
+                        "subject": "[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }}",
+                        "send_resolved": True,
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def stack_values(
+    *,
+    retention: str,
+    grafana: bool,
+    tolerations: list[dict[str, str]],
+    alerts: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Values of kube-prometheus-stack: read every ServiceMonitor, PodMonitor and rule, not only the release's.
 
     The `*SelectorNilUsesHelmValues: false` switches make Prometheus read the objects of other charts (the
     dcgm-exporter's ServiceMonitor, Kueue's, ours) without each carrying this release's label. Prometheus keeps
     its data on an emptyDir: the cluster has no EBS CSI driver, and Prometheus does not support NFS (EFS) for its
     TSDB (Prometheus docs, "Storage"); a restart starts an empty store, and `retention` bounds its size.
+    `alerts`: Alertmanager's route and receivers (`alertmanager_config`), merged over the chart's default config.
     """
     return {
         "crds": {"enabled": True},
@@ -88,7 +132,11 @@ def stack_values(*, retention: str, grafana: bool, tolerations: list[dict[str, s
                 "resources": {"requests": {"cpu": "200m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
             }
         },
-        "alertmanager": {"alertmanagerSpec": {"tolerations": tolerations}},
+        "alertmanager": {
+            "alertmanagerSpec": {"tolerations": tolerations},
+            "serviceAccount": {"create": True, "name": ALERTMANAGER_SA},
+            **({"config": alerts} if alerts else {}),
+        },
         "prometheusOperator": {"tolerations": tolerations},
         "kube-state-metrics": {
             "metricLabelsAllowlist": [f"pods=[{','.join(POD_LABELS_FOR_JOINS)}]"],

@@ -76,6 +76,20 @@ class ObservabilityArgs(_Args):
     gpu_memory_percent: int = Field(
         default=95, ge=50, le=100, description="Alert when a GPU's memory stays fuller than this. Default 95."
     )
+    alert_topic_arn: str | None = Field(
+        default=None,
+        description="SNS topic Alertmanager sends the alerts to (same region). Default: a topic the stack creates, "
+        "`<cluster>-alerts` (subscribe to it to receive them).",
+    )
+
+    @field_validator("alert_topic_arn")
+    @classmethod
+    def _topic(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(
+            r"arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}", value
+        ):
+            raise ValueError(f"'{value}' is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)")
+        return value
 
     @field_validator("retention")
     @classmethod

@@ -18,7 +18,9 @@ import pytest
 import yaml
 
 from gpuplane.components.config import ObservabilityArgs
+from gpuplane.infra import config as infra_config
 from gpuplane.manifests import observability, serving, versions
+from tests.conftest import DEV_CLUSTER, stack_config
 
 PROMTOOL = shutil.which("promtool")
 # .ci/run installs promtool and sets GPUPLANE_REQUIRE_PROMTOOL: there these tests must run, not skip.
@@ -380,3 +382,64 @@ def test_metrics_none_installs_nothing_and_says_so_to_the_exporters(run_platform
 def test_bad_retention_is_refused(bad):
     with pytest.raises(ValueError, match="not a Prometheus duration"):
         ObservabilityArgs(retention=bad)
+
+
+# --- notifications ---------------------------------------------------------------------------------------------
+AMTOOL = shutil.which("amtool")
+
+
+@pytest.mark.skipif(AMTOOL is None, reason="amtool not found (Debian: apt-get install prometheus-alertmanager)")
+def test_alertmanager_config_passes_amtool(tmp_path):
+    assert AMTOOL is not None
+    path = tmp_path / "alertmanager.yaml"
+    config = observability.alertmanager_config("arn:aws:sns:us-west-2:123456789012:gpuplane-dev-alerts", "us-west-2")
+    path.write_text(yaml.safe_dump(config))
+    done = subprocess.run([AMTOOL, "check-config", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 receivers" in done.stdout
+
+
+def test_alerts_go_to_the_stacks_sns_topic_through_pod_identity(dev_run):
+    (topic,) = dev_run.by_type("aws:sns/topic:Topic")
+    assert topic.inputs["name"] == "gpuplane-dev-alerts"
+    assert topic.inputs["kmsMasterKeyId"] == "alias/aws/sns"
+    associations = {
+        (a.inputs["namespace"], a.inputs["serviceAccount"]): a
+        for a in dev_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    }
+    association = associations[("monitoring", observability.ALERTMANAGER_SA)]
+    role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.urn.endswith("alertmanager-role"))
+    policy = next(p for p in dev_run.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("alertmanager-policy"))
+    assert json.loads(policy.inputs["policy"])["Statement"] == [
+        {"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic.outputs["arn"]]}
+    ]
+    assert association.inputs["roleArn"] == role.outputs["arn"]
+    stack = next(
+        r for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kube-prometheus-stack"
+    )
+    assert association.urn in stack.dependencies  # Alertmanager starts with its credentials in place
+    alertmanager = stack.inputs["values"]["alertmanager"]
+    assert alertmanager["serviceAccount"]["name"] == observability.ALERTMANAGER_SA
+    (sns,) = alertmanager["config"]["receivers"][1]["sns_configs"]
+    assert sns["topic_arn"] == topic.outputs["arn"] and sns["sigv4"] == {"region": "us-west-2"}
+
+
+def test_a_named_topic_is_used_and_none_is_created(run_platform):
+    arn = "arn:aws:sns:us-west-2:123456789012:team-pager"
+    rec = run_platform({"observability": {"alertTopicArn": arn}})
+    assert rec.by_type("aws:sns/topic:Topic") == []
+    policy = next(p for p in rec.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("alertmanager-policy"))
+    assert json.loads(policy.inputs["policy"])["Statement"][0]["Resource"] == [arn]
+
+
+@pytest.mark.parametrize(
+    ("arn", "needle"),
+    [
+        ("arn:aws:sns:eu-west-1:123456789012:team-pager", "is in eu-west-1, the stack in us-west-2"),
+        ("arn:aws:sqs:us-west-2:123456789012:queue", "is not an SNS topic ARN"),
+    ],
+)
+def test_a_bad_topic_is_refused_with_its_key(arn, needle):
+    with pytest.raises(infra_config.ConfigError) as err:
+        stack_config({"cluster": DEV_CLUSTER, "observability": {"alertTopicArn": arn}})
+    assert "gpuplane:observability.alertTopicArn" in str(err.value) and needle in str(err.value)
