@@ -32,6 +32,7 @@ from gpuplane.infra.options import (
     project_or_exit,
     refuse,
 )
+from gpuplane.infra.verify import command as verify_command
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -120,11 +121,14 @@ def render(
         raise refuse(problems, f"Cannot render stack '{stack}' ({project.root}):", nothing=nothing) from None
     if json_output:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        for warning in result.get("endOfSupport", []):  # also in the JSON; said on stderr for a person
+            console().print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
 queue_command.register(app)  # `gpuplane queue`: the training queue's runs (infra/queue.py)
 compare_command.register(app)  # `gpuplane compare`: load-tests serving variants (infra/compare.py)
+verify_command.register(app)  # `gpuplane verify`: probes the running cluster (infra/verify/)
 
 
 @app.command()

@@ -33,7 +33,7 @@ def labels(rec: Recording, group: str) -> dict[str, str]:
 
 def test_device_plugin_only_on_gpu_nodes_with_gfd(dev_run):
     plugin = release(dev_run, "nvidia-device-plugin")
-    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.0", "nvidia-gpu")
+    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.1", "nvidia-gpu")
     assert plugin["repositoryOpts"]["repo"] == "https://nvidia.github.io/k8s-device-plugin"
     values = plugin["values"]
     term = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -122,7 +122,7 @@ def test_operator_mode(run_platform):
     op = release(rec, "gpu-operator")
     assert (op["chart"], op["version"], op["repositoryOpts"]["repo"]) == (
         "gpu-operator",
-        "v25.10.1",
+        "v26.7.0",
         "https://helm.ngc.nvidia.com/nvidia",
     )
     values = op["values"]
