@@ -127,8 +127,10 @@ class Observability(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             topic_arn = topic.arn
+        # `<name>-alerts`: short, so the role's name (`<clusterName>-metrics-alerts-role` plus Pulumi's suffix) is
+        # never the one that limits clusterName (the flow-log role's is longer; components.plan.names).
         identity = pod_identity_role(
-            f"{name}-alertmanager",
+            f"{name}-alerts",
             parent=self,
             cluster=cluster,
             namespace=versions.MONITORING_NAMESPACE,

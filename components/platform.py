@@ -153,7 +153,7 @@ class Platform(pulumi.ComponentResource):
         metrics_after: list[pulumi.Resource] = []
         if args.observability.metrics == "prometheus":
             self.observability = Observability(
-                f"{name}-observability",
+                f"{name}-metrics",
                 args.observability,
                 cluster=self.cluster,
                 kubernetes_version=args.cluster.kubernetes_version,

@@ -44,8 +44,9 @@ HASH_CHARS: Final = 8
 # when network.flowLogs is on.
 CLUSTER_ROLE_SUFFIXES: Final = ("-cluster-role", "-cluster-vpc-cni-role", "-storage-efs-csi-role", "-autoscaler-role")
 FLOW_LOG_ROLE_SUFFIX: Final = "-network-flow-logs-role"
-# Alertmanager's SNS publisher (components.observability), when the stack collects metrics.
-ALERT_ROLE_SUFFIX: Final = "-observability-alertmanager-role"
+# Alertmanager's SNS publisher (components.observability), when the stack collects metrics: shorter than the
+# flow-log role's suffix, so turning metrics on never shortens the longest clusterName allowed.
+ALERT_ROLE_SUFFIX: Final = "-metrics-alerts-role"
 
 
 @functools.cache

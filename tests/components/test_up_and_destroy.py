@@ -184,7 +184,7 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(requ
     # Nothing that waits for GPU nodes, NAT or EFS. With metrics on (the default), the charts that create
     # ServiceMonitors (Kueue's, dcgm-exporter's) wait for kube-prometheus-stack, whose CRDs they need: one
     # chart more on the path (issue 29).
-    stack_release = (RELEASE, f"gpuplane-{stack}-observability-kube-prometheus-stack")
+    stack_release = (RELEASE, f"gpuplane-{stack}-metrics-kube-prometheus-stack")
     assert slow[4:] in (
         [(RELEASE, f"gpuplane-{stack}-autoscaler-release")],
         [(ADDON, f"gpuplane-{stack}-addon-metrics-server")],

@@ -408,8 +408,9 @@ def test_alerts_go_to_the_stacks_sns_topic_through_pod_identity(dev_run):
         for a in dev_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
     }
     association = associations[("monitoring", observability.ALERTMANAGER_SA)]
-    role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.urn.endswith("alertmanager-role"))
-    policy = next(p for p in dev_run.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("alertmanager-policy"))
+    role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.urn.endswith("metrics-alerts-role"))
+    policies = dev_run.by_type("aws:iam/rolePolicy:RolePolicy")
+    policy = next(p for p in policies if p.urn.endswith("metrics-alerts-policy"))
     assert json.loads(policy.inputs["policy"])["Statement"] == [
         {"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic.outputs["arn"]]}
     ]
@@ -428,7 +429,7 @@ def test_a_named_topic_is_used_and_none_is_created(run_platform):
     arn = "arn:aws:sns:us-west-2:123456789012:team-pager"
     rec = run_platform({"observability": {"alertTopicArn": arn}})
     assert rec.by_type("aws:sns/topic:Topic") == []
-    policy = next(p for p in rec.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("alertmanager-policy"))
+    policy = next(p for p in rec.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("metrics-alerts-policy"))
     assert json.loads(policy.inputs["policy"])["Statement"][0]["Resource"] == [arn]
 
 
