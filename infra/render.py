@@ -27,7 +27,7 @@ from rich.table import Table
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.plan import capacity, cost
-from gpuplane.infra import limits, mockrun, program, tfplan
+from gpuplane.infra import limits, mockrun, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
@@ -886,6 +886,7 @@ def write_recording(
         shutil.rmtree(staging, ignore_errors=True)
     facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
+    facts["wiring"] = wiring.gpu_wiring_warnings(recording)
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
@@ -894,6 +895,7 @@ def write_recording(
         console.print(
             f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md"
         )
-        for warning in facts["endOfSupport"]:
-            console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+        for warning in [*facts["wiring"], *facts["endOfSupport"]]:
+            console.print("[yellow]warning:[/] ", end="")
+            console.print(warning, soft_wrap=True, highlight=False, markup=False)
     return facts
