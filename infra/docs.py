@@ -90,6 +90,24 @@ EXAMPLES: dict[str, Any] = {
     "nodeGroups[].capacityReservation.availabilityZone": "us-west-2a",
     "nodeGroups[].capacityReservation.instanceCount": 2,
     "nodeGroups[].capacityReservation.endTime": "2026-12-01T11:30:00Z",
+    "nodeGroups[].repair": {"maxParallelNodesRepairedCount": 2},
+    "nodeGroups[].repair.maxUnhealthyNodeThresholdCount": 2,
+    "nodeGroups[].repair.maxUnhealthyNodeThresholdPercentage": 20,
+    "nodeGroups[].repair.maxParallelNodesRepairedCount": 2,
+    "nodeGroups[].repair.maxParallelNodesRepairedPercentage": 50,
+    "nodeGroups[].repair.nodeRepairConfigOverrides": [
+        {
+            "nodeMonitoringCondition": "AcceleratedHardwareReady",
+            "nodeUnhealthyReason": "NvidiaXID79Error",
+            "minRepairWaitTimeMins": 10,
+            "repairAction": "Replace",
+        }
+    ],
+    "nodeGroups[].repair.nodeRepairConfigOverrides[].nodeUnhealthyReason": "NvidiaXID79Error",
+    "nodeGroups[].repair.nodeRepairConfigOverrides[].minRepairWaitTimeMins": 10,
+    "observability.alertTopicArn": "arn:aws:sns:us-west-2:111122223333:ml-alerts",
+    "serving[].variants[].autoscaling.targetCpuUtilization": 70,
+    "serving[].variants[].autoscaling.target": 50,
     "storage.volumes": [{"name": "models"}, {"name": "datasets", "path": "/datasets"}],
     "storage.existingFileSystemId": "fs-0123456789abcdef0",
     "storage.provisionedThroughputMibps": 256,
@@ -269,6 +287,9 @@ def example(path: str, prop: dict[str, Any], default: Any) -> Any:
         return not default
     if default not in (None, [], {}, ""):
         return default
+    number = next((alt for alt in [prop, *prop.get("anyOf", [])] if alt.get("type") in ("integer", "number")), None)
+    if number is not None and "minimum" in number:  # a count or size without a default: its least value
+        return number["minimum"]
     raise KeyError(f"{path}: no example; add one to EXAMPLES in infra/docs.py")
 
 

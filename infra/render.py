@@ -27,7 +27,7 @@ from rich.table import Table
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.plan import capacity, cost
-from gpuplane.infra import limits, mockrun, program, tfplan
+from gpuplane.infra import limits, mockrun, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
@@ -89,7 +89,7 @@ def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
 
 MARKER = ".gpuplane-render"
 """File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", MARKER)
+OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", "observability", MARKER)
 """What a render writes, and so all it ever replaces: any other file in the folder is the user's and stays."""
 
 
@@ -220,6 +220,57 @@ def helm_releases(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
         }
         releases[_file_name([release["namespace"], release["name"]])] = release
     return dict(sorted(releases.items()))
+
+
+def observability_files(recording: mockrun.Recording) -> dict[str, str]:
+    """`observability/`: the alert rules as a Prometheus rule file and each dashboard as its JSON.
+
+    The same content as the PrometheusRule and the dashboard ConfigMaps in `manifests/`, in the forms the tools
+    take directly: `promtool check rules observability/rules.yaml`, Grafana's "Import dashboard".
+    """
+    files: dict[str, str] = {}
+    for rule in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule"):
+        name = rule.inputs.get("metadata", {}).get("name", rule.name)
+        files[f"rules-{name}.yaml"] = yaml.safe_dump(
+            {"groups": rule.inputs.get("spec", {}).get("groups", [])}, sort_keys=True
+        )
+    for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
+        if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
+            for file_name, text in config_map.inputs.get("data", {}).items():
+                files[f"dashboards/{file_name}"] = text if text.endswith("\n") else text + "\n"
+    return files
+
+
+def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
+    """What the stack collects and alerts on, for the summary and `stack.md`."""
+    releases = {r.inputs.get("name") for r in recording.by_type("kubernetes:helm.sh/v3:Release")}
+    alerts = sorted(
+        rule["alert"]
+        for r in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+        for group in r.inputs.get("spec", {}).get("groups", [])
+        for rule in group.get("rules", [])
+        if "alert" in rule
+    )
+    dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    return {
+        "metrics": "prometheus" if "kube-prometheus-stack" in releases else "none",
+        "alerts": alerts,
+        "dashboards": dashboards,
+        "metricScaler": "keda" if "keda" in releases else None,
+    }
+
+
+def _repair(inputs: dict[str, Any]) -> str:
+    """A node group's repair config in a few words: off, or its pace and how many GPU overrides."""
+    repair = inputs.get("nodeRepairConfig") or {}
+    if not repair.get("enabled"):
+        return "off"
+    threshold = repair.get("maxUnhealthyNodeThresholdCount", f"{repair.get('maxUnhealthyNodeThresholdPercentage')}%")
+    pace = repair.get("maxParallelNodesRepairedCount", f"{repair.get('maxParallelNodesRepairedPercentage')}%")
+    overrides = len(repair.get("nodeRepairConfigOverrides") or [])
+    return f"on, {pace} at a time, stops above {threshold} unhealthy" + (
+        f", {overrides} overrides" if overrides else ""
+    )
 
 
 def images_in(document: Any) -> set[str]:
@@ -365,8 +416,35 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         "that another path already implies is left out. Node groups show their cost per hour, idle-max.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"{cost_markdown(priced)}\n"
-        f"| resource type | count |\n|---|---|\n{table}\n"
+        f"| resource type | count |\n|---|---|\n{table}\n\n" + _observability_section(recording)
     )
+
+
+def _observability_section(recording: mockrun.Recording) -> str:
+    """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
+    facts = observability_summary(recording)
+    rows = [
+        f"| `{r.inputs.get('labels', {}).get('gpuplane.io/node-group', r.name)}` | {_repair(r.inputs)} |"
+        for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
+    ]
+    lines = [
+        "## Metrics, alerts and node repair",
+        "",
+        f"- Metrics: {facts['metrics']}"
+        + (
+            " (kube-prometheus-stack in `monitoring`; files under `observability/`)"
+            if facts["metrics"] != "none"
+            else ""
+        ),
+        f"- Alert rules: {', '.join(facts['alerts']) or 'none'}",
+        f"- Dashboards: {', '.join(facts['dashboards']) or 'none'}",
+        f"- Serving scaled on Prometheus signals by: {facts['metricScaler'] or 'nothing (CPU HPAs only, if any)'}",
+        "",
+        "| node group | auto repair |",
+        "|---|---|",
+        *rows,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def cost_markdown(priced: dict[str, Any]) -> str:
@@ -473,6 +551,7 @@ def summary(
                 "desiredSize": sc.get("desiredSize"),
                 "maxSize": sc.get("maxSize"),
                 "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+                "repair": _repair(inputs),
                 "gpuSharing": inputs.get("labels", {}).get("gpuplane.io/gpu-sharing"),
                 "costPerHour": {k: group_costs.get(f"node group {name}", {}).get(k) for k in ("idle", "max")},
             }
@@ -493,6 +572,7 @@ def summary(
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "observability": observability_summary(recording),
         "workloads": workloads(recording),
         "trainingRuns": [
             {
@@ -793,6 +873,9 @@ def write_recording(
             (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
+        for file_name, text in observability_files(recording).items():
+            (staging / "observability" / file_name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / "observability" / file_name).write_text(text)
         (staging / "stack.md").write_text(picture(target, recording))
         (staging / MARKER).write_text(
             "gpuplane render output: `gpuplane render` replaces these entries and nothing else in this folder:\n"
@@ -803,12 +886,16 @@ def write_recording(
         shutil.rmtree(staging, ignore_errors=True)
     facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
+    facts["wiring"] = wiring.gpu_wiring_warnings(recording)
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
         for note in target.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
-        for warning in facts["endOfSupport"]:
-            console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+        console.print(
+            f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md"
+        )
+        for warning in [*facts["wiring"], *facts["endOfSupport"]]:
+            console.print("[yellow]warning:[/] ", end="")
+            console.print(warning, soft_wrap=True, highlight=False, markup=False)
     return facts
