@@ -92,6 +92,22 @@ CASES: dict[str, tuple[str | bytes, list[str]]] = {
         BASE + "  gpuplane:profile: dev\n  gpuplane:profile: prod\n",
         ["'gpuplane:profile' appears twice"],
     ),
+    # The stack file read as the engine reads it (infra/stackyaml.py, yaml.v3 and Pulumi's config code).
+    "timestamp": (
+        BASE + "  gpuplane:tags:\n    expires: 2027-03-01\n",
+        ["line 5, column 14", "gpuplane:tags.expires", "2027-03-01 00:00:00 +0000 UTC", "quote it: '2027-03-01'"],
+    ),
+    "explicit-tag": (BASE + '  gpuplane:tags: {team: !!int "two"}\n', ["gpuplane:tags.team", "!!int"]),
+    "nul-byte": (BASE + "  gpuplane:tags: {team: a\x00b}\n", ["line 4, column 26", "U+0000"]),
+    "terminal-colour": (BASE + "  gpuplane:tags: {team: \x1b[31mred}\n", ["line 4, column 25", "U+001B"]),
+    "huge-integer": (
+        BASE + "  gpuplane:storage: {provisionedThroughputMibps: " + "9" * 5000 + "}\n",
+        ["gpuplane:storage.provisionedThroughputMibps"],
+    ),
+    "rounded-integer": (
+        BASE + "  gpuplane:storage: {provisionedThroughputMibps: 123456789012345678901234}\n",
+        ["gpuplane:storage.provisionedThroughputMibps", "rounds to 1.2345678901234569e+23"],
+    ),
     "prod-open-cidr-set": (
         REGION + "  gpuplane:profile: prod\n  gpuplane:cluster:\n    endpointPublicAccess: true\n"
         "    publicAccessCidrs: [0.0.0.0/1, 128.0.0.0/1]\n",
@@ -199,3 +215,18 @@ def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith("gpuplane ")
+
+
+def test_words_yaml_1_1_calls_booleans_are_text_as_for_the_engine(tmp_path):
+    """`yes`, `on`, `off`, `No`, `y`, `1:30` and an impossible date are strings for yaml.v3: kept as written."""
+    words = ["yes", "on", "off", "No", "y", "1:30", "2024-02-30", "017"]
+    text = BASE + "  gpuplane:tags: {" + ", ".join(f"k{i}: {w}" for i, w in enumerate(words)) + "}\n"
+    code, output, out = _render(tmp_path, text)
+    assert code == 2  # only for 017: the engine reads an integer (15) where a tag value must be text
+    assert "gpuplane:tags.k7" in output and "k0" not in output and "k6" not in output
+    text = text.replace(", k7: 017", "")
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(text)
+    result = runner.invoke(app, ["render", "bad", "--out", str(out), "--stacks-dir", str(tmp_path / "stacks")])
+    assert result.exit_code == 0, result.output
+    tags = json.loads((out / "plan.json").read_text())["config"]["gpuplane:tags"]
+    assert tags == {f"k{i}": w for i, w in enumerate(words[:-1])}

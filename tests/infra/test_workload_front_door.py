@@ -496,11 +496,11 @@ def test_the_partition_region_pattern_applies_to_the_whole_region():
 
 
 def test_gpus_yes_is_refused_and_one_gpu_passes(tmp_path):
-    text = stack_text(nodeGroups=G5, serving=[serving(GPU)]).replace('"gpus": 1', '"gpus": yes')
-    assert '"gpus": yes' in text
-    refused(
-        tmp_path, text, "gpuplane:serving[0].variants[0].resources.gpus:", "True is a boolean; a number is expected"
-    )
+    # `yes` is the string 'yes' for the engine (yaml.v3, infra/stackyaml.py), `true` a boolean: both refused.
+    for word, said in (("yes", "got 'yes'"), ("true", "True is a boolean; a number is expected")):
+        text = stack_text(nodeGroups=G5, serving=[serving(GPU)]).replace('"gpus": 1', f'"gpus": {word}')
+        assert f'"gpus": {word}' in text
+        refused(tmp_path / word, text, "gpuplane:serving[0].variants[0].resources.gpus:", said)
     accepted(tmp_path / "ok", stack_text(nodeGroups=G5, serving=[serving(GPU)]))
 
 
