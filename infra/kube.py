@@ -18,6 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpuplane.infra.kubeaccess import ClusterError, KubeconfigError, KubeError, Source, connect
+
+__all__ = ["ClusterError", "KubeError", "KubeconfigError", "Source"]
+
 JOBSET_GROUP = "jobset.x-k8s.io"
 JOBSET_VERSION = "v1alpha2"
 JOBSET_PLURAL = "jobsets"
@@ -38,19 +42,9 @@ TRIGGERED_SCALE_UP = "TriggeredScaleUp"
 AUTOSCALER_COMPONENT = "cluster-autoscaler"
 
 
-class KubeconfigMissing(Exception):
-    """No kubeconfig where a command looked: the message names the path and how to write one."""
-
-
-def api_client(kubeconfig: Path) -> Any:
-    """An API client for `kubeconfig` (KubeconfigMissing when the file is not there)."""
-    if not kubeconfig.is_file():
-        raise KubeconfigMissing(
-            f"--kubeconfig: '{kubeconfig}' does not exist; write it with `gpuplane kubeconfig STACK` first"
-        )
-    from kubernetes import config  # noqa: PLC0415 - only a command that talks to a cluster loads the client
-
-    return config.new_client_from_config(config_file=str(kubeconfig))
+def api_client(source: Source) -> Any:
+    """A checked API client for `source` (infra/kubeaccess.py: trust, `/version`); KubeError otherwise."""
+    return connect(source).api
 
 
 def _missing(exc: Exception) -> bool:
@@ -88,10 +82,11 @@ class KubeApi(Protocol):
 class ClusterApi:
     """`KubeApi` on a real cluster."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, source: Source) -> None:
         from kubernetes import client  # noqa: PLC0415
 
-        api = api_client(kubeconfig)
+        self.connection = connect(source)
+        api = self.connection.api
         self._custom = client.CustomObjectsApi(api)
         self._core = client.CoreV1Api(api)
 
@@ -218,10 +213,11 @@ def _tar_of(files: Sequence[Path]) -> bytes:
 class JobRunner:
     """Runs a one-shot Job with its ConfigMap and NetworkPolicy, waits for it, and reads its log."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, source: Source) -> None:
         from kubernetes import client  # noqa: PLC0415
 
-        api = api_client(kubeconfig)
+        self.connection = connect(source)
+        api = self.connection.api
         self.core = client.CoreV1Api(api)
         self.batch = client.BatchV1Api(api)
         self.networking = client.NetworkingV1Api(api)

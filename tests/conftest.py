@@ -30,6 +30,14 @@ def pinned_today() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def private_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpuplane's per-user key (infra/kubeaccess.py) in a folder of the test's, never the user's ~/.config;
+    and no KUBECONFIG of the user's reaches a test."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+
+
 T = TypeVar("T")
 
 

@@ -31,8 +31,8 @@ def test_report_lands_in_the_projects_state_folder_and_survives_renders(team, su
     seen: list[Path] = []
 
     class FakeRunner:
-        def __init__(self, kubeconfig: Path) -> None:
-            seen.append(kubeconfig)
+        def __init__(self, source: kube.Source) -> None:
+            seen.append(source.path)
 
         def prepare(self, run: Any) -> None:
             pass
