@@ -30,7 +30,6 @@ import json
 import math
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import _procs  # benchmarks/_procs.py: the process loop the training test shares
 import threads  # benchmarks/threads.py: cgroups, clean environment, machine and version records
 
 ROOT = threads.ROOT
@@ -60,18 +60,6 @@ def thread_env(setting: str, cpus: float) -> dict[str, str]:
         return {}
     inter = setting.rsplit("=", 1)[1]
     return {"TF_NUM_INTRAOP_THREADS": str(max(1, math.ceil(cpus))), "TF_NUM_INTEROP_THREADS": inter}
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports nobody listens on now (bound to port 0, then released)."""
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def tasks(strategy: str) -> list[tuple[str, int, float]]:
@@ -124,14 +112,14 @@ def run_cluster(
 ) -> dict[str, Any]:
     """Start every task of one run in its cgroup, wait for the end (or the hang timeout), stop them all."""
     layout = tasks(strategy)
-    ports = free_ports(len(layout))
+    ports = _procs.free_ports(len(layout))
     cluster: dict[str, list[str]] = {}
     for (role, _, _), port in zip(layout, ports, strict=True):
         cluster.setdefault(role, []).append(f"127.0.0.1:{port}")
     model_dir = Path(tempfile.mkdtemp(prefix="run-", dir=work))
     argv = [str(tf_python), str(TRAINER), f"--data-dir={data_dir}", f"--model-dir={model_dir}",
             f"--epochs={args.epochs}", f"--steps-per-epoch={args.steps}"]  # fmt: skip
-    procs: list[tuple[str, subprocess.Popen[str]]] = []
+    specs = []
     started = time.monotonic()
     load_before = float(Path("/proc/loadavg").read_text().split()[0])
     for role, index, _ in layout:
@@ -139,38 +127,30 @@ def run_cluster(
         env = {**threads.clean_env(), "TF_CONFIG": json.dumps(tf_config), "TF_CPP_MIN_LOG_LEVEL": "2",
                **thread_env(setting, dict((r, c) for r, _, c in LAYOUTS[strategy])[role])}  # fmt: skip
         label = f"{role}-{index}"
+        # The task writes its pid into its cgroup, then becomes the trainer (same pid).
         script = 'echo $$ > "$1" && shift && exec "$@"'
-        proc = subprocess.Popen(
-            ["sh", "-c", script, "sh", str(tree.procs(label)), *argv],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        procs.append((label, proc))
-    waited = [p for label, p in procs if label == "chief-0"] or [p for _, p in procs]
+        specs.append(_procs.Spec(label, ["sh", "-c", script, "sh", str(tree.procs(label)), *argv], env))
+    procs = _procs.start(specs, model_dir / "logs")
+    labels = [spec.label for spec in specs]
+    waited = ["chief-0"] if "chief-0" in labels else labels
     result: dict[str, Any] = {"strategy": strategy, "setting": setting, "loadavg1_start": load_before}
-    try:
-        for proc in waited:
-            proc.wait(timeout=max(1.0, args.hang_timeout - (time.monotonic() - started)))
+    if procs.wait(waited, max(1.0, args.hang_timeout - (time.monotonic() - started))):
         result["wall_s"] = round(time.monotonic() - started, 1)
-        result["exit_codes"] = [p.returncode for p in waited]
-    except subprocess.TimeoutExpired:
-        pids = [p.pid for _, p in procs]
-        before = cpu_seconds(pids)
+        result["exit_codes"] = [procs.exit_code(label) for label in waited]
+    else:
+        before = cpu_seconds(procs.pids)
         time.sleep(5)
         result["hung"] = True
-        result["cpu_pct_at_timeout"] = round(100 * (cpu_seconds(pids) - before) / 5, 1)
+        result["cpu_pct_at_timeout"] = round(100 * (cpu_seconds(procs.pids) - before) / 5, 1)
         result["wall_s"] = round(time.monotonic() - started, 1)
     result["loadavg1_end"] = float(Path("/proc/loadavg").read_text().split()[0])
-    for _, proc in procs:
-        proc.kill()
-    for label, proc in procs:
-        out, _ = proc.communicate()
+    procs.stop()
+    for label in labels:
+        out = procs.log(label)
         for line in out.splitlines():
             if line.startswith("FINAL "):
                 result["final"] = json.loads(line[len("FINAL ") :])
-        if proc in waited and proc.returncode not in (0, -9) and "final" not in result:
+        if label in waited and procs.exit_code(label) not in (0, -9) and "final" not in result:
             result["error"] = f"{label}: {out[-1500:]}"
     if "final" in result:
         result["train_s"] = result["final"]["seconds"]

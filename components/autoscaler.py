@@ -9,9 +9,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import AutoscalerArgs
+from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.manifests import versions
 

@@ -10,10 +10,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies, kms, teardown
+from gpuplane.components import kms
 from gpuplane.components.config import ClusterArgs
-from gpuplane.components.kubeconfig import build_kubeconfig
-from gpuplane.components.partition import Partition, of_region
+from gpuplane.components.destroy import teardown
+from gpuplane.components.facts.partition import Partition, of_region
+from gpuplane.components.plan import iam_policies
+from gpuplane.components.plan.kubeconfig import build_kubeconfig
 from gpuplane.manifests import versions
 
 

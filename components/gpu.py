@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from gpuplane.components.cluster import Cluster
-from gpuplane.components.gpu_plan import GpuPlan
+from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.manifests import versions
 from gpuplane.manifests.namespaces import namespace
 

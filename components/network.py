@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components import teardown
 from gpuplane.components.config import NetworkArgs
+from gpuplane.components.destroy import teardown
+from gpuplane.components.facts.subnets import plan_subnets
 from gpuplane.components.flow_logs import FlowLogs
-from gpuplane.components.network_plan import plan_subnets
 
 
 class Network(pulumi.ComponentResource):

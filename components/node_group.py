@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components import gpu_plan, iam_policies
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
-from gpuplane.components.node_template import autoscaler_tags, eks_taints
+from gpuplane.components.plan import gpu_nodes, iam_policies
+from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints
 from gpuplane.manifests import versions
 
 
@@ -114,7 +114,7 @@ class NodeGroup(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            labels=gpu_plan.node_labels(args, gpu_operator=gpu_operator),
+            labels=gpu_nodes.node_labels(args, gpu_operator=gpu_operator),
             # Startup taints (removed by an agent once it runs on the node) are not part of the autoscaler's
             # node template: a template with them would make every pending pod look unschedulable.
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args, startup_taints)],

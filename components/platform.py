@@ -8,20 +8,20 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import addons
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
-from gpuplane.components.gpu_plan import GpuPlan
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
+from gpuplane.components.plan import addons, cross_checks
+from gpuplane.components.plan.gpu_nodes import GpuPlan
+from gpuplane.components.plan.placement import WorkloadContext
+from gpuplane.components.plan.training_queue import queue_spec
 from gpuplane.components.queue import TrainingQueue, provisioning_request_crd
-from gpuplane.components.queue_plan import queue_spec
 from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
 from gpuplane.components.training import TfTraining
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.components.workspace import Workspace
 from gpuplane.manifests import versions
 from gpuplane.manifests.namespaces import namespace
@@ -55,7 +55,9 @@ class Platform(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         # aws_profile/assume_roles: the stack's AWS identity, for the Kubernetes provider's token command.
-        # A program that builds the platform itself gets the stack config's add-on refusal (issue 16).
+        # A program that builds the platform itself gets the stack config's checks across sections and its
+        # add-on refusal (issue 16), before anything is registered.
+        cross_checks.check_platform(args)
         unavailable = addons.region_problems(args, region)
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components import iam_policies
 from gpuplane.components.cluster import Cluster
+from gpuplane.components.plan import iam_policies
 
 
 def pod_identity_role(

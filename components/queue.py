@@ -1,6 +1,6 @@
 """TrainingQueue component: Kueue in front of training runs, and the ProvisioningRequest CRD it relies on.
 
-The queue's shape is decided from the stack in components/queue_plan.py and built in manifests/queue.py;
+The queue's shape is decided from the stack in components/plan/training_queue.py and built in manifests/queue.py;
 this module applies it.
 """
 
@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.queue import QueueArgs
-from gpuplane.components.queue_plan import check_run, provisioning_supported, queue_spec
+from gpuplane.components.plan.training_queue import check_run, provisioning_supported, queue_spec
 from gpuplane.manifests import queue, versions
 from gpuplane.manifests.namespaces import namespace
 

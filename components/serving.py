@@ -1,7 +1,7 @@
 """TfServing component: a model on a shared volume served by TF Serving in one or more variants.
 
 The pure builders are in `gpuplane.manifests.serving` and `gpuplane.manifests.model_import`; this module
-resolves the args against the platform (`components.workload_checks`: which node groups, which GPU
+resolves the args against the platform (`components.plan.placement`: which node groups, which GPU
 resource, how the GPU is shared), refuses what cannot run, and registers the objects.
 """
 
@@ -11,38 +11,39 @@ import json
 
 import pulumi
 
-from gpuplane.components import kube_objects, workload_checks
+from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
+from gpuplane.components.config.workloads import ServingArgs
+from gpuplane.components.plan import placement
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.components.workload_args import ServingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, pod_security, scheduling, serving, versions
 
 
 def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving:
     """Resolve `args` into the manifest builder's input (placement, GPU settings, HPA)."""
-    workload_checks.check_uid(context)
-    workload_checks.check_serving(args, context)
+    placement.check_uid(context)
+    placement.check_serving(args, context)
     variants = []
     for variant in args.variants:
-        placement = workload_checks.variant_placement(args, variant, context)
+        placed = placement.variant_placement(args, variant, context)
         gpus = variant.resources.gpus
-        extra = workload_checks.image_requirements(
+        extra = placement.image_requirements(
             gpus=gpus,
             cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
             min_compute_capability=variant.min_compute_capability,
         )
-        fraction = placement.runtime_gpu.get("gpu_memory_fraction")
+        fraction = placed.runtime_gpu.get("gpu_memory_fraction")
         hpa = variant.autoscaling
         variants.append(
             serving.Variant(
                 name=variant.name,
                 replicas=variant.replicas,
-                resources=variant.resources.kubernetes(placement.gpu_resource),
-                affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
-                image=workload_checks.serving_tensorflow(variant)[0],
+                resources=variant.resources.kubernetes(placed.gpu_resource),
+                affinity=scheduling.node_group_affinity([g.name for g in placed.groups], extra),
+                image=placement.serving_tensorflow(variant)[0],
                 gpus=gpus,
-                gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
+                gpu_shared=bool(placed.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
                 hpa=(hpa.min_replicas, hpa.max_replicas, hpa.target_cpu_utilization) if hpa else None,
                 gpu_check=variant.gpu_check,

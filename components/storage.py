@@ -10,10 +10,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import iam_policies, kms
+from gpuplane.components import kms
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.network import Network
+from gpuplane.components.plan import iam_policies
 from gpuplane.manifests import storage as objects
 from gpuplane.manifests import versions
 

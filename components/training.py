@@ -13,38 +13,39 @@ from typing import Any
 
 import pulumi
 
-from gpuplane.components import kube_objects, workload_checks
+from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, QueueArgs
-from gpuplane.components.queue_plan import check_run
+from gpuplane.components.config.workloads import TrainingArgs
+from gpuplane.components.plan import placement
+from gpuplane.components.plan.placement import WorkloadContext
+from gpuplane.components.plan.training_queue import check_run
 from gpuplane.components.serving import check_restricted, s3_access
-from gpuplane.components.workload_args import TrainingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import model_import, queue, scheduling, training, versions
 
 
 def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Training:
     """Resolve `args` against the platform (placement, GPU settings); FieldError/ValueError if it cannot run."""
-    workload_checks.check_uid(context)
-    workload_checks.check_training(args, context)
+    placement.check_uid(context)
+    placement.check_training(args, context)
     roles = []
     for name, role in args.roles():
-        placement = workload_checks.role_placement(args, name, role, context)
+        placed = placement.role_placement(args, name, role, context)
         gpus = role.resources.gpus
-        extra = workload_checks.image_requirements(
+        extra = placement.image_requirements(
             gpus=gpus,
             cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
             min_compute_capability=args.min_compute_capability,
         )
-        fraction = placement.runtime_gpu.get("gpu_memory_fraction")
+        fraction = placed.runtime_gpu.get("gpu_memory_fraction")
         roles.append(
             training.Role(
                 name=name,
                 count=role.replicas,
-                resources=role.resources.kubernetes(placement.gpu_resource),
-                affinity=scheduling.node_group_affinity([g.name for g in placement.groups], extra),
+                resources=role.resources.kubernetes(placed.gpu_resource),
+                affinity=scheduling.node_group_affinity([g.name for g in placed.groups], extra),
                 gpus=gpus,
-                gpu_shared=bool(placement.runtime_gpu.get("gpu_shared")),
+                gpu_shared=bool(placed.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
             )
         )
@@ -73,7 +74,7 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         namespace=context.namespace,
         strategy=args.strategy,
         # One image for every role of the run (the ps too): the tasks never mix TensorFlow versions.
-        image=workload_checks.training_tensorflow(args)[0],
+        image=placement.training_tensorflow(args)[0],
         command=tuple(args.command),
         roles=tuple(roles),
         uid=context.uid,

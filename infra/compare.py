@@ -88,10 +88,10 @@ class Variant:
 def serving_variants(platform: PlatformArgs) -> list[Variant]:
     """Every serving variant of the stack, with the node groups it is placed on.
 
-    The placement is the one `gpuplane render` checks (components/workload_checks.py), so the report's
+    The placement is the one `gpuplane render` checks (components/plan/placement.py), so the report's
     machine facts name the groups a variant really runs on.
     """
-    from gpuplane.components.workload_checks import WorkloadContext, variant_placement  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext, variant_placement  # noqa: PLC0415
 
     context = WorkloadContext.of(platform)
     found: list[Variant] = []
@@ -195,10 +195,10 @@ def parse_request(
 def check_fits(platform: PlatformArgs, cpu: str, memory: str) -> str:
     """The node group the client Job can run on; CompareError naming the largest node otherwise.
 
-    The same check as every workload's (components/workload_checks.py: allocatable after kubelet and
+    The same check as every workload's (components/plan/placement.py: allocatable after kubelet and
     system DaemonSet reservations): the client needs no GPU, so it goes to an untainted CPU group.
     """
-    from gpuplane.components.workload_checks import place  # noqa: PLC0415
+    from gpuplane.components.plan.placement import place  # noqa: PLC0415
     from gpuplane.manifests import scheduling  # noqa: PLC0415
 
     try:

@@ -12,16 +12,17 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from gpuplane.components import addons, partition
-from gpuplane.components.args_base import FieldErrors
 from gpuplane.components.config import FieldError, PlatformArgs
+from gpuplane.components.config.base import FieldErrors
+from gpuplane.components.facts import partition
+from gpuplane.components.plan import addons, cross_checks
 from gpuplane.infra import limits, stackyaml
 
 NAMESPACE = "gpuplane"
@@ -251,6 +252,11 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
     except ValidationError as exc:
         lines = [*format_errors(exc), *cross_field_problems(ours, exc)]
         problems.extend(line for line in lines if not any(line.startswith(f"{r}") for r in reported))
+    if platform is not None:
+        problems += [
+            f"{NAMESPACE}:{_key_path(e.field.split('.'))}: {e.message}"
+            for e in cross_checks.platform_problems(platform)
+        ]
     if platform is not None and isinstance(region, str):
         azs = platform.network.availability_zones or []
         wrong = [az for az in azs if az[:-1] != region]
@@ -438,7 +444,7 @@ def _owning_model(loc: list[str | int]) -> tuple[tuple[str | int, ...], type[Bas
     return best
 
 
-def _key_path(loc: list[str | int]) -> str:
+def _key_path(loc: Sequence[str | int]) -> str:
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))

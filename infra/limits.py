@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuplane.components import names, partition
 from gpuplane.components.config import PlatformArgs
-from gpuplane.components.node_template import autoscaler_tags
+from gpuplane.components.facts import partition
+from gpuplane.components.plan import names
+from gpuplane.components.plan.node_template import autoscaler_tags
 
 # No list or mapping in a stack config needs more entries than this; a bigger one is a mistake or an
 # attack, and pydantic would spend minutes on it.

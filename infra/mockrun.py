@@ -31,7 +31,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpuplane.components import partition
+from gpuplane.components.facts import partition
 from gpuplane.infra import sdk_imports
 
 ACCOUNT_ID = "123456789012"

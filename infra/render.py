@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpuplane.components import training
-from gpuplane.components.args_base import FieldError
+from gpuplane.components.config.base import FieldError
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,

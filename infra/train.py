@@ -56,10 +56,10 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     ValueError for an unknown name, a run id whose pod names would not fit (the config's name rules), or
     a run that no GPU group could hold whole at its maxSize.
     """
-    from gpuplane.components import names  # noqa: PLC0415
+    from gpuplane.components.config.workloads import check_run_id  # noqa: PLC0415
+    from gpuplane.components.plan import names  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
     from gpuplane.components.training import queued_run  # noqa: PLC0415
-    from gpuplane.components.workload_args import check_run_id  # noqa: PLC0415
-    from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
 
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
@@ -141,7 +141,7 @@ def plan(obj: dict[str, Any], queue_objects: list[dict[str, Any]] | None = None)
 
 def queue_objects(config: StackConfig) -> list[dict[str, Any]]:
     """The stack's queue objects (what `pulumi up` applies for the run to be admitted through)."""
-    from gpuplane.components.queue_plan import queue_spec  # noqa: PLC0415
+    from gpuplane.components.plan.training_queue import queue_spec  # noqa: PLC0415
     from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
 
     platform = config.platform

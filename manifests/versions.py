@@ -175,7 +175,7 @@ LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
 LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"
 LABEL_GPUPLANE_CUDA_DRIVER_MAJOR: Final = "gpuplane.io/cuda-driver-major"
 LABEL_CPU_PREFIX: Final = "gpuplane.io/cpu-"
-# The GPU's CUDA compute capability as major*10+minor (components/catalog.py), set by the group itself.
+# The GPU's CUDA compute capability as major*10+minor (components/facts/catalog.py), set by the group itself.
 LABEL_GPU_COMPUTE_CAPABILITY: Final = "gpuplane.io/gpu-compute-capability"
 LABEL_DEVICE_PLUGIN_CONFIG: Final = "nvidia.com/device-plugin.config"
 LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
@@ -383,7 +383,7 @@ ADDON_METRICS_SERVER: Final = "metrics-server"
 # Regions where an add-on is not offered, by region prefix. eksctl pkg/apis/eksctl.io/v1alpha5/
 # known_addons.go (4c3ca02, 2025-10-24; unchanged at 99984ad, 2026-08-21) excludes metrics-server in
 # cn-north-1, cn-northwest-1, us-gov-west-1, us-gov-east-1 and the ISO regions (which gpuplane refuses
-# anyway: components/partition.py). The AWS-managed add-ons are offered in every supported partition.
+# anyway: components/facts/partition.py). The AWS-managed add-ons are offered in every supported partition.
 # `gpuplane preflight` asks DescribeAddonVersions for the live answer in the stack's region.
 ADDON_UNAVAILABLE_REGION_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
     ADDON_METRICS_SERVER: ("cn-", "us-gov-", "us-iso", "eu-isoe-"),

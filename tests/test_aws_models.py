@@ -11,7 +11,9 @@ import re
 import botocore.session
 import pytest
 
-from gpuplane.components import catalog, config, node_template
+from gpuplane.components import config
+from gpuplane.components.facts import catalog
+from gpuplane.components.plan import node_template
 from gpuplane.manifests import versions
 
 SESSION = botocore.session.get_session()

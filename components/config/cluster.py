@@ -8,8 +8,8 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.components.config.common import LOG_RETENTION_DAYS, _check_cidr
+from gpuplane.components.config.base import FieldError, _Args
+from gpuplane.components.config.common import LOG_RETENTION_DAYS, check_cidr
 from gpuplane.manifests import versions
 
 LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -108,14 +108,14 @@ class ClusterArgs(_Args):
     @classmethod
     def _cidrs(cls, value: list[str]) -> list[str]:
         for cidr in value:
-            _check_cidr(cidr)
+            check_cidr(cidr)
         return value
 
     @field_validator("api_access_cidrs")
     @classmethod
     def _api_cidrs(cls, value: list[str] | None) -> list[str] | None:
         for cidr in value or []:
-            _check_cidr(cidr)
+            check_cidr(cidr)
         return value
 
     @field_validator("api_access_security_group_ids")
@@ -151,7 +151,7 @@ class ClusterArgs(_Args):
     @field_validator("service_ipv4_cidr")
     @classmethod
     def _service_cidr(cls, value: str) -> str:
-        net = ipaddress.IPv4Network(_check_cidr(value))
+        net = ipaddress.IPv4Network(check_cidr(value))
         private = [ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
         if not any(net.subnet_of(p) for p in private) or not 12 <= net.prefixlen <= 24:
             raise ValueError(

@@ -13,12 +13,24 @@ LOG_RETENTION_DAYS: Final = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 )  # fmt: skip
 
-_DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
-def _check_cidr(value: str) -> str:
+def check_cidr(value: str) -> str:
+    """`value` if it is an IPv4 network with its host bits zero; ValueError naming it otherwise."""
     try:
         ipaddress.IPv4Network(value, strict=True)
     except ValueError as exc:
         raise ValueError(f"'{value}' is not an IPv4 network in CIDR notation with host bits zero ({exc})") from exc
     return value
+
+
+_DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
+
+
+def duration_seconds(value: str) -> int:
+    """Seconds of a Go duration made of h/m/s parts (`1h30m`); ValueError otherwise."""
+    if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
+        raise ValueError(f"'{value}' is not a duration like 40m, 1h or 1h30m")
+    factor = {"h": 3600, "m": 60, "s": 1}
+    return sum(int(n) * factor[unit] for n, unit in _DURATION_RE.findall(value))

@@ -7,7 +7,7 @@ from typing import Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.config.base import FieldError, _Args
 
 _MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 

@@ -8,9 +8,9 @@ from typing import Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.components.config.common import LOG_RETENTION_DAYS, _check_cidr
-from gpuplane.components.network_plan import plan_subnets
+from gpuplane.components.config.base import FieldError, _Args
+from gpuplane.components.config.common import LOG_RETENTION_DAYS, check_cidr
+from gpuplane.components.facts.subnets import plan_subnets
 
 NatMode = Literal["single", "perAz"]
 # The most AZs any region has (us-east-1: six); also `azCount`'s upper bound.
@@ -67,7 +67,7 @@ class NetworkArgs(_Args):
     @field_validator("cidr")
     @classmethod
     def _cidr(cls, value: str) -> str:
-        _check_cidr(value)
+        check_cidr(value)
         prefix = ipaddress.IPv4Network(value).prefixlen
         if not 16 <= prefix <= 24:
             raise ValueError(f"'{value}' has prefix /{prefix}; AWS VPCs allow /16 to /24")

@@ -7,10 +7,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components import catalog
-from gpuplane.components.args_base import FieldError, _Args
+from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import Profile
 from gpuplane.components.config.gpu import GpuSharingArgs
+from gpuplane.components.facts import catalog
 from gpuplane.manifests import versions
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
@@ -280,5 +280,6 @@ def default_node_groups(profile: Profile) -> list[NodeGroupArgs]:
     ]
 
 
-def _blocks_scheduling(group: NodeGroupArgs) -> bool:
+def blocks_scheduling(group: NodeGroupArgs) -> bool:
+    """Whether a taint keeps pods without a toleration (system pods) off the group."""
     return any(t.effect in ("NoSchedule", "NoExecute") for t in group.all_taints)

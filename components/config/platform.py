@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from gpuplane.components import queue_plan, workload_checks
-from gpuplane.components.args_base import FieldError, FieldErrors, _Args, raise_all
+from gpuplane.components.config.base import _Args
 from gpuplane.components.config.cluster import ClusterArgs
-from gpuplane.components.config.common import _DNS_LABEL_RE, Profile
+from gpuplane.components.config.common import DNS_LABEL_RE, Profile, duration_seconds
 from gpuplane.components.config.network import NetworkArgs
-from gpuplane.components.config.node_groups import NodeGroupArgs, _blocks_scheduling, default_node_groups
+from gpuplane.components.config.node_groups import NodeGroupArgs, blocks_scheduling, default_node_groups
 from gpuplane.components.config.queue import QueueArgs
-from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, StorageArgs, dynamic_access_point_path_length
-from gpuplane.components.workload_args import ServingArgs, TrainingArgs
-from gpuplane.components.workload_checks import WorkloadContext
+from gpuplane.components.config.storage import StorageArgs
+from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
 from gpuplane.manifests import versions
 
 
@@ -37,8 +33,7 @@ class AutoscalerArgs(_Args):
     @field_validator("scale_down_unneeded_time")
     @classmethod
     def _duration(cls, value: str) -> str:
-        if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
-            raise ValueError(f"'{value}' is not a duration like 10m, 1h or 1h30m")
+        duration_seconds(value)  # ValueError naming the value and the form allowed
         return value
 
 
@@ -145,7 +140,7 @@ class PlatformArgs(_Args):
     @field_validator("workload_namespace")
     @classmethod
     def _namespace(cls, value: str) -> str:
-        if not _DNS_LABEL_RE.fullmatch(value) or value.startswith("kube-"):
+        if not DNS_LABEL_RE.fullmatch(value) or value.startswith("kube-"):
             raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
         return value
 
@@ -167,91 +162,12 @@ class PlatformArgs(_Args):
         return value
 
     @model_validator(mode="after")
-    def _whole(self) -> PlatformArgs:
-        # Every problem of the whole at once (each check below is independent of the others' outcome).
+    def _default_groups(self) -> PlatformArgs:
+        # The profile's groups when none are given; the checks across sections (group names, system capacity,
+        # prod safety, workloads, queue) live in `components.plan.cross_checks`, which takes these args.
         if self.node_groups is None:
             self.node_groups = default_node_groups(self.profile)
-        problems: list[FieldError] = []
-        names = [g.name for g in self.node_groups]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            problems.append(
-                FieldError("nodeGroups", f"group name(s) {dupes} used more than once; names must be unique")
-            )
-        if not any(not _blocks_scheduling(g) for g in self.node_groups):
-            problems.append(
-                FieldError(
-                    "nodeGroups",
-                    "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
-                )
-            )
-        else:
-            problems += _collect(self._check_cluster_services_capacity)
-        problems += _collect(self._check_dynamic_paths)
-        if self.profile == "prod" and self.cluster.endpoint_public_access:
-            # A set of CIDRs that together cover the whole address space (0.0.0.0/1 + 128.0.0.0/1) is as
-            # open as a literal /0.
-            networks = [ipaddress.IPv4Network(c) for c in self.cluster.public_access_cidrs]
-            everything = ipaddress.IPv4Network("0.0.0.0/0")
-            covered = everything in ipaddress.collapse_addresses(networks)
-            open_cidrs = self.cluster.public_access_cidrs if covered else []
-            if open_cidrs:
-                problems.append(
-                    FieldError(
-                        "cluster.publicAccessCidrs",
-                        f"{open_cidrs} opens the prod API endpoint to the whole internet; list specific CIDRs or "
-                        "set cluster.endpointPublicAccess: false",
-                    )
-                )
-        storage = self.storage
-        if (
-            self.profile == "prod"
-            and storage.enabled
-            and not (storage.protect and storage.retain_on_delete)
-            and not storage.allow_data_loss_on_prod
-        ):
-            off = [k for k, v in (("protect", storage.protect), ("retainOnDelete", storage.retain_on_delete)) if not v]
-            problems.append(
-                FieldError(
-                    f"storage.{off[0]}",
-                    f"{', '.join(off)} switched off on a prod stack would let `pulumi destroy` delete the shared "
-                    "data; keep it on, or set storage.allowDataLossOnProd: true to say you mean it",
-                )
-            )
-        vpc = ipaddress.IPv4Network(self.network.cidr)
-        services = ipaddress.IPv4Network(self.cluster.service_ipv4_cidr)
-        if vpc.overlaps(services):
-            problems.append(
-                FieldError(
-                    "cluster.serviceIpv4Cidr",
-                    f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
-                )
-            )
-        problems += workload_checks.workload_problems(WorkloadContext.of(self), self.serving, self.training)
-        problems += _collect(lambda: queue_plan.check_queue(WorkloadContext.of(self), self.queue, self.training))
-        raise_all(problems)
         return self
-
-    def _check_cluster_services_capacity(self) -> None:
-        """Cluster services (coredns, the EFS controller, the autoscaler) run on untainted groups only.
-
-        They wait for those groups (never for GPU groups), so at least one must start with a node.
-        """
-        untainted = [g for g in self.resolved_node_groups if not _blocks_scheduling(g)]
-        if not self.system_node_groups:
-            raise FieldError(
-                "nodeGroups",
-                f"no untainted CPU group (untainted: {[g.name for g in untainted]}); cluster services (coredns, the "
-                "EFS controller, the autoscaler) wait for untainted CPU groups only, never for GPU nodes: add one",
-            )
-        if all(g.min_size == 0 for g in self.system_node_groups):
-            names = ", ".join(g.name for g in self.system_node_groups)
-            raise FieldError(
-                "nodeGroups",
-                f"every untainted CPU group ({names}) has minSize 0: coredns, the EFS controller and the autoscaler "
-                "would have no node to run on (the autoscaler cannot scale up without running itself); "
-                "give one of them minSize >= 1",
-            )
 
     @property
     def resolved_api_access_cidrs(self) -> list[str]:
@@ -267,37 +183,10 @@ class PlatformArgs(_Args):
     @property
     def system_node_groups(self) -> list[NodeGroupArgs]:
         """Untainted CPU groups: where cluster services run, and the only groups they wait for."""
-        return [g for g in self.resolved_node_groups if g.kind == "cpu" and not _blocks_scheduling(g)]
-
-    def _check_dynamic_paths(self) -> None:
-        """The access point paths the CSI driver will make for our dynamic claims must fit the EFS limit."""
-        storage = self.storage
-        if not storage.enabled:
-            return
-        claims = [v.name for v in storage.volumes if v.provisioning == "dynamic"] or ["x"]
-        for claim in claims:
-            length = dynamic_access_point_path_length(storage.base_path, self.workload_namespace, claim)
-            if length > EFS_PATH_MAX_CHARS:
-                raise FieldError(
-                    "storage.basePath",
-                    f"'{storage.base_path}' makes the access point path of claim '{claim}' in namespace "
-                    f"'{self.workload_namespace}' {length} characters (basePath/namespace/claim-<uuid>); EFS allows "
-                    f"{EFS_PATH_MAX_CHARS}: shorten basePath, the namespace or the volume name",
-                )
+        return [g for g in self.resolved_node_groups if g.kind == "cpu" and not blocks_scheduling(g)]
 
     @property
     def resolved_node_groups(self) -> list[NodeGroupArgs]:
         """Node groups after defaults (never None once validated)."""
         assert self.node_groups is not None  # set by _whole
         return self.node_groups
-
-
-def _collect(check: Callable[[], None]) -> list[FieldError]:
-    """The FieldError(s) a check raises, as a list."""
-    try:
-        check()
-    except FieldErrors as exc:
-        return exc.errors
-    except FieldError as exc:
-        return [exc]
-    return []

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import Field, field_validator
 
-from gpuplane.components.args_base import _Args
-from gpuplane.components.queue_plan import MIN_PODS_READY_SECONDS, duration_seconds
+from gpuplane.components.config.base import _Args
+from gpuplane.components.config.common import duration_seconds
+
+# A GPU node scaled from zero: EC2 launch and join (3-5 min), the device plugin registering the GPUs (about
+# 1 min), pulling the TensorFlow GPU image (several GB: minutes more). Below this the queue would evict every
+# run that had to wait for a GPU node, however healthy.
+MIN_PODS_READY_SECONDS: Final = 10 * 60
 
 
 class QueueArgs(_Args):

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import pulumi
 
-from gpuplane.components.cluster import Cluster
-from gpuplane.components.config import ClusterArgs, NetworkArgs, NodeGroupArgs
-from gpuplane.components.network import Network
-from gpuplane.components.node_group import NodeGroup
+from gpuplane import Cluster, ClusterArgs, Network, NetworkArgs, NodeGroup, NodeGroupArgs
 
 config = pulumi.Config()
 region = pulumi.Config("aws").get("region") or "us-east-1"

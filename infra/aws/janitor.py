@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import botocore.exceptions
 
-from gpuplane.components import teardown
+from gpuplane.components.destroy import teardown
 from gpuplane.infra.aws.session import AwsError, client, explain
 from gpuplane.infra.config import StackConfig
 

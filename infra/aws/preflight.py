@@ -20,9 +20,9 @@ from typing import Any, Final, Literal
 import boto3
 import botocore.exceptions
 
-from gpuplane.components import addons
-from gpuplane.components.catalog import lookup
 from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.facts.catalog import lookup
+from gpuplane.components.plan import addons
 from gpuplane.infra.aws.session import AwsError, caller_identity, client, explain
 from gpuplane.infra.config import StackConfig
 from gpuplane.manifests import versions

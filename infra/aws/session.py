@@ -13,7 +13,7 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from gpuplane.components.teardown import RETRY_CONFIG
+from gpuplane.components.destroy.teardown import RETRY_CONFIG
 
 __all__ = [
     "RETRY_CONFIG",

@@ -18,7 +18,7 @@ from typing import Any, Final
 import boto3
 import botocore.exceptions
 
-from gpuplane.components import partition
+from gpuplane.components.facts import partition
 from gpuplane.infra.aws.session import explain
 
 TOKEN_PREFIX: Final = "k8s-aws-v1."

@@ -27,15 +27,15 @@ if TYPE_CHECKING:
         StorageArgs,
         VolumeArgs,
     )
+    from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
     from gpuplane.components.gpu import GpuEnablement
     from gpuplane.components.network import Network
     from gpuplane.components.node_group import NodeGroup
+    from gpuplane.components.plan.placement import WorkloadContext
     from gpuplane.components.platform import Platform
     from gpuplane.components.serving import TfServing
     from gpuplane.components.storage import SharedStorage
     from gpuplane.components.training import TfTraining
-    from gpuplane.components.workload_args import ServingArgs, TrainingArgs
-    from gpuplane.components.workload_checks import WorkloadContext
     from gpuplane.components.workspace import Workspace
 
 # name -> module that defines it
@@ -57,9 +57,9 @@ _PUBLIC: dict[str, str] = {
     "AutoscalerArgs": "gpuplane.components.config",
     "TfServing": "gpuplane.components.serving",
     "TfTraining": "gpuplane.components.training",
-    "ServingArgs": "gpuplane.components.workload_args",
-    "TrainingArgs": "gpuplane.components.workload_args",
-    "WorkloadContext": "gpuplane.components.workload_checks",
+    "ServingArgs": "gpuplane.components.config.workloads",
+    "TrainingArgs": "gpuplane.components.config.workloads",
+    "WorkloadContext": "gpuplane.components.plan.placement",
 }
 
 __all__ = [

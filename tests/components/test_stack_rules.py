@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.components.config import dynamic_access_point_path_length
+from gpuplane.components.config.storage import dynamic_access_point_path_length
 from gpuplane.infra import config
 from tests.conftest import DEV_CLUSTER
 

@@ -94,17 +94,20 @@ def test_compute_capability_the_best_group_has_passes(tmp_path):
 
 
 def test_best_group_is_named_first():
+    """A program building the args by hand gets the checks across sections from the plan layer (and Platform)."""
     from gpuplane.components.config import PlatformArgs  # noqa: PLC0415
+    from gpuplane.components.plan.cross_checks import check_platform  # noqa: PLC0415
 
     groups = [*G5, {"name": "t4", "kind": "gpu", "instanceTypes": ["g4dn.xlarge"], "minSize": 0}]
+    args = PlatformArgs.model_validate(
+        {
+            "cluster": {"publicAccessCidrs": ["198.51.100.7/32"]},
+            "nodeGroups": groups,
+            "serving": [serving(variant(GPU, minComputeCapability="9.0"))],
+        }
+    )
     with pytest.raises(ValueError, match=r"groups have 8\.6 \(gpu\), 7\.5 \(t4\)"):
-        PlatformArgs.model_validate(
-            {
-                "cluster": {"publicAccessCidrs": ["198.51.100.7/32"]},
-                "nodeGroups": groups,
-                "serving": [serving(variant(GPU, minComputeCapability="9.0"))],
-            }
-        )
+        check_platform(args)
 
 
 def test_training_compute_capability_is_the_workloads_key_said_once(tmp_path):
@@ -208,11 +211,11 @@ def test_platform_problems_and_workload_problems_come_together(tmp_path):
 
 
 def test_a_direct_caller_gets_every_problem_in_one_error():
-    from gpuplane.components.args_base import FieldErrors  # noqa: PLC0415
     from gpuplane.components.config import PlatformArgs  # noqa: PLC0415
+    from gpuplane.components.config.base import FieldErrors  # noqa: PLC0415
+    from gpuplane.components.config.workloads import ServingArgs  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
     from gpuplane.components.serving import serving_spec  # noqa: PLC0415
-    from gpuplane.components.workload_args import ServingArgs  # noqa: PLC0415
-    from gpuplane.components.workload_checks import WorkloadContext  # noqa: PLC0415
 
     platform = PlatformArgs.model_validate({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}, "nodeGroups": G5})
     args = ServingArgs.model_validate(serving(variant(GPU, nodeGroups=["gpus"]), model={"name": "r", "volume": "w"}))
@@ -484,7 +487,7 @@ def test_the_efs_path_pattern_applies_to_the_whole_path(tmp_path, storage, key):
 
 
 def test_the_partition_region_pattern_applies_to_the_whole_region():
-    from gpuplane.components import partition  # noqa: PLC0415
+    from gpuplane.components.facts import partition  # noqa: PLC0415
 
     assert partition.of_region("us-west-2").id == "aws"
     assert partition.of_region("us-west-99").id == "aws"  # not listed, matched by the regex as a whole
@@ -536,8 +539,8 @@ def _models(model: Any, seen: set[Any]) -> list[Any]:
 def test_every_number_field_of_the_whole_config_refuses_a_boolean():
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from gpuplane.components.args_base import _wants_number  # noqa: PLC0415
     from gpuplane.components.config import PlatformArgs  # noqa: PLC0415
+    from gpuplane.components.config.base import _wants_number  # noqa: PLC0415
 
     checked = []
     for model in _models(PlatformArgs, set()):

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpuplane.components.kubeconfig import build_kubeconfig
+from gpuplane.components.plan.kubeconfig import build_kubeconfig
 from gpuplane.infra.aws.session import caller_identity, stack_session
 from gpuplane.infra.cli import app
 

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpuplane.components import addons
+from gpuplane.components.plan import addons
 from gpuplane.components.platform import Platform
 from gpuplane.infra import config, mockrun
 from gpuplane.infra.aws import preflight

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 from typer.testing import CliRunner
 
-from gpuplane.components import teardown
+from gpuplane.components.destroy import teardown
 from gpuplane.infra import config
 from gpuplane.infra.aws import janitor
 from gpuplane.infra.aws.session import AwsError

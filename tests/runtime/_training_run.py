@@ -13,11 +13,9 @@ namespace), `JOB_COMPLETION_INDEX` and hostname. What a test must change to run 
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
-import signal
-import socket
-import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +25,15 @@ from typing import Any
 
 from gpuplane.manifests import tf_runtime
 from tests.runtime._support import HELPER, base_env, parse_lines, run_helper
+
+# The process loop the training benchmark uses too (benchmarks/ is a folder of scripts, not a package).
+_spec = importlib.util.spec_from_file_location(
+    "benchmarks_procs", Path(__file__).resolve().parents[2] / "benchmarks" / "_procs.py"
+)
+assert _spec is not None and _spec.loader is not None
+_procs = sys.modules.setdefault("benchmarks_procs", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(_procs)  # registered first: its dataclasses look their module up
+free_ports = _procs.free_ports
 
 _SUFFIX = {"m": Decimal("0.001"), "k": Decimal(1000), "M": Decimal(10**6), "G": Decimal(10**9),
            "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30), "Ti": Decimal(2**40)}  # fmt: skip
@@ -99,17 +106,6 @@ def tasks(jobset: Mapping[str, Any]) -> list[Task]:
     return out
 
 
-def free_ports(count: int) -> list[int]:
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def local_argv(task: Task, volumes: Mapping[str, Path], python: Path) -> list[str]:
     """The container's command with the helper, `python` and the volume paths mapped onto this machine."""
     argv = list(task.command)
@@ -144,20 +140,14 @@ def local_tf_config(views: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
 
 @dataclass
 class Cluster:
-    """The started processes of one run."""
+    """The started processes of one run, looked up by role and index (`benchmarks/_procs.py` runs them)."""
 
-    procs: list[tuple[Task, subprocess.Popen[bytes], Path]]
+    tasks: list[Task]
+    procs: Any  # _procs.Procs (loaded by path)
 
     def wait(self, roles: Sequence[str], timeout: float) -> bool:
         """Wait until every task of `roles` has exited; False when `timeout` seconds pass first."""
-        deadline = time.monotonic() + timeout
-        for task, proc, _ in self.procs:
-            if task.role in roles:
-                try:
-                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    return False
-        return True
+        return bool(self.procs.wait([label(t) for t in self.tasks if t.role in roles], timeout))
 
     def wait_for_line(self, role: str, prefix: str, timeout: float) -> bool:
         """Wait until task 0 of `role` prints a line starting with `prefix`; False after `timeout` s or its exit."""
@@ -171,28 +161,23 @@ class Cluster:
         return False
 
     def log(self, role: str, index: int = 0) -> str:
-        for task, _, path in self.procs:
-            if (task.role, task.index) == (role, index):
-                return path.read_text(errors="replace")
-        raise KeyError((role, index))
+        return str(self.procs.log(f"{role}-{index}"))
 
     def exit_code(self, role: str, index: int = 0) -> int | None:
-        for task, proc, _ in self.procs:
-            if (task.role, task.index) == (role, index):
-                return proc.poll()
-        raise KeyError((role, index))
+        code: int | None = self.procs.exit_code(f"{role}-{index}")
+        return code
 
     def logs(self) -> str:
         """The tail of every task's output, for failure messages."""
-        return "\n".join(f"--- {t.role}-{t.index}:\n{p.read_text(errors='replace')[-1500:]}" for t, _, p in self.procs)
+        return "\n".join(f"--- {label(t)}:\n{self.procs.log(label(t))[-1500:]}" for t in self.tasks)
 
     def stop(self) -> None:
         """Kill every process group of the run (the helper execs, so the group is the task's)."""
-        for _, proc, _ in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-        for _, proc, _ in self.procs:
-            proc.wait()
+        self.procs.stop()
+
+
+def label(task: Task) -> str:
+    return f"{task.role}-{task.index}"
 
 
 def start(
@@ -203,19 +188,10 @@ def start(
     extra_env: Mapping[str, str] | None = None,
 ) -> Cluster:
     """Start every task through the helper with its rendered env, its local TF_CONFIG and `extra_env`."""
-    logs.mkdir(parents=True, exist_ok=True)
     configs = local_tf_config([helper_view(t) for t in run_tasks])
-    procs = []
-    try:
-        for task, tf_config in zip(run_tasks, configs, strict=True):
-            task.tf_config = tf_config
-            env = base_env(**task.env, TF_CONFIG=json.dumps(tf_config), TF_CPP_MIN_LOG_LEVEL="2", **(extra_env or {}))
-            log = logs / f"{task.role}-{task.index}.log"
-            with log.open("wb") as out:
-                argv = local_argv(task, volumes, python)
-                proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-            procs.append((task, proc, log))
-    except BaseException:
-        Cluster(procs).stop()
-        raise
-    return Cluster(procs)
+    specs = []
+    for task, tf_config in zip(run_tasks, configs, strict=True):
+        task.tf_config = tf_config
+        env = base_env(**task.env, TF_CONFIG=json.dumps(tf_config), TF_CPP_MIN_LOG_LEVEL="2", **(extra_env or {}))
+        specs.append(_procs.Spec(label(task), local_argv(task, volumes, python), env))
+    return Cluster(list(run_tasks), _procs.start(specs, logs))

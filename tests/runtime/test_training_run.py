@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from gpuplane.components.config.workloads import TrainingArgs
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.training import training_spec
-from gpuplane.components.workload_args import TrainingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import train
 from gpuplane.manifests import tf_runtime, training

@@ -10,9 +10,9 @@ import kubernetes_validate
 import pytest
 
 from gpuplane.components.config import PlatformArgs
+from gpuplane.components.config.workloads import TrainingArgs
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.training import run_manifests, training_spec
-from gpuplane.components.workload_args import TrainingArgs
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.infra import config, render
 from gpuplane.manifests import pod_security, training, versions
 from tests.conftest import DEV_CLUSTER

@@ -23,22 +23,17 @@ The limits and where they come from:
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from gpuplane.components import partition
-from gpuplane.components.args_base import FieldError
+from gpuplane.components.config.base import FieldError
+from gpuplane.components.facts import partition
+from gpuplane.components.facts.name_limits import DNS1035_LABEL_MAX, LABEL_VALUE_MAX
 
 if TYPE_CHECKING:
-    from gpuplane.components.workload_args import ServingArgs, TrainingArgs
+    from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
 
-# Kubernetes name limits (k8s.io/apimachinery/pkg/util/validation).
-DNS1035_LABEL_MAX: Final = 63
-LABEL_VALUE_MAX: Final = 63
-# A DNS-1035 label: what a Service name, a JobSet name and a workload name must be on its own.
-DNS1035_LABEL_RE: Final = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 # JobSet's webhook adds this to the longest pod name (5 random characters after a dash).
 JOBSET_POD_SUFFIX: Final = "-abcde"
 # Pulumi auto-naming appends "-" and 7 random characters to a resource's logical name.

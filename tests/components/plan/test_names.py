@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from gpuplane.components import names
 from gpuplane.components.config import PlatformArgs
+from gpuplane.components.plan import names
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.training import training_spec
-from gpuplane.components.workload_checks import WorkloadContext
 from gpuplane.manifests import training
 from tests.infra.test_workload_front_door import SERVING, TRAINING
 

@@ -18,15 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.components import catalog, gpu_plan, names
-from gpuplane.components.args_base import FieldError, raise_all
-from gpuplane.components.workload_args import compute_capability
+from gpuplane.components.config.base import FieldError, raise_all
+from gpuplane.components.config.workloads import compute_capability
+from gpuplane.components.facts import catalog
+from gpuplane.components.plan import gpu_nodes, names
 from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, PlatformArgs
-    from gpuplane.components.workload_args import (
+    from gpuplane.components.config.workloads import (
         ResourcesArgs,
         RoleArgs,
         ServingArgs,
@@ -75,7 +76,7 @@ def allocatable(group: NodeGroupArgs) -> Allocatable:
         entry = catalog.lookup(name)
         memory = entry.memory_mib * MIB - (11 * max_pods(entry.vcpus) + 255) * MIB - EVICTION_MEMORY_BYTES
         cpu = entry.vcpus * 1000 - reserved_cpu_millis(entry.vcpus) - DAEMONSET_CPU_MILLIS
-        units = gpu_plan.allocatable_units(group) if group.kind == "gpu" else 0
+        units = gpu_nodes.allocatable_units(group) if group.kind == "gpu" else 0
         nodes.append(Allocatable(name, cpu, memory - DAEMONSET_MEMORY_BYTES, units))
     return min(nodes, key=lambda a: (a.cpu_millis, a.memory_bytes))
 
@@ -158,8 +159,8 @@ def _needs(
             _Need(
                 "image",
                 f"an NVIDIA driver >= {driver} (the image's CUDA {cuda_major})",
-                lambda g: gpu_plan.driver_major(g) >= driver,
-                lambda g: (gpu_plan.driver_major(g), f"driver {gpu_plan.driver_major(g)}"),
+                lambda g: gpu_nodes.driver_major(g) >= driver,
+                lambda g: (gpu_nodes.driver_major(g), f"driver {gpu_nodes.driver_major(g)}"),
             )
         )
     if gpus and min_compute_capability is not None:
@@ -275,8 +276,8 @@ def _fit(what: str, candidates: Sequence[NodeGroupArgs], *, cpu_millis: int, mem
             "(after kubelet and system DaemonSet reservations)",
         )
     if gpus:
-        resources = {gpu_plan.gpu_resource_name(g) for g in fits}
-        settings = [gpu_plan.runtime_gpu_settings(g) for g in fits]
+        resources = {gpu_nodes.gpu_resource_name(g) for g in fits}
+        settings = [gpu_nodes.runtime_gpu_settings(g) for g in fits]
         if len(resources) > 1 or any(s != settings[0] for s in settings):
             raise PlacementError(
                 "nodeGroups",
@@ -546,10 +547,10 @@ def check_uid(context: WorkloadContext) -> None:
 def workload_problems(
     context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]
 ) -> list[FieldError]:
-    """Every workload cross-check of a platform, every problem (PlatformArgs' validator reports them all).
+    """Every workload cross-check of a platform, every problem (`cross_checks.platform_problems` reports them).
 
-    It receives the facts instead of the platform args, so this module never imports the config that
-    calls it (config -> workload_checks -> gpu_plan would otherwise loop back to config).
+    It receives the facts (`WorkloadContext`) instead of the platform args, so a component that has only a
+    context (TfServing, TfTraining added to a running platform) runs the same checks.
     """
     if not serving and not training:
         return []

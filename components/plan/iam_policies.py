@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpuplane.components.partition import Partition
+    from gpuplane.components.facts.partition import Partition
 
 
 def _document(*statements: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@ import itertools
 
 import pytest
 
-from gpuplane.components.network_plan import plan_subnets
+from gpuplane.components.facts.subnets import plan_subnets
 
 
 @pytest.mark.parametrize("azs", [["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d", "e", "f"]])

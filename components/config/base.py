@@ -1,7 +1,7 @@
 """The base of every args class and the error that names one field: shared by config and workload args.
 
-Why its own module: `components.config` (platform args) and `components.workload_args` (serving and
-training args) both build on it, and the platform args hold the workload args, so neither can own it.
+Why its own module: the platform args (`config.platform`) and the workload args (`config.workloads`, serving
+and training) both build on it, and the platform args hold the workload args, so neither can own it.
 """
 
 from __future__ import annotations

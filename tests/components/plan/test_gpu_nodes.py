@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.components import gpu_plan
 from gpuplane.components.config import NodeGroupArgs
-from gpuplane.components.node_template import autoscaler_tags
+from gpuplane.components.plan import gpu_nodes
+from gpuplane.components.plan.node_template import autoscaler_tags
 from gpuplane.manifests import tf_runtime
 
 CA = "k8s.io/cluster-autoscaler/node-template"
@@ -46,30 +46,30 @@ def gpu(name: str = "gpu", types: tuple[str, ...] = ("g5.xlarge",), **kw) -> Nod
     ],
 )
 def test_units_and_memory_per_unit(group, units, memory, fraction, resource):
-    assert gpu_plan.allocatable_units(group) == units
-    assert gpu_plan.memory_per_unit_mib(group) == memory
-    assert gpu_plan.memory_fraction(group) == fraction
-    assert gpu_plan.gpu_resource_name(group) == resource
+    assert gpu_nodes.allocatable_units(group) == units
+    assert gpu_nodes.memory_per_unit_mib(group) == memory
+    assert gpu_nodes.memory_fraction(group) == fraction
+    assert gpu_nodes.gpu_resource_name(group) == resource
     assert autoscaler_tags(group, "c")[f"{CA}/resources/{resource}"] == str(units)
 
 
 def test_device_plugin_config_per_sharing_mode():
-    assert gpu_plan.device_plugin_config(gpu()) == {"version": "v1", "flags": {"migStrategy": "none"}}
-    ts = gpu_plan.device_plugin_config(gpu(sharing={"timeSlicing": {"replicas": 4}}))
+    assert gpu_nodes.device_plugin_config(gpu()) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    ts = gpu_nodes.device_plugin_config(gpu(sharing={"timeSlicing": {"replicas": 4}}))
     assert ts["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
     assert ts["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is True
-    mps = gpu_plan.device_plugin_config(gpu(sharing={"mps": {"replicas": 2}}))
+    mps = gpu_nodes.device_plugin_config(gpu(sharing={"mps": {"replicas": 2}}))
     assert mps["sharing"] == {
         "mps": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}
     }
     mig = gpu(
         types=("p4d.24xlarge",), driver="operator", sharing={"mig": {"profile": "all-2g.10gb", "strategy": "mixed"}}
     )
-    assert gpu_plan.device_plugin_config(mig) == {"version": "v1", "flags": {"migStrategy": "mixed"}}
+    assert gpu_nodes.device_plugin_config(mig) == {"version": "v1", "flags": {"migStrategy": "mixed"}}
 
 
 def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
-    labels = gpu_plan.node_labels(gpu(sharing={"timeSlicing": {"replicas": 4}}), gpu_operator=False)
+    labels = gpu_nodes.node_labels(gpu(sharing={"timeSlicing": {"replicas": 4}}), gpu_operator=False)
     assert labels["nvidia.com/device-plugin.config"] == "gpu"
     assert labels["gpuplane.io/device-plugin"] == "true"
     assert labels["nvidia.com/gpu.present"] == "true"
@@ -78,7 +78,7 @@ def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
     assert labels["gpuplane.io/gpu-memory-fraction"] == "0.25"
     assert labels["gpuplane.io/cuda-driver-major"] == "580"
     cpu = NodeGroupArgs(name="system", instance_types=["m6i.large"], labels={"team": "ml"})
-    assert gpu_plan.node_labels(cpu, gpu_operator=False) == {
+    assert gpu_nodes.node_labels(cpu, gpu_operator=False) == {
         "gpuplane.io/node-group": "system",
         "gpuplane.io/cpu-avx": "true",
         "gpuplane.io/cpu-avx2": "true",
@@ -98,18 +98,18 @@ def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
 )
 def test_cpu_feature_labels_are_what_every_instance_type_has(types, expected):
     kind = "gpu" if types[0].startswith("g5") else "cpu"
-    labels = gpu_plan.node_labels(NodeGroupArgs(name="grp", kind=kind, instance_types=types), gpu_operator=False)
+    labels = gpu_nodes.node_labels(NodeGroupArgs(name="grp", kind=kind, instance_types=types), gpu_operator=False)
     assert {k.removeprefix("gpuplane.io/cpu-") for k in labels if k.startswith("gpuplane.io/cpu-")} == expected
 
 
 def test_bottlerocket_runs_its_own_plugin():
     rocket = gpu(amiType="BOTTLEROCKET_x86_64_NVIDIA")
-    labels = gpu_plan.node_labels(rocket, gpu_operator=False)
+    labels = gpu_nodes.node_labels(rocket, gpu_operator=False)
     assert "gpuplane.io/device-plugin" not in labels and "nvidia.com/device-plugin.config" not in labels
-    plan = gpu_plan.GpuPlan((rocket,))
+    plan = gpu_nodes.GpuPlan((rocket,))
     assert not plan.standalone_plugin and not plan.operator
-    assert gpu_plan.node_labels(rocket, gpu_operator=True)["nvidia.com/gpu.deploy.operands"] == "false"
-    mixed = gpu_plan.GpuPlan((rocket, gpu(name="al")))
+    assert gpu_nodes.node_labels(rocket, gpu_operator=True)["nvidia.com/gpu.deploy.operands"] == "false"
+    mixed = gpu_nodes.GpuPlan((rocket, gpu(name="al")))
     assert mixed.standalone_plugin
     assert set(mixed.plugin_configs()) == {"default", "al"}
 
@@ -117,28 +117,28 @@ def test_bottlerocket_runs_its_own_plugin():
 def test_operator_mode_does_not_fight_the_ami():
     ami_group = gpu(name="ami")
     operated = gpu(name="op", types=("p4d.24xlarge",), driver="operator")
-    plan = gpu_plan.GpuPlan((ami_group, operated))
+    plan = gpu_nodes.GpuPlan((ami_group, operated))
     assert plan.operator and not plan.standalone_plugin
     for group in (ami_group, operated):
-        labels = gpu_plan.node_labels(group, gpu_operator=True)
+        labels = gpu_nodes.node_labels(group, gpu_operator=True)
         assert labels["nvidia.com/gpu.deploy.driver"] == "false"
         assert labels["nvidia.com/gpu.deploy.container-toolkit"] == "false"
         assert "gpuplane.io/device-plugin" not in labels
-    assert gpu_plan.driver_major(operated) == 580
-    assert gpu_plan.node_labels(ami_group, gpu_operator=False)["k8s.amazonaws.com/accelerator"] == "nvidia-a10g"
-    assert gpu_plan.node_labels(operated, gpu_operator=True)["k8s.amazonaws.com/accelerator"] == "nvidia-a100"
+    assert gpu_nodes.driver_major(operated) == 580
+    assert gpu_nodes.node_labels(ami_group, gpu_operator=False)["k8s.amazonaws.com/accelerator"] == "nvidia-a10g"
+    assert gpu_nodes.node_labels(operated, gpu_operator=True)["k8s.amazonaws.com/accelerator"] == "nvidia-a100"
 
 
 def test_cuda_support_by_driver():
     al2023, rocket = gpu(name="al"), gpu(name="br", amiType="BOTTLEROCKET_x86_64_NVIDIA")
-    assert gpu_plan.check_cuda(12, [al2023, rocket]) == ["al", "br"]
-    assert gpu_plan.check_cuda(13, [al2023, rocket]) == ["al"]
+    assert gpu_nodes.check_cuda(12, [al2023, rocket]) == ["al", "br"]
+    assert gpu_nodes.check_cuda(13, [al2023, rocket]) == ["al"]
     with pytest.raises(
         ValueError, match=r"no GPU group's driver supports CUDA 13 \(needs driver >= 580\); groups: br \(driver 570\)"
     ):
-        gpu_plan.check_cuda(13, [rocket])
+        gpu_nodes.check_cuda(13, [rocket])
     with pytest.raises(ValueError, match=r"CUDA 14 is unknown; known CUDA majors: \[11, 12, 13\]"):
-        gpu_plan.check_cuda(14, [al2023])
+        gpu_nodes.check_cuda(14, [al2023])
 
 
 def test_workloads_get_their_memory_share_through_the_runtime_helper():
@@ -148,10 +148,10 @@ def test_workloads_get_their_memory_share_through_the_runtime_helper():
         "resources": {"limits": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}},
     }
     shared = gpu(sharing={"timeSlicing": {"replicas": 4}})
-    assert gpu_plan.runtime_gpu_settings(shared) == {"gpu_shared": True, "gpu_memory_fraction": 0.25}
-    assert gpu_plan.runtime_gpu_settings(gpu()) == {"gpu_shared": False, "gpu_memory_fraction": None}
+    assert gpu_nodes.runtime_gpu_settings(shared) == {"gpu_shared": True, "gpu_memory_fraction": 0.25}
+    assert gpu_nodes.runtime_gpu_settings(gpu()) == {"gpu_shared": False, "gpu_memory_fraction": None}
     wrapped = tf_runtime.wrap_container(
-        container, command=["tensorflow_model_server"], **gpu_plan.runtime_gpu_settings(shared)
+        container, command=["tensorflow_model_server"], **gpu_nodes.runtime_gpu_settings(shared)
     )
     env = {e["name"]: e.get("value") for e in wrapped["env"]}
     assert env["GPUPLANE_GPU_SHARED"] == "true"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from gpuplane.components import gpu_plan
 from gpuplane.components.config import NodeGroupArgs, Taint, TaintEffect
+from gpuplane.components.plan import gpu_nodes
 from gpuplane.manifests import versions
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
@@ -40,12 +40,12 @@ def autoscaler_tags(group: NodeGroupArgs, cluster_name: str, *, gpu_operator: bo
         f"{prefix}/enabled": "true",
         f"{prefix}/{cluster_name}": "owned",
     }
-    for key, value in sorted(gpu_plan.node_labels(group, gpu_operator=gpu_operator).items()):
+    for key, value in sorted(gpu_nodes.node_labels(group, gpu_operator=gpu_operator).items()):
         tags[f"{prefix}/node-template/label/{key}"] = value
     for taint in group.all_taints:
         tags[f"{prefix}/node-template/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
     if group.kind == "gpu":
-        resource = gpu_plan.gpu_resource_name(group)
-        tags[f"{prefix}/node-template/resources/{resource}"] = str(gpu_plan.allocatable_units(group))
+        resource = gpu_nodes.gpu_resource_name(group)
+        tags[f"{prefix}/node-template/resources/{resource}"] = str(gpu_nodes.allocatable_units(group))
     tags[f"{prefix}/node-template/label/kubernetes.io/arch"] = "arm64" if group.architecture == "arm64" else "amd64"
     return tags

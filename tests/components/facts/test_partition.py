@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.components import partition
+from gpuplane.components.facts import partition
 from gpuplane.infra import config
 from gpuplane.infra.aws.token import sts_endpoint
 from tests.conftest import DEV_CLUSTER

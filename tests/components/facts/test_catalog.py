@@ -7,8 +7,9 @@ from pathlib import Path
 import moto
 import pytest
 
-from gpuplane.components import catalog, gpu_plan, node_template
 from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.facts import catalog
+from gpuplane.components.plan import gpu_nodes, node_template
 
 with gzip.open(Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz") as _data:
     # moto's copy of the EC2 DescribeInstanceTypes answer: an independent source of truth for the catalog.
@@ -54,6 +55,6 @@ def test_every_gpu_model_has_a_compute_capability_and_groups_label_it():
     models = {e.gpu_model for e in catalog.CATALOG.values() if e.gpu_model}
     assert models <= set(catalog.COMPUTE_CAPABILITY)
     group = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"])
-    assert gpu_plan.node_labels(group, gpu_operator=False)["gpuplane.io/gpu-compute-capability"] == "86"
+    assert gpu_nodes.node_labels(group, gpu_operator=False)["gpuplane.io/gpu-compute-capability"] == "86"
     tags = node_template.autoscaler_tags(group, "c")
     assert tags["k8s.io/cluster-autoscaler/node-template/label/gpuplane.io/gpu-compute-capability"] == "86"

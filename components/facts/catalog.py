@@ -4,7 +4,7 @@ Why a catalog and not a live `DescribeInstanceTypes` call: `gpuplane render` and
 offline, and a node group's AMI type, GPU label, GPU taint and autoscaler `resources/nvidia.com/gpu` tag
 must be known before anything is created. Each family below names its source; the numbers are what
 `ec2:DescribeInstanceTypes` returns (GPU memory as reported, e.g. the A10G's 22888 MiB, not the marketing
-24 GiB), and `tests/components/test_catalog.py` checks every entry against moto's copy of that API
+24 GiB), and `tests/components/facts/test_catalog.py` checks every entry against moto's copy of that API
 answer. `gpuplane preflight` re-checks offerings against the live API before `pulumi up`.
 """
 

@@ -2,8 +2,8 @@
 
 Why the same types as the stack config: a bad model path or a missing limit gets the same error from a
 stack file as from a program that builds `ServingArgs` by hand. Checks that need the rest of the platform
-(volumes, node groups, the workload uid) live in `components.workload_checks`, called by `PlatformArgs`
-and by the components' constructors alike.
+(volumes, node groups, the workload uid) live in `components.plan.placement`, run by
+`components.plan.cross_checks` (the config loader, `Platform`) and by the components' constructors alike.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplane.components.args_base import FieldError, _Args
-from gpuplane.components.names import DNS1035_LABEL_RE
+from gpuplane.components.config.base import FieldError, _Args
+from gpuplane.components.facts.name_limits import DNS1035_LABEL_RE
 from gpuplane.manifests import model_import, scheduling, training, versions
 
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.components import catalog
+from gpuplane.components.facts import catalog
 from gpuplane.manifests import versions
 
 if TYPE_CHECKING:
-    # Types only: the config validates workloads through workload_checks, which uses this module.
+    # Types only (the plan layer may import the config; import-linter counts this import too).
     from gpuplane.components.config import NodeGroupArgs
 
 # MIG instances per GPU for each compute-slice size (NVIDIA MIG user guide: A100/H100 profiles).

@@ -12,37 +12,24 @@ Pure logic (no Pulumi, no import of the config package at run time: PlatformArgs
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from gpuplane.components import gpu_plan, workload_checks
-from gpuplane.components.args_base import FieldError
+from gpuplane.components.config.base import FieldError
+from gpuplane.components.config.common import duration_seconds
+from gpuplane.components.plan import gpu_nodes, placement
 from gpuplane.manifests import queue, versions
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, QueueArgs
-    from gpuplane.components.workload_args import TrainingArgs
-    from gpuplane.components.workload_checks import WorkloadContext
+    from gpuplane.components.config.workloads import TrainingArgs
+    from gpuplane.components.plan.placement import WorkloadContext
 
 
-_DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
-# A GPU node scaled from zero: EC2 launch and join (3-5 min), the device plugin registering the GPUs (about
-# 1 min), pulling the TensorFlow GPU image (several GB: minutes more). Below this the queue would evict every
-# run that had to wait for a GPU node, however healthy.
-MIN_PODS_READY_SECONDS: Final = 10 * 60
 # The roles' pods are created only after a run's data import (up to its timeoutMinutes): the timeout must
 # cover that import plus a GPU node's boot.
 GPU_BOOT_ALLOWANCE_SECONDS: Final = 10 * 60
-
-
-def duration_seconds(value: str) -> int:
-    """Seconds of a Go duration made of h/m/s parts (`1h30m`); ValueError otherwise."""
-    if not re.fullmatch(r"([0-9]+(h|m|s))+", value):
-        raise ValueError(f"'{value}' is not a duration like 40m, 1h or 1h30m")
-    factor = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * factor[unit] for n, unit in _DURATION_RE.findall(value))
 
 
 def _version_tuple(tag: str) -> tuple[int, ...]:
@@ -80,7 +67,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
     Per node: the fit check's allocatable (smallest instance type, after the kubelet reservation, the
     eviction threshold and the system DaemonSets). `max_gpus` caps the group's GPU quota.
     """
-    node = workload_checks.allocatable(group)
+    node = placement.allocatable(group)
     gpus = node.gpu_units * group.max_size if group.kind == "gpu" else 0
     if max_gpus is not None:
         gpus = min(gpus, max_gpus)
@@ -96,7 +83,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
         cpu_millis=node.cpu_millis * group.max_size,
         memory_bytes=node.memory_bytes * group.max_size,
         gpus=gpus,
-        gpu_resource=gpu_plan.gpu_resource_name(group) if group.kind == "gpu" else None,
+        gpu_resource=gpu_nodes.gpu_resource_name(group) if group.kind == "gpu" else None,
     )
 
 
@@ -135,7 +122,7 @@ def gpu_roles(training: TrainingArgs, context: WorkloadContext) -> list[GpuRole]
     for name, role in training.roles():
         if not role.resources.gpus:
             continue
-        placement = workload_checks.role_placement(training, name, role, context)
+        placed = placement.role_placement(training, name, role, context)
         roles.append(
             GpuRole(
                 name=name,
@@ -143,13 +130,13 @@ def gpu_roles(training: TrainingArgs, context: WorkloadContext) -> list[GpuRole]
                 cpu_millis=role.resources.cpu_request_millis,
                 memory_bytes=role.resources.memory_request_bytes,
                 gpus=role.resources.gpus,
-                groups=tuple(g.name for g in placement.groups),
+                groups=tuple(g.name for g in placed.groups),
             )
         )
     return roles
 
 
-def nodes_needed(roles: Sequence[GpuRole], node: workload_checks.Allocatable) -> int | None:
+def nodes_needed(roles: Sequence[GpuRole], node: placement.Allocatable) -> int | None:
     """Nodes of this size that hold every pod of `roles`, each role on nodes of its own (an upper bound).
 
     None when a pod of some role does not fit the node at all.
@@ -185,7 +172,7 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
     holds: list[str] = []
     for name in sorted(common):
         group = by_name[name]
-        node = workload_checks.allocatable(group)
+        node = placement.allocatable(group)
         need = nodes_needed(roles, node)
         full = node.gpu_units * group.max_size
         quota = flavor(group, args.max_gpus).gpus

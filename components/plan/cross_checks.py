@@ -1,0 +1,151 @@
+"""The checks of a platform that need several sections of its config at once: one report of every problem.
+
+Why here and not in `PlatformArgs`: a field belongs to one section and is checked where it is declared
+(`components.config`); a rule that spans sections (node groups and the workloads placed on them, the
+queue and the training runs it admits, the storage paths and the workload namespace, the prod profile and
+what it forbids) needs the plan layer's decisions (placement, GPU units, queue flavors), and those take
+the args. Checking them from inside the schema made the schema import the plan that imports the schema
+back. So the schema builds the args, and both callers run these checks on what it built:
+`infra.config` (the stack file; each problem becomes a `gpuplane:<key>` line) and the `Platform`
+component (a program that builds `PlatformArgs` by hand gets the same report before anything is made).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+
+from gpuplane.components.config import PlatformArgs
+from gpuplane.components.config.base import FieldError, FieldErrors, raise_all
+from gpuplane.components.config.node_groups import blocks_scheduling
+from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, dynamic_access_point_path_length
+from gpuplane.components.plan import placement, training_queue
+from gpuplane.components.plan.placement import WorkloadContext
+
+__all__ = ["check_platform", "platform_problems"]
+
+
+def platform_problems(args: PlatformArgs) -> list[FieldError]:
+    """Every problem across the sections of `args`, each naming its key (each check is independent)."""
+    groups = args.resolved_node_groups
+    problems: list[FieldError] = []
+    names = [g.name for g in groups]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(FieldError("nodeGroups", f"group name(s) {dupes} used more than once; names must be unique"))
+    if not any(not blocks_scheduling(g) for g in groups):
+        problems.append(
+            FieldError(
+                "nodeGroups",
+                "every group is tainted NoSchedule/NoExecute; add an untainted CPU group for system pods (coredns)",
+            )
+        )
+    else:
+        problems += _collect(lambda: _check_cluster_services_capacity(args))
+    problems += _collect(lambda: _check_dynamic_paths(args))
+    problems += _prod_endpoint_problems(args)
+    problems += _prod_storage_problems(args)
+    vpc = ipaddress.IPv4Network(args.network.cidr)
+    services = ipaddress.IPv4Network(args.cluster.service_ipv4_cidr)
+    if vpc.overlaps(services):
+        problems.append(
+            FieldError(
+                "cluster.serviceIpv4Cidr",
+                f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
+            )
+        )
+    context = WorkloadContext.of(args)
+    problems += placement.workload_problems(context, args.serving, args.training)
+    problems += _collect(lambda: training_queue.check_queue(context, args.queue, args.training))
+    return problems
+
+
+def check_platform(args: PlatformArgs) -> None:
+    """Raise every problem of `platform_problems` together (FieldError, or FieldErrors for several)."""
+    raise_all(platform_problems(args))
+
+
+def _prod_endpoint_problems(args: PlatformArgs) -> list[FieldError]:
+    if args.profile != "prod" or not args.cluster.endpoint_public_access:
+        return []
+    # A set of CIDRs that together cover the whole address space (0.0.0.0/1 + 128.0.0.0/1) is as open as a
+    # literal /0.
+    networks = [ipaddress.IPv4Network(c) for c in args.cluster.public_access_cidrs]
+    if ipaddress.IPv4Network("0.0.0.0/0") not in ipaddress.collapse_addresses(networks):
+        return []
+    return [
+        FieldError(
+            "cluster.publicAccessCidrs",
+            f"{args.cluster.public_access_cidrs} opens the prod API endpoint to the whole internet; list specific "
+            "CIDRs or set cluster.endpointPublicAccess: false",
+        )
+    ]
+
+
+def _prod_storage_problems(args: PlatformArgs) -> list[FieldError]:
+    storage = args.storage
+    if (
+        args.profile != "prod"
+        or not storage.enabled
+        or (storage.protect and storage.retain_on_delete)
+        or storage.allow_data_loss_on_prod
+    ):
+        return []
+    off = [k for k, v in (("protect", storage.protect), ("retainOnDelete", storage.retain_on_delete)) if not v]
+    return [
+        FieldError(
+            f"storage.{off[0]}",
+            f"{', '.join(off)} switched off on a prod stack would let `pulumi destroy` delete the shared "
+            "data; keep it on, or set storage.allowDataLossOnProd: true to say you mean it",
+        )
+    ]
+
+
+def _check_cluster_services_capacity(args: PlatformArgs) -> None:
+    """Cluster services (coredns, the EFS controller, the autoscaler) run on untainted groups only.
+
+    They wait for those groups (never for GPU groups), so at least one must start with a node.
+    """
+    untainted = [g for g in args.resolved_node_groups if not blocks_scheduling(g)]
+    if not args.system_node_groups:
+        raise FieldError(
+            "nodeGroups",
+            f"no untainted CPU group (untainted: {[g.name for g in untainted]}); cluster services (coredns, the "
+            "EFS controller, the autoscaler) wait for untainted CPU groups only, never for GPU nodes: add one",
+        )
+    if all(g.min_size == 0 for g in args.system_node_groups):
+        names = ", ".join(g.name for g in args.system_node_groups)
+        raise FieldError(
+            "nodeGroups",
+            f"every untainted CPU group ({names}) has minSize 0: coredns, the EFS controller and the autoscaler "
+            "would have no node to run on (the autoscaler cannot scale up without running itself); "
+            "give one of them minSize >= 1",
+        )
+
+
+def _check_dynamic_paths(args: PlatformArgs) -> None:
+    """The access point paths the CSI driver will make for our dynamic claims must fit the EFS limit."""
+    storage = args.storage
+    if not storage.enabled:
+        return
+    claims = [v.name for v in storage.volumes if v.provisioning == "dynamic"] or ["x"]
+    for claim in claims:
+        length = dynamic_access_point_path_length(storage.base_path, args.workload_namespace, claim)
+        if length > EFS_PATH_MAX_CHARS:
+            raise FieldError(
+                "storage.basePath",
+                f"'{storage.base_path}' makes the access point path of claim '{claim}' in namespace "
+                f"'{args.workload_namespace}' {length} characters (basePath/namespace/claim-<uuid>); EFS allows "
+                f"{EFS_PATH_MAX_CHARS}: shorten basePath, the namespace or the volume name",
+            )
+
+
+def _collect(check: Callable[[], None]) -> list[FieldError]:
+    """The FieldError(s) a check raises, as a list."""
+    try:
+        check()
+    except FieldErrors as exc:
+        return exc.errors
+    except FieldError as exc:
+        return [exc]
+    return []
