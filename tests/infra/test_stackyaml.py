@@ -80,10 +80,7 @@ def test_the_table_covers_the_cases_the_issue_names():
     assert len({r["yaml"] for r in TABLE}) == len(TABLE) == len(json.loads((HERE / "cases.json").read_text()))
 
 
-@pytest.mark.skipif(
-    (shutil.which("go") is None or not GO_YAML.is_dir()) and not os.environ.get("GPUPLANE_REQUIRE_TOOLS"),
-    reason="the Go YAML oracle needs golang-go and golang-gopkg-yaml.v3-dev (tools/check-tools --install)",
-)
+@pytest.mark.tool("go-yaml")
 def test_the_committed_table_is_what_yaml_v3_says(tmp_path):
     shutil.copy(HERE / "oracle.go", tmp_path / "oracle.go")
     env = {**os.environ, "GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOCACHE": str(tmp_path / "cache")}
