@@ -112,6 +112,8 @@ def render(
         entry = paths.program_file(project)
         if entry is None:
             config = load_or_exit(stack, project, nothing=nothing)
+            for warning in config.warnings:  # renders, but cannot work once deployed
+                console().print(styled(("Warning:", "bold yellow"), " ", warning), soft_wrap=True)
             result = renderer.write(config, target, console_out)
         else:
             result = renderer.write_program(project, stack, target, console_out)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.components.config.base import FieldErrors
-from gpuplane.components.facts import partition
+from gpuplane.components.facts import addresses, partition
 from gpuplane.components.plan import addons, cross_checks
 from gpuplane.infra import limits, stackyaml
 
@@ -59,6 +59,7 @@ class StackConfig:
     profile: str | None = None
     assume_roles: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # what renders but cannot work once deployed (`cidr_warnings`)
 
     @property
     def cluster_name(self) -> str:
@@ -128,9 +129,12 @@ def stack_short_name(stack: str) -> str:
     return parts[-1]
 
 
-def stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
-    """Path of a stack's config file (`org/project/dev` reads `Pulumi.dev.yaml`, as the engine does)."""
-    return stacks_dir / f"Pulumi.{stack_short_name(stack)}.yaml"
+def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
+    """Path of a stack's config file (`org/project/dev` reads `Pulumi.dev.yaml`, as the engine does).
+
+    `stacks_dir` defaults to `STACKS_DIR`, read when called (the tests point it at their pristine copy).
+    """
+    return (stacks_dir or STACKS_DIR) / f"Pulumi.{stack_short_name(stack)}.yaml"
 
 
 def _read_yaml(path: Path) -> tuple[Any, list[str]]:
@@ -146,8 +150,9 @@ def _read_yaml(path: Path) -> tuple[Any, list[str]]:
     return ({} if document is None else document), []
 
 
-def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
+def read_stack_file(stack: str, stacks_dir: Path | None = None) -> dict[str, Any]:
     """The `config:` map of `Pulumi.<stack>.yaml`, or ConfigError listing every problem of the file."""
+    stacks_dir = stacks_dir or STACKS_DIR
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
         known = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in stacks_dir.glob("Pulumi.*.yaml"))
@@ -279,7 +284,29 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         profile=profile,
         assume_roles=roles,
         raw={k: v for k, v in raw.items() if k != FILE_PROBLEMS},
+        warnings=tuple(cidr_warnings(platform)),
     )
+
+
+def cidr_warnings(platform: PlatformArgs) -> list[str]:
+    """`cluster.publicAccessCidrs` entries nobody on the internet comes from (documentation, private, loopback...).
+
+    A warning, not an error: the shipped dev stack holds the documentation range 203.0.113.0/24 as an example
+    and must still render; `gpuplane preflight` refuses it before `pulumi up` (infra/aws/preflight.py).
+    """
+    cluster = platform.cluster
+    if not cluster.endpoint_public_access:
+        return []
+    found = []
+    for index, cidr in enumerate(cluster.public_access_cidrs):
+        why = addresses.unreachable(cidr)
+        if why:
+            found.append(
+                f"{NAMESPACE}:cluster.publicAccessCidrs[{index}]: {cidr} is inside {why}; nobody can reach the API "
+                "through it. Replace it with the address you run `pulumi up` and kubectl from "
+                "(`curl -s ifconfig.me`, then /32) before deploying"
+            )
+    return found
 
 
 def _identity(raw: Mapping[str, Any], problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
@@ -331,7 +358,7 @@ def eks_regions() -> frozenset[str]:
 
 
 def load(
-    stack: str, stacks_dir: Path = STACKS_DIR, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
+    stack: str, stacks_dir: Path | None = None, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
 ) -> StackConfig:
     """Read and validate `Pulumi.<stack>.yaml`, over the project's own `config:` values (`defaults`)."""
     short = stack_short_name(stack)

@@ -16,7 +16,7 @@ import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
-from tests import tools
+from tests import shipped, tools
 
 # The day the version rules judge by in the whole suite (issue 16): the day the version table was last
 # checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
@@ -29,6 +29,25 @@ def pinned_today() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pristine_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test runs in a copy of the shipped project (tests/shipped.py), never the checkout's `stacks/`.
+
+    `config.STACKS_DIR` (the default stack folder) points at the copy's `stacks/`, and the current folder is
+    the copy: a command run without `--project` finds its `Pulumi.yaml` there and writes its `build/` and
+    `.gpuplane/` there. A user's edited or added stack file in the checkout changes no test.
+    """
+    root = shipped.make_project(tmp_path_factory.mktemp("project"))
+    before = os.getcwd()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(config, "STACKS_DIR", root / "stacks")
+        os.chdir(root)
+        try:
+            yield
+        finally:
+            os.chdir(before)
 
 
 @pytest.fixture(autouse=True)

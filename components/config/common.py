@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Final, Literal
 
@@ -14,15 +13,6 @@ LOG_RETENTION_DAYS: Final = (
 )  # fmt: skip
 
 DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-
-
-def check_cidr(value: str) -> str:
-    """`value` if it is an IPv4 network with its host bits zero; ValueError naming it otherwise."""
-    try:
-        ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"'{value}' is not an IPv4 network in CIDR notation with host bits zero ({exc})") from exc
-    return value
 
 
 _DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")

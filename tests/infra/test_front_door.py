@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 from gpuplane.infra import config
 from gpuplane.infra.cli import app
+from tests import shipped
 
 runner = CliRunner()
-GOOD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+GOOD = shipped.DEV
 GROUP = "  gpuplane:nodeGroups:\n    - {name: system, instanceTypes: [m6i.large]%s}\n"
 
 
@@ -230,3 +231,22 @@ def test_words_yaml_1_1_calls_booleans_are_text_as_for_the_engine(tmp_path):
     assert result.exit_code == 0, result.output
     tags = json.loads((out / "plan.json").read_text())["config"]["gpuplane:tags"]
     assert tags == {f"k{i}": w for i, w in enumerate(words[:-1])}
+
+
+def test_a_cidr_without_a_prefix_is_refused_as_the_provider_refuses_it(tmp_path):
+    text = REGION + "  gpuplane:cluster:\n    publicAccessCidrs: [1.2.3.4]\n"
+    code, output, out = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 2, output
+    assert "gpuplane:cluster.publicAccessCidrs" in flat and "'1.2.3.4/32'" in flat and "no prefix length" in flat
+    assert not out.exists()
+
+
+def test_a_documentation_range_renders_with_a_warning_naming_the_key(tmp_path):
+    text = REGION + "  gpuplane:cluster:\n    publicAccessCidrs: [8.8.8.8/32, 203.0.113.0/24]\n"
+    code, output, out = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 0, output
+    assert "Warning: gpuplane:cluster.publicAccessCidrs[1]: 203.0.113.0/24 is inside 203.0.113.0/24 is a " in flat
+    assert "documentation range" in flat and "[0]" not in flat.split("Warning:")[1].split("documentation")[0]
+    assert (out / "plan.json").is_file()
