@@ -363,7 +363,7 @@ def explain(exc: BaseException, connection: Connection) -> KubeError:
     where = f"API server {connection.server} (kubeconfig {connection.source.path})"
     reason = _reason(exc)
     status = getattr(exc, "status", None)
-    if type(exc).__name__ == "ApiException" and isinstance(status, int) and status:
+    if _api_exception(exc) and isinstance(status, int) and status:
         body = " ".join(str(getattr(exc, "body", "") or "").split())[:300]
         if status == 401:
             return ClusterError(
@@ -382,11 +382,16 @@ def explain(exc: BaseException, connection: Connection) -> KubeError:
     return ClusterError(f"cannot reach {where}: {reason}. {fix}")
 
 
+def _api_exception(exc: BaseException) -> bool:
+    """Whether `exc` is an HTTP answer of the API server (ApiException or a subclass: UnauthorizedException...)."""
+    return any(klass.__name__ == "ApiException" for klass in type(exc).__mro__)
+
+
 def is_client_failure(exc: BaseException) -> bool:
     """Whether `exc` comes from talking to the API server (HTTP status, connection, TLS), not from our code."""
     module = type(exc).__module__
     return (
-        type(exc).__name__ == "ApiException"
+        _api_exception(exc)
         or module.startswith(("urllib3", "ssl", "socket"))
         or isinstance(exc, ConnectionError | TimeoutError)
     )

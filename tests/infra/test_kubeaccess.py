@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,101 @@ def test_a_named_kubeconfig_is_the_users_choice_and_kubeconfig_env_is_never_read
     assert code == 2 and "does not exist" in text and not sentinel.exists(), text
     code, text = _invoke(project, ["queue", "dev", "--kubeconfig", str(hostile)])  # named: used as kubectl would
     assert code == 1 and sentinel.exists(), text
+
+
+# --- TLS and authentication failures against a local HTTPS server ---------------------------------------
+
+
+def _certificate(tmp_path: Path, name: str) -> tuple[Path, Path, str]:
+    """A self-signed certificate for 127.0.0.1: (cert file, key file, its base64 PEM as a kubeconfig holds it)."""
+    import base64  # noqa: PLC0415
+    import datetime  # noqa: PLC0415
+    import ipaddress  # noqa: PLC0415
+
+    from cryptography import x509  # noqa: PLC0415
+    from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+    from cryptography.x509.oid import NameOID  # noqa: PLC0415
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    cert_file, key_file = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    cert_file.write_bytes(pem)
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_file, key_file, base64.b64encode(pem).decode()
+
+
+@pytest.fixture
+def https_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """An HTTPS server on 127.0.0.1 answering 401 to everything; yields (url, its CA as base64 PEM)."""
+    import http.server  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    cert, key, ca = _certificate(tmp_path, "server")
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", ca
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _with_ca(server: str, ca: str) -> str:
+    text = _kubeconfig(server, {"token": "t"})
+    return text.replace("certificate-authority-data: Q0E=", f"certificate-authority-data: {ca}")
+
+
+def test_a_server_the_kubeconfig_ca_does_not_name_is_a_tls_failure(project, tmp_path, https_server):
+    server, _ = https_server
+    _, _, other_ca = _certificate(tmp_path, "other")
+    path = tmp_path / "kc"
+    path.write_text(_with_ca(server, other_ca))
+    code, text = _invoke(project, ["queue", "dev", "--kubeconfig", str(path)])
+    assert code == 1, text
+    assert f"TLS with API server {server} (kubeconfig {path}) failed" in text, text
+    assert "gpuplane kubeconfig dev" in text
+
+
+def test_refused_credentials_are_one_line_naming_the_access_entry(project, tmp_path, https_server):
+    server, ca = https_server
+    path = tmp_path / "kc"
+    path.write_text(_with_ca(server, ca))
+    code, text = _invoke(project, ["train", "dev", "mnist", "--kubeconfig", str(path)])
+    assert code == 1, text
+    assert f"API server {server} (kubeconfig {path}) refused the credentials (401 Unauthorized)" in text, text
+    assert "adminPrincipals" in text
