@@ -520,6 +520,13 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         typer.echo(yaml.safe_dump_all(the_plan.objects, sort_keys=False), nl=False)
         return
     out_dir = out or paths.compare_dir(project, stack, run_id)
+    if out is None:  # the project's .gpuplane/ is private: 0700 folders, never through a link
+        try:
+            kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
+        except (kubeaccess.KubeError, OSError) as exc:
+            error(str(exc))
+            err.print(nothing)
+            raise typer.Exit(EXIT_BAD_INPUT) from None
     try:
         if urls is not None:
             summary = run_local(

@@ -154,7 +154,7 @@ def _mac(key: bytes, content: bytes) -> str:
     return hmac.new(key, content, hashlib.sha256).hexdigest()
 
 
-def _private_folders(top: Path, leaf: Path) -> None:
+def private_folders(top: Path, leaf: Path) -> None:
     """Create `top` and the folders below it down to `leaf` 0700, never through a link; ours are made 0700."""
     levels = [top, *(top / part for part in _parts_below(top, leaf))]
     for folder in levels:
@@ -198,7 +198,7 @@ def write(path: Path, text: str, cluster: str, *, project_state: Path | None = N
     Raises KubeconfigError (exit 2) for a path that is a link or not the user's; OSError otherwise.
     """
     if project_state is not None:
-        _private_folders(project_state, path.parent)
+        private_folders(project_state, path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     document = _parse(text.encode(), path)
