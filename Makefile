@@ -42,6 +42,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/check-jsonschema --builtin-schema vendor.renovate renovate.json
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -42,7 +42,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = ROOT / "manifests" / "runtime" / "gpuplane-entrypoint.sh"
-TF_VERSION = "2.20.0"
+TF_VERSION = "2.21.0"
 DEFAULT_VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
 PERIOD_US = 100_000
 BATCH = 8

@@ -61,7 +61,12 @@ def autoscaler_values(
             "clusterName": cluster_name,
             "tags": [f"{versions.CA_TAG_PREFIX}/enabled", f"{versions.CA_TAG_PREFIX}/{cluster_name}"],
         },
-        "image": {"tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]},
+        # The chart's default repository (values.yaml at cluster-autoscaler-chart-9.59.0), named so that the render
+        # shows the whole image a pin stands for (its end-of-support check matches `repository:tag`).
+        "image": {
+            "repository": versions.CLUSTER_AUTOSCALER_IMAGE_REPOSITORY,
+            "tag": versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version],
+        },
         "rbac": rbac,
         "priorityClassName": "system-cluster-critical",
         "extraArgs": extra,

@@ -69,7 +69,10 @@ def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: S
 
     The operator's driver and toolkit containers stay off (GPU Operator docs: on EKS accelerated AMIs set
     `driver.enabled=false`, `toolkit.enabled=false`); it brings the device plugin, GFD, the MIG manager
-    and DCGM, on the AMI's driver.
+    and DCGM, on the AMI's driver. v26.7.0 turned `dcgmExporter.serviceMonitor.enabled` on by default; a
+    ServiceMonitor needs the Prometheus operator's CRD, which this cluster does not have (the operator then
+    only skips it, controllers/object_controls.go at v26.7.0), so it is set off: the exporter's Service is
+    what a scraper reads, as with the standalone dcgm-exporter chart.
     """
     strategies = {g.sharing.mig.strategy for g in plan.gpu_groups if g.sharing.mig}
     return {
@@ -85,7 +88,7 @@ def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: S
         },
         "gfd": {"enabled": True},
         "nfd": {"enabled": True},
-        "dcgmExporter": {"enabled": dcgm_exporter},
+        "dcgmExporter": {"enabled": dcgm_exporter, "serviceMonitor": {"enabled": False}},
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
         "daemonsets": {"tolerations": _tolerations(startup_taints), "priorityClassName": "system-node-critical"},
@@ -99,6 +102,21 @@ def dcgm_exporter_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
         "tolerations": _tolerations(startup_taints),
         "serviceMonitor": {"enabled": False},
         "service": {"port": versions.DCGM_EXPORTER_PORT},
+    }
+
+
+def efa_device_plugin_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+    """Values of the aws-efa-k8s-device-plugin chart: on EFA groups only, tolerating the GPU taint (issue 31).
+
+    The chart's own required affinity lists every EFA instance type; our nodeSelector narrows it to the
+    groups with `efa: true` (an EFA-capable type in a group without EFA interfaces has nothing to offer).
+    """
+    return {
+        "nodeSelector": {versions.LABEL_EFA: "true"},
+        "tolerations": [
+            {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+            *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
+        ],
     }
 
 
@@ -161,6 +179,16 @@ class GpuEnablement(pulumi.ComponentResource):
                     versions.DCGM_EXPORTER_REPO,
                     versions.DCGM_EXPORTER_VERSION,
                     dcgm_exporter_values(startup_taints),
+                )
+            )
+        if any(g.efa for g in plan.gpu_groups):
+            charts.append(
+                (
+                    "aws-efa-k8s-device-plugin",
+                    versions.EFA_DEVICE_PLUGIN_CHART,
+                    versions.EFA_DEVICE_PLUGIN_REPO,
+                    versions.EFA_DEVICE_PLUGIN_VERSION,
+                    efa_device_plugin_values(startup_taints),
                 )
             )
         self.releases = [release for release, *_ in charts]

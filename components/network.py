@@ -50,6 +50,8 @@ class Network(pulumi.ComponentResource):
         """
         super().__init__("gpuplane:index:Network", name, None, opts)
         tags = dict(tags or {})
+        self._name, self._cluster_name, self._tags = name, cluster_name, tags
+        self._efa_security_group: aws.ec2.SecurityGroup | None = None
         child = pulumi.ResourceOptions(parent=self)
         # Deletes that Kubernetes' leftovers would block first wait for the cluster, then clean (teardown.py).
         guarded = pulumi.ResourceOptions(
@@ -214,6 +216,42 @@ class Network(pulumi.ComponentResource):
                 "availabilityZones": self.availability_zones,
             }
         )
+
+    def efa_security_group(self) -> aws.ec2.SecurityGroup:
+        """The security group of the stack's EFA interfaces, made on first use (issue 31).
+
+        EFA's OS-bypass traffic must be allowed both ways between the interfaces of a run's nodes: all
+        protocols in and out, to and from this group itself (EFA user guide, "Prepare an EFA-enabled
+        security group"; terraform-aws-eks' `enable_efa_support` makes the same self-referencing pair).
+        It comes on top of the cluster security group, which every interface keeps.
+        """
+        if self._efa_security_group is None:
+            child = pulumi.ResourceOptions(parent=self)
+            group = aws.ec2.SecurityGroup(
+                f"{self._name}-efa-sg",
+                vpc_id=self.vpc_id,
+                description=f"EFA traffic between the EFA nodes of {self._cluster_name}",
+                tags={**self._tags, "Name": f"{self._cluster_name}-efa"},
+                opts=child,
+            )
+            aws.vpc.SecurityGroupIngressRule(
+                f"{self._name}-efa-in",
+                security_group_id=group.id,
+                referenced_security_group_id=group.id,
+                ip_protocol="-1",
+                description="EFA: all traffic from the stack's EFA interfaces",
+                opts=child,
+            )
+            aws.vpc.SecurityGroupEgressRule(
+                f"{self._name}-efa-out",
+                security_group_id=group.id,
+                referenced_security_group_id=group.id,
+                ip_protocol="-1",
+                description="EFA: all traffic to the stack's EFA interfaces",
+                opts=child,
+            )
+            self._efa_security_group = group
+        return self._efa_security_group
 
 
 def _nth(index: int, names: list[str]) -> str:

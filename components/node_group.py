@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
-from gpuplane.components.plan import gpu_nodes, iam_policies
-from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints
+from gpuplane.components.plan import capacity, iam_policies
+from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
 from gpuplane.manifests import versions
 
 
@@ -40,9 +41,15 @@ class NodeGroup(pulumi.ComponentResource):
         startup_taints: Sequence[Taint] = (),
         gpu_operator: bool = False,
         routes: Sequence[pulumi.Resource] = (),
+        efa_security_group_ids: Sequence[pulumi.Input[str]] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`routes`: what the nodes' subnets need to reach ECR and the API (private routes, NAT gateways)."""
+        """`routes`: what the nodes' subnets need to reach ECR and the API (private routes, NAT gateways).
+
+        `subnet_ids`: for a reserved group, only its reservation's AZ (plan/capacity.py `subnet_positions`).
+        `efa_security_group_ids`: an EFA group's interfaces carry these (the cluster security group and the
+        EFA one); required when `args.efa`.
+        """
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
@@ -68,6 +75,8 @@ class NodeGroup(pulumi.ComponentResource):
         # Bottlerocket boots from a small OS volume (/dev/xvda); images and containers live on /dev/xvdb.
         device = "/dev/xvdb" if ami_type.startswith("BOTTLEROCKET") else "/dev/xvda"
         instance_tags = {**tags, "Name": f"{args.name}"}
+        if args.efa and not efa_security_group_ids:
+            raise ValueError(f"node group '{args.name}' has efa: true: pass efa_security_group_ids to NodeGroup")
         template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             description=f"Nodes of node group {args.name}",
@@ -93,6 +102,7 @@ class NodeGroup(pulumi.ComponentResource):
             ],
             update_default_version=True,
             tags=tags,
+            **self._reserved_capacity_and_efa(name, args, efa_security_group_ids, tags, cluster.eks_name),
             opts=child,
         )
 
@@ -114,7 +124,7 @@ class NodeGroup(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            labels=gpu_nodes.node_labels(args, gpu_operator=gpu_operator),
+            labels=node_labels(args, gpu_operator=gpu_operator),
             # Startup taints (removed by an agent once it runs on the node) are not part of the autoscaler's
             # node template: a template with them would make every pending pod look unschedulable.
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in eks_taints(args, startup_taints)],
@@ -148,6 +158,36 @@ class NodeGroup(pulumi.ComponentResource):
                 "autoscalingGroupName": asg_name,
             }
         )
+
+    def _reserved_capacity_and_efa(
+        self,
+        name: str,
+        args: NodeGroupArgs,
+        security_group_ids: Sequence[pulumi.Input[str]],
+        tags: dict[str, str],
+        cluster_name: str,
+    ) -> dict[str, Any]:
+        """Launch template arguments of reserved capacity and EFA (issue 31): empty for a plain group.
+
+        The market options and reservation target come from plan/capacity.py; EFA adds one interface per
+        network card, and, when `resolved_placement_group`, a cluster placement group of the group's own
+        (nodes close together on the network; off by default with a reservation target, which a placement
+        group the reservation was not made in cannot use).
+        """
+        extra: dict[str, Any] = dict(capacity.launch_template_capacity(args))
+        interfaces = capacity.efa_network_interfaces(args, security_group_ids)
+        if interfaces:
+            extra["network_interfaces"] = interfaces
+        if args.resolved_placement_group:
+            group = aws.ec2.PlacementGroup(
+                f"{name}-pg",
+                name=f"{cluster_name}-{args.name}",
+                strategy="cluster",
+                tags={**tags, "Name": args.name},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            extra["placement"] = {"group_name": group.name}
+        return extra
 
 
 def _slug(key: str) -> str:

@@ -10,11 +10,11 @@ import pulumi_kubernetes as k8s
 
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
-from gpuplane.components.config import PlatformArgs, Taint
+from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
-from gpuplane.components.plan import addons, cross_checks
+from gpuplane.components.plan import addons, capacity, cross_checks
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import queue_spec
@@ -100,11 +100,14 @@ class Platform(pulumi.ComponentResource):
                 f"{name}-{group.name}",
                 group,
                 cluster=self.cluster,
-                subnet_ids=self.network.private_subnet_ids,
+                subnet_ids=self._subnets_of(group, args),
                 tags=tags,
                 startup_taints=startup,
                 gpu_operator=self.gpu_plan.operator,
                 routes=self.network.private_routes,
+                efa_security_group_ids=(
+                    [self.cluster.cluster_security_group_id, self.network.efa_security_group().id] if group.efa else []
+                ),
                 opts=child,
             )
             for group in args.resolved_node_groups
@@ -203,6 +206,13 @@ class Platform(pulumi.ComponentResource):
                 "nodeGroups": {k: v.node_group_name for k, v in self.node_groups.items()},
             }
         )
+
+    def _subnets_of(self, group: NodeGroupArgs, args: PlatformArgs) -> pulumi.Input[Sequence[str]]:
+        """The private subnets a group's nodes use: all of them, or its reservation's AZ only (issue 31)."""
+        positions = capacity.subnet_positions(group, args.network)
+        if positions is None:
+            return self.network.private_subnet_ids
+        return pulumi.Output.all(*(self.network.private_subnets[p] for p in positions)).apply(list)
 
     def _workloads(
         self,

@@ -17,7 +17,7 @@ from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.config.workloads import TrainingArgs
-from gpuplane.components.plan import placement
+from gpuplane.components.plan import capacity, placement
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import check_run
 from gpuplane.components.serving import check_restricted, s3_access
@@ -38,15 +38,21 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
             min_compute_capability=args.min_compute_capability,
         )
         fraction = placed.runtime_gpu.get("gpu_memory_fraction")
+        efa = capacity.role_efa(placed.groups, gpus)
+        resources = role.resources.kubernetes(placed.gpu_resource)
+        if efa:
+            # An extended resource, like GPUs: a limit, which Kubernetes copies to the request.
+            resources["limits"][versions.EFA_RESOURCE] = str(efa)
         roles.append(
             training.Role(
                 name=name,
                 count=role.replicas,
-                resources=role.resources.kubernetes(placed.gpu_resource),
+                resources=resources,
                 affinity=scheduling.node_group_affinity([g.name for g in placed.groups], extra),
                 gpus=gpus,
                 gpu_shared=bool(placed.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
+                efa=efa,
             )
         )
     data = args.data_import

@@ -36,6 +36,7 @@ from gpuplane.infra.options import (
     refuse,
     styled,
 )
+from gpuplane.infra.verify import command as verify_command
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -113,7 +114,7 @@ def render(
         if entry is None:
             config = load_or_exit(stack, project, nothing=nothing)
             for warning in config.warnings:  # renders, but cannot work once deployed
-                console().print(styled(("Warning:", "bold yellow"), " ", warning), soft_wrap=True)
+                console().print(styled(("warning:", "yellow"), " ", warning), soft_wrap=True)
             result = renderer.write(config, target, console_out)
         else:
             result = renderer.write_program(project, stack, target, console_out)
@@ -126,11 +127,14 @@ def render(
         raise refuse(problems, f"Cannot render stack '{stack}' ({project.root}):", nothing=nothing) from None
     if json_output:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        for warning in result.get("endOfSupport", []):  # also in the JSON; said on stderr for a person
+            console().print(styled(("warning:", "yellow"), " ", warning), soft_wrap=True)
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
 queue_command.register(app)  # `gpuplane queue`: the training queue's runs (infra/queue.py)
 compare_command.register(app)  # `gpuplane compare`: load-tests serving variants (infra/compare.py)
+verify_command.register(app)  # `gpuplane verify`: probes the running cluster (infra/verify/)
 
 
 @app.command()

@@ -236,6 +236,11 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], text_colu
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+# The page's look and its tables, shared with `gpuplane verify`'s report (infra/verify/report.py).
+CSS: Final = _CSS
+html_table = _html_table
+
+
 def render_html(summary: dict[str, Any], machine: dict[str, Any]) -> str:
     """The whole report as one HTML page: no script, no external reference of any kind."""
     esc = html.escape

@@ -281,7 +281,9 @@ def load(source: Source) -> dict[str, Any]:
     """The kubeconfig document, checked: parsed and complete; for the project's own, written by gpuplane."""
     if source.cluster is None:
         document = _parse(_read(source.path, source.regenerate), source.path)
-        _server_and_ca(document, source.path)
+        cluster, _ = _current(document, source.path)
+        if not isinstance(cluster.get("server"), str) or not cluster["server"]:
+            raise KubeconfigError(f"kubeconfig {source.path}: its current cluster has no server address")
         return document
     return _trusted(source)
 
@@ -337,7 +339,7 @@ def _trusted(source: Source) -> dict[str, Any]:
 def connect(source: Source) -> Connection:
     """A client for `source`'s current context, checked with a `/version` call; KubeError otherwise."""
     document = load(source)
-    server, _ = _server_and_ca(document, source.path)
+    server = str(_current(document, source.path)[0]["server"])
     from kubernetes import client  # noqa: PLC0415 - only a command that talks to a cluster loads the client
     from kubernetes import config as kube_config  # noqa: PLC0415
 

@@ -145,11 +145,16 @@ def gpu_requests(workload: Mapping[str, Any]) -> int:
     return total
 
 
-def queue_rows(api: kube.KubeApi, namespace: str, local_queue: str) -> list[dict[str, Any]]:
-    """One row per Workload of the LocalQueue not yet finished: run, state, GPUs, position."""
+def queue_rows(
+    api: kube.KubeApi, namespace: str, local_queue: str, workloads: Sequence[Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """One row per Workload of the LocalQueue not yet finished: run, state, GPUs, position.
+
+    `workloads`: the namespace's Workloads when the caller already listed them (else they are listed).
+    """
     pending = api.pending_workloads(namespace, local_queue)
     rows = []
-    for workload in api.list_workloads(namespace):
+    for workload in api.list_workloads(namespace) if workloads is None else workloads:
         if (workload.get("spec") or {}).get("queueName") != local_queue:
             continue
         state = workload_state(workload, pending)
@@ -160,6 +165,65 @@ def queue_rows(api: kube.KubeApi, namespace: str, local_queue: str) -> list[dict
         rows.append({"run": run, "state": state.state, "detail": state.detail, "gpus": gpu_requests(workload)})
     order = {"Running": 0, "Admitted": 1, "Provisioning": 2, "Requeued": 3, "Queued": 4, "Deactivated": 5}
     return sorted(rows, key=lambda r: (order.get(r["state"], 9), r["detail"], r["run"]))
+
+
+@dataclass(frozen=True)
+class FlavorUsage:
+    """One GPU flavor of the queue: its group's kind of capacity, GPUs admitted runs hold, its quota."""
+
+    flavor: str
+    capacity: str
+    used: int
+    quota: int
+
+
+def flavor_usage(workloads: Sequence[Mapping[str, Any]], flavors: Sequence[tuple[str, str, int]]) -> list[FlavorUsage]:
+    """GPUs in use per flavor (issue 31), from admitted Workloads' `status.admission.podSetAssignments`.
+
+    Kueue assigns a flavor per PodSet and resource (`flavors`) and records what the PodSet's pods hold
+    (`resourceUsage`; kueue apis/kueue/v1beta2/workload_types.go, PodSetAssignment, at v0.19.2).
+    `flavors`: (name, capacity kind, GPU quota) in the queue's order, reserved first. Finished runs hold
+    nothing.
+    """
+    used: dict[str, int] = {}
+    for workload in workloads:
+        if _true(_conditions(workload), "Finished"):
+            continue
+        admission = (workload.get("status") or {}).get("admission") or {}
+        for assignment in admission.get("podSetAssignments") or []:
+            assigned = assignment.get("flavors") or {}
+            for resource, quantity in (assignment.get("resourceUsage") or {}).items():
+                if str(resource).startswith("nvidia.com/") and resource in assigned:
+                    used[assigned[resource]] = used.get(assigned[resource], 0) + int(quantity)
+    return [FlavorUsage(name, kind, used.get(name, 0), quota) for name, kind, quota in flavors]
+
+
+def _flavor_table(config: Any, workloads: Sequence[Mapping[str, Any]]) -> Any:
+    """GPU use per flavor, in the order the queue tries them (reserved, on-demand, spot)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from gpuplane.components.plan import capacity  # noqa: PLC0415
+    from gpuplane.components.plan.training_queue import queue_spec  # noqa: PLC0415
+
+    platform = config.platform
+    spec = queue_spec(
+        platform.workload_namespace,
+        platform.resolved_node_groups,
+        platform.queue,
+        kubernetes_version=platform.cluster.kubernetes_version,
+        autoscaler=platform.autoscaler.enabled,
+    )
+    kinds = {g.name: capacity.capacity_kind(g) for g in platform.resolved_node_groups}
+    usage = flavor_usage(
+        workloads,
+        [(f.name, kinds[f.group], f.gpus) for f in spec.gpu_flavors],
+    )
+    table = Table(title="GPUs per flavor (tried in this order)")
+    for column in ("flavor", "capacity", "GPUs in use", "quota"):
+        table.add_column(column)
+    for row in usage:
+        table.add_row(row.flavor, row.capacity, str(row.used), str(row.quota))
+    return table
 
 
 def register(app: typer.Typer) -> None:
@@ -191,7 +255,8 @@ def register(app: typer.Typer) -> None:
             raise cluster_failed(exc, None, nothing=nothing) from None
         namespace = config.platform.workload_namespace
         try:
-            rows = queue_rows(api, namespace, queue_manifests.LOCAL_QUEUE)
+            workloads = api.list_workloads(namespace)
+            rows = queue_rows(api, namespace, queue_manifests.LOCAL_QUEUE, workloads)
         except Exception as exc:
             raise cluster_failed(exc, getattr(api, "connection", None)) from None
         table = Table(title=f"queue {namespace}/{queue_manifests.LOCAL_QUEUE} (Kueue {versions.KUEUE_IMAGE_TAG})")
@@ -199,4 +264,6 @@ def register(app: typer.Typer) -> None:
             table.add_column(column)
         for row in rows:
             table.add_row(row["run"], row["state"], str(row["gpus"]), row["detail"])
-        console(stderr=False, wide=True).print(table if rows else "nothing queued or running")
+        out = console(stderr=False, wide=True)
+        out.print(table if rows else "nothing queued or running")
+        out.print(_flavor_table(config, workloads))

@@ -22,9 +22,11 @@ import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
+from gpuplane.components.plan import capacity
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -37,6 +39,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
+from gpuplane.manifests import versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resources drawn in the picture; everything else is counted in its component's box.
@@ -97,6 +100,8 @@ class Target:
     profile: str
     config: dict[str, Any]
     kinds: dict[str, str]
+    notes: tuple[str, ...] = ()
+    """What render states beyond the resources: reserved capacity and what happens at its end (issue 31)."""
 
     @classmethod
     def of(cls, config: StackConfig | Target) -> Target:
@@ -111,6 +116,7 @@ class Target:
             profile=config.platform.profile,
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
+            notes=tuple(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
         )
 
 
@@ -185,6 +191,42 @@ def helm_releases(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
         }
         releases[_file_name([release["namespace"], release["name"]])] = release
     return dict(sorted(releases.items()))
+
+
+def images_in(document: Any) -> set[str]:
+    """Every container image a Kubernetes object or Helm values name: `image: repo:tag`, or `{repository, tag}`."""
+    found: set[str] = set()
+    if isinstance(document, dict):
+        image = document.get("image")
+        if isinstance(image, str):
+            found.add(image)
+        repository, tag = document.get("repository"), document.get("tag")
+        if isinstance(repository, str) and isinstance(tag, str):
+            found.add(f"{repository}:{tag}")
+        for value in document.values():
+            found |= images_in(value)
+    elif isinstance(document, list):
+        for value in document:
+            found |= images_in(value)
+    return found
+
+
+def pins_used(recording: mockrun.Recording, runs: dict[str, Any] | None = None) -> list[versions.Pin]:
+    """The pins (manifests/versions.py) among the images and Helm charts this stack applies; named images are none."""
+    releases = helm_releases(recording).values()
+    images = images_in([*kubernetes_objects(recording).values(), *(runs or {}).values()])
+    images |= images_in([release["values"] for release in releases])
+    charts = {(str(release["chart"]), str(release["version"])) for release in releases}
+    return versions.pins_in_use(images, charts)
+
+
+def end_of_support(recording: mockrun.Recording, runs: dict[str, Any] | None = None) -> list[str]:
+    """Warnings for the defaults this stack uses that are past their vendor's end of support on `today()`.
+
+    Only gpuplane's own pins count: an image or chart version the user names is theirs to keep current. The
+    warnings never enter plan.json (a render must not change with the calendar); the command prints them.
+    """
+    return versions.end_of_support_warnings(pins_used(recording, runs))
 
 
 def _file_name(parts: list[str]) -> str:
@@ -329,6 +371,7 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "notes": list(target.notes),
     }
 
 
@@ -511,7 +554,12 @@ def write_recording(
     except outdir.OutputError as exc:
         raise ConfigError([str(exc)]) from None
     facts = summary(target, recording)
+    facts["endOfSupport"] = end_of_support(recording, runs)
     if console is not None:
         console.print(summary_table(target, recording))
+        for note in target.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
         console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
+        for warning in facts["endOfSupport"]:
+            console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

@@ -35,6 +35,7 @@ LOCAL_QUEUE: Final = "training"
 ADMISSION_CHECK: Final = "gpu-provisioning"
 FLAVOR_PREFIX: Final = "group-"
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "gpuplane"}
+FLAVOR_FUNGIBILITY: Final = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class Flavor:
     memory_bytes: int
     gpus: int = 0
     gpu_resource: str | None = None
+    efa: int = 0
+    """EFA interfaces the group holds at maxSize (`vpc.amazonaws.com/efa`); 0 without EFA."""
 
     @property
     def name(self) -> str:
@@ -79,8 +82,9 @@ class Queue:
 
     @property
     def covered_resources(self) -> list[str]:
-        """cpu, memory, then the GPU resources: what a PodSet may request (Kueue blocks undeclared ones)."""
-        return ["cpu", "memory", *self.gpu_resources]
+        """cpu, memory, the GPU resources, then EFA: what a PodSet may request (Kueue blocks undeclared ones)."""
+        efa = [versions.EFA_RESOURCE] if any(f.efa for f in self.flavors) else []
+        return ["cpu", "memory", *self.gpu_resources, *efa]
 
     @property
     def gpu_flavors(self) -> list[Flavor]:
@@ -129,6 +133,8 @@ def _quotas(flavor: Flavor, queue: Queue) -> list[dict[str, Any]]:
     # Every flavor of a resource group lists every covered resource, in order (the CRD's rule).
     for resource in queue.gpu_resources:
         quotas.append({"name": resource, "nominalQuota": str(flavor.gpus if flavor.gpu_resource == resource else 0)})
+    if versions.EFA_RESOURCE in queue.covered_resources:
+        quotas.append({"name": versions.EFA_RESOURCE, "nominalQuota": str(flavor.efa)})
     return quotas
 
 
@@ -137,10 +143,15 @@ def cluster_queue(queue: Queue) -> dict[str, Any]:
 
     BestEffortFIFO (Kueue's default): a run that cannot be admitted yet does not hold back a smaller one
     behind it that fits; runs are otherwise taken in submission order. No cohort: nothing borrows.
+    Flavor order is preference (the plan lists reserved groups first): `flavorFungibility` is Kueue's
+    default written out (v1beta2 at v0.19.2, apis/kueue/v1beta2/clusterqueue_types.go): `whenCanBorrow:
+    MayStopSearch` stops at the first flavor a PodSet fits, `whenCanPreempt: TryNextFlavor` moves on to the
+    next flavor rather than preempt a running run on a full one.
     """
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue.namespace}},
         "queueingStrategy": "BestEffortFIFO",
+        "flavorFungibility": dict(FLAVOR_FUNGIBILITY),
         "resourceGroups": [
             {
                 "coveredResources": queue.covered_resources,

@@ -69,6 +69,8 @@ class Role:
     gpus: int = 0
     gpu_shared: bool = False
     gpu_memory_fraction: float | None = None
+    efa: int = 0
+    """EFA interfaces (`vpc.amazonaws.com/efa`) each pod requests; 0 without EFA."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,16 @@ def cluster(training: Training, run: str) -> tf_runtime.TFCluster:
     return tf_runtime.TFCluster(run, roles, service=run, port=training.port, jobset=True)
 
 
+def efa_env(interfaces: int) -> list[dict[str, str]]:
+    """Libfabric's provider for a pod with EFA devices (issue 31): NCCL's OFI plugin then takes the EFA path.
+
+    `FI_PROVIDER=efa` keeps libfabric from falling back to its TCP provider unnoticed. The pinned training
+    image (the TF 2.21 DLC) has aws-ofi-nccl on its library path (docs/reserved-gpus.md, "The training image
+    and NCCL"); `NCCL_DEBUG=INFO` (its /etc/nccl.conf) logs `NET/OFI` when NCCL uses it.
+    """
+    return [{"name": "FI_PROVIDER", "value": "efa"}] if interfaces else []
+
+
 def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
     mounts = [{"name": v, "mountPath": p} for v, p in sorted(training.mounts.items())]
     container: dict[str, Any] = {
@@ -138,7 +150,7 @@ def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
         "imagePullPolicy": "Always",
         "command": list(training.command),
         "ports": [{"name": "tf", "containerPort": training.port, "protocol": "TCP"}],
-        "env": workload_security.scratch_env(gpu=bool(role.gpus)),
+        "env": [*workload_security.scratch_env(gpu=bool(role.gpus)), *efa_env(role.efa)],
         "resources": copy.deepcopy(dict(role.resources)),
         "securityContext": workload_security.container_security_context(),
         "volumeMounts": [*mounts, workload_security.scratch_mount()],
@@ -271,7 +283,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
     }
     container = {
         "name": "tensorboard",
-        "image": versions.TENSORFLOW_IMAGE,
+        "image": versions.TENSORBOARD_IMAGE,
         "imagePullPolicy": "Always",
         "command": ["tensorboard", f"--logdir=/logs/{logs_path}", "--bind_all", "--port=6006"],
         "env": workload_security.scratch_env(),

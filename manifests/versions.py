@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -68,6 +69,71 @@ def newest_in_standard_support(on: datetime.date | None = None) -> str | None:
         if datetime.date.fromisoformat(released) <= (on or today()) and in_standard_support(v, on)
     ]
     return max(offered, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
+
+
+# --- Dated pins: what ages, and what Renovate watches ------------------------------------------------
+# Every image and chart that gpuplane installs by default is a `Pin`: its release date, the vendor's end of
+# support or patch where one is published, and what was read to choose it. `gpuplane render` and
+# `gpuplane preflight` warn when a default the stack uses is past its end of support on `today()`, and a
+# test fails on the real calendar (tests/manifests/test_pins.py), so an aged default is noticed without
+# anyone re-reading upstream by hand. renovate.json's regex managers find each pin by the first four
+# fields below, written in this order on their own lines (`datasource`, `name`, `package`, `version`, then
+# `registry` for Helm charts): keep that layout, or the Renovate test fails.
+PIN_DATASOURCES: Final = ("helm", "docker", "github-tags")
+"""Renovate datasources of the pins: Helm chart repositories, container registries, GitHub release tags."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One upstream release gpuplane uses by default, with the dates that say when it ages."""
+
+    datasource: str
+    """Where Renovate looks for newer releases: one of PIN_DATASOURCES."""
+    name: str
+    """Our name for the pin (unique; Renovate's depName, which its package rules group by)."""
+    package: str
+    """Chart name (helm), image repository (docker) or owner/repo (github-tags)."""
+    version: str
+    """The pinned chart version, image tag or git tag."""
+    registry: str | None = None
+    """The Helm repository URL (helm only)."""
+    released: str = ""
+    """Release date of this version (ISO), as read from its tag, chart index or registry."""
+    end_of_support: str | None = None
+    """The vendor's published end of support or patch (ISO; first day past it), None when none is published."""
+    source: str = ""
+    """What was read, where (repository, file, tag or commit) and when."""
+
+    def __post_init__(self) -> None:
+        if self.datasource not in PIN_DATASOURCES:
+            raise ValueError(f"pin '{self.name}': datasource '{self.datasource}' is not one of {PIN_DATASOURCES}")
+        if (self.datasource == "helm") != (self.registry is not None):
+            raise ValueError(f"pin '{self.name}': a registry is needed by Helm charts and only by them")
+        # `released` is required (its default only lets it follow `registry`); `end_of_support` is optional.
+        dates = {"released": self.released, "end_of_support": self.end_of_support or self.released}
+        for key, value in dates.items():
+            try:
+                datetime.date.fromisoformat(value)
+            except ValueError as exc:
+                raise ValueError(f"pin '{self.name}': {key} '{value}' is not a date like 2026-11-26") from exc
+
+    @property
+    def helm_repository(self) -> str:
+        """The Helm repository URL of a chart pin."""
+        if self.registry is None:
+            raise ValueError(f"pin '{self.name}' is a {self.datasource} pin, not a Helm chart")
+        return self.registry
+
+    @property
+    def reference(self) -> str:
+        """`repository:tag` for an image; `chart@version` for a chart; `owner/repo@tag` for a git tag."""
+        return f"{self.package}:{self.version}" if self.datasource == "docker" else f"{self.package}@{self.version}"
+
+    def past_end_of_support(self, on: datetime.date | None = None) -> bool:
+        """Whether the vendor's end of support or patch is reached on `on` (default `today()`)."""
+        if self.end_of_support is None:
+            return False
+        return (on or today()) >= datetime.date.fromisoformat(self.end_of_support)
 
 
 # --- EKS managed node group AMI types (botocore `eks` model, shape AMITypes) -------------------------
@@ -143,29 +209,66 @@ NFS_PORT: Final = 2049
 
 # --- NVIDIA GPU stack (NVIDIA k8s-device-plugin and GPU Operator docs) ----------------------------
 NVIDIA_NAMESPACE: Final = "nvidia-gpu"
-DEVICE_PLUGIN_CHART: Final = "nvidia-device-plugin"
-DEVICE_PLUGIN_REPO: Final = "https://nvidia.github.io/k8s-device-plugin"
-# chart == app version: tag v0.20.0 (1b826ac, 2026-08-19), in the gh-pages Helm index of 2026-08-20 (bf58428);
-# eksctl moved to it the same week (#8840). A 0.20.1 bump was merged upstream, but no 0.20.1 tag or chart
-# package was seen: the newest confirmed one is pinned.
-DEVICE_PLUGIN_VERSION: Final = "0.20.0"
-GPU_OPERATOR_CHART: Final = "gpu-operator"
-GPU_OPERATOR_REPO: Final = "https://helm.ngc.nvidia.com/nvidia"
-# Tag v25.10.1 (8460187, 2025-12-03); its chart is published on helm.ngc.nvidia.com, which is not reachable
-# from here. Newer operator lines exist (v26.7.0 seen, 2026-08): not moved without checking our values.
-GPU_OPERATOR_VERSION: Final = "v25.10.1"
-DCGM_EXPORTER_CHART: Final = "dcgm-exporter"
-DCGM_EXPORTER_REPO: Final = "https://nvidia.github.io/dcgm-exporter/helm-charts"
-# Chart 4.4.1 (appVersion 4.4.1) in NVIDIA/dcgm-exporter gh-pages helm-charts/index.yaml, created 2025-08-15.
-DCGM_EXPORTER_VERSION: Final = "4.4.1"
+DEVICE_PLUGIN: Final = Pin(
+    datasource="helm",
+    name="nvidia-device-plugin",
+    package="nvidia-device-plugin",
+    version="0.20.1",
+    registry="https://nvidia.github.io/k8s-device-plugin",
+    released="2026-09-22",
+    source="NVIDIA/k8s-device-plugin PR #2057 'update k8s-device-plugin to 0.20.1', merged 2026-09-22 and "
+    "cherry-picked to release-0.20; chart pulled from this repository with --version 0.20.1 by users (2026-10). "
+    "The 0.20.1 tag and index entry are newer than the stored copy (gh-pages ends 2026-08-20), so the values "
+    "were checked against chart 0.20.0 (tag v0.20.0 1b826ac, 2026-08-19; deployments/helm/nvidia-device-plugin/"
+    "values.yaml): a patch release. Read 2026-11-26. No end of support published.",
+)
+GPU_OPERATOR: Final = Pin(
+    datasource="helm",
+    name="gpu-operator",
+    package="gpu-operator",
+    version="v26.7.0",
+    registry="https://helm.ngc.nvidia.com/nvidia",
+    released="2026-08-20",
+    source="NVIDIA/gpu-operator tag v26.7.0 (10ee5b3, 2026-08-20): deployments/gpu-operator/values.yaml and "
+    "templates read at the tag (new default dcgmExporter.serviceMonitor.enabled: true; clusterPolicy.deployCR "
+    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's GPU Operator platform-support page "
+    "(cloud-native-docs, latest): 26.7.x supported, 26.3.x deprecated, 25.10.x and lower end of support; a major "
+    "is deprecated when the next one ships and unsupported after that, so no end date is published. "
+    "Read 2026-11-26.",
+)
+DEVICE_PLUGIN_CHART: Final = DEVICE_PLUGIN.package
+DEVICE_PLUGIN_REPO: Final = DEVICE_PLUGIN.helm_repository
+DEVICE_PLUGIN_VERSION: Final = DEVICE_PLUGIN.version
+GPU_OPERATOR_CHART: Final = GPU_OPERATOR.package
+GPU_OPERATOR_REPO: Final = GPU_OPERATOR.helm_repository
+GPU_OPERATOR_VERSION: Final = GPU_OPERATOR.version
+DCGM_EXPORTER: Final = Pin(
+    datasource="helm",
+    name="dcgm-exporter",
+    package="dcgm-exporter",
+    version="4.8.2",
+    registry="https://nvidia.github.io/dcgm-exporter/helm-charts",
+    released="2026-05-05",
+    source="NVIDIA/dcgm-exporter gh-pages helm-charts/index.yaml (ecd340d, 2026-05-05): chart 4.8.2, appVersion "
+    "4.8.2, created 2026-05-05, the newest entry; tag 4.5.3-4.8.2 deployment/values.yaml (image "
+    "4.5.3-4.8.2-distroless; serviceMonitor.enabled true by default). Read 2026-11-26. No end of support published.",
+)
+DCGM_EXPORTER_CHART: Final = DCGM_EXPORTER.package
+DCGM_EXPORTER_REPO: Final = DCGM_EXPORTER.helm_repository
+DCGM_EXPORTER_VERSION: Final = DCGM_EXPORTER.version
 DCGM_EXPORTER_PORT: Final = 9400
 
 # NVIDIA driver major that each AMI family ships (what decides which CUDA user space runs there).
-# AL2023 NVIDIA AMIs moved to the 580 branch for every supported Kubernetes version in late 2025
-# (awslabs/amazon-eks-ami #2470, #2484, #2496); Bottlerocket's NVIDIA variants are counted as 570,
-# the older branch, until checked on a node (`nvidia.com/cuda.driver-version.major` from GFD says).
-AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 570}
-# Minimum driver major for each CUDA major's user space (CUDA compatibility docs).
+# AL2023 NVIDIA AMIs: the 580 branch for every supported Kubernetes version since late 2025
+# (awslabs/amazon-eks-ami #2470, #2484, #2496; templates/al2023/variables-default.json
+# `nvidia_driver_major_version: "580"`; AMI v20260714: 580.159.03). Bottlerocket NVIDIA variants: 580 too
+# (bottlerocket-os/bottlerocket variants/aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia/Cargo.toml include
+# `kmod-<kernel>-nvidia-r580-tesla`; bottlerocket-kernel-kit #254, 2026-01-29: "All Bottlerocket AMIs are on
+# 580"; read 2026-11-26). GFD's `nvidia.com/cuda.driver-version.major` label says what a node really runs.
+AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 580}
+# Minimum driver major for each CUDA major's user space (CUDA compatibility docs: 12.x runs on >= 525.60.13
+# through minor-version compatibility, 13.x needs >= 580). Re-checked 2026-11-26 for both AMI families:
+# both ship 580, so every image here (CUDA 12.5 and 12.9) runs natively on either, and a CUDA 13 image too.
 CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
 
 # GFD / NFD labels (gpu-feature-discovery and node-feature-discovery docs) and the device plugin's
@@ -182,48 +285,132 @@ LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
 NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
 
 # --- cluster-autoscaler (kubernetes/autoscaler charts) ---------------------------------------------
-CLUSTER_AUTOSCALER_CHART: Final = "cluster-autoscaler"
-CLUSTER_AUTOSCALER_REPO: Final = "https://kubernetes.github.io/autoscaler"
-CLUSTER_AUTOSCALER_VERSION: Final = (
-    "9.59.0"  # chart tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0
+CLUSTER_AUTOSCALER: Final = Pin(
+    datasource="helm",
+    name="cluster-autoscaler-chart",
+    package="cluster-autoscaler",
+    version="9.59.0",
+    registry="https://kubernetes.github.io/autoscaler",
+    released="2026-07-21",
+    source="kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0; "
+    "still the newest chart tag in the mirror of 2026-08-22. Read 2026-11-26. No end of support published.",
 )
+CLUSTER_AUTOSCALER_CHART: Final = CLUSTER_AUTOSCALER.package
+CLUSTER_AUTOSCALER_REPO: Final = CLUSTER_AUTOSCALER.helm_repository
+CLUSTER_AUTOSCALER_VERSION: Final = CLUSTER_AUTOSCALER.version
 CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = "registry.k8s.io/autoscaling/cluster-autoscaler"
+
+
+def _autoscaler_source(commit: str, released: str) -> str:
+    return (
+        f"kubernetes/autoscaler tag cluster-autoscaler-<version> ({commit}, {released}), the newest patch of its minor "
+        "in the mirror of 2026-08-22. Read 2026-11-26. It follows its Kubernetes minor, whose EKS dates are "
+        "KUBERNETES_VERSIONS; no end of support of its own."
+    )
+
+
 # The autoscaler's minor must match the cluster's: per minor, the newest patch tag of kubernetes/autoscaler
-# (`cluster-autoscaler-<v>` tags, read 2026-11 from a mirror of 2026-08-22; image
-# registry.k8s.io/autoscaling/cluster-autoscaler:v<v>). 1.35.2+ and 1.36.1+ carry the ProvisioningRequest
-# fix (autoscaler #8855) that the queue (Kueue) needs.
-CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {
-    "1.32": "v1.32.7",  # f645beb, 2026-02-13
-    "1.33": "v1.33.6",  # be4b5a1, 2026-07-22
-    "1.34": "v1.34.5",  # cb2123e, 2026-07-22
-    "1.35": "v1.35.2",  # 2d42588, 2026-07-22
-    "1.36": "v1.36.1",  # 35e8a28, 2026-07-22
+# (`cluster-autoscaler-<v>` tags; Renovate keeps each pin within its minor). 1.35.2+ and 1.36.1+ carry the
+# ProvisioningRequest fix (autoscaler #8855) that the queue (Kueue) needs.
+CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
+    "1.32": Pin(
+        datasource="docker",
+        name="cluster-autoscaler-1.32",
+        package="registry.k8s.io/autoscaling/cluster-autoscaler",
+        version="v1.32.7",
+        released="2026-02-13",
+        source=_autoscaler_source("f645beb", "2026-02-13"),
+    ),
+    "1.33": Pin(
+        datasource="docker",
+        name="cluster-autoscaler-1.33",
+        package="registry.k8s.io/autoscaling/cluster-autoscaler",
+        version="v1.33.6",
+        released="2026-07-22",
+        source=_autoscaler_source("be4b5a1", "2026-07-22"),
+    ),
+    "1.34": Pin(
+        datasource="docker",
+        name="cluster-autoscaler-1.34",
+        package="registry.k8s.io/autoscaling/cluster-autoscaler",
+        version="v1.34.5",
+        released="2026-07-22",
+        source=_autoscaler_source("cb2123e", "2026-07-22"),
+    ),
+    "1.35": Pin(
+        datasource="docker",
+        name="cluster-autoscaler-1.35",
+        package="registry.k8s.io/autoscaling/cluster-autoscaler",
+        version="v1.35.2",
+        released="2026-07-22",
+        source=_autoscaler_source("2d42588", "2026-07-22"),
+    ),
+    "1.36": Pin(
+        datasource="docker",
+        name="cluster-autoscaler-1.36",
+        package="registry.k8s.io/autoscaling/cluster-autoscaler",
+        version="v1.36.1",
+        released="2026-07-22",
+        source=_autoscaler_source("35e8a28", "2026-07-22"),
+    ),
 }
+CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {m: p.version for m, p in CLUSTER_AUTOSCALER_IMAGE_PINS.items()}
+
 
 # --- TensorFlow workloads (docs/workloads.md, "Images") -----------------------------------------------
-# One TensorFlow line for the platform: 2.20. TensorFlow only promises that a SavedModel loads in the same
-# or a newer runtime, so serving (tensorflow/serving 2.20.0, the newest TF Serving release) must be at least
-# every training image's TensorFlow; rules in `image_problems` and tests/manifests/test_images.py.
+# One TensorFlow line for the platform: 2.21, decided again on 2026-11-26 (docs/workloads.md, "Images"): the
+# newest line where serving (CPU and GPU), CPU training, GPU training and the compare client all exist with
+# matching libraries and no default image is past its vendor's end of patch. TensorFlow only promises that a
+# SavedModel loads in the same or a newer runtime, so serving must be at least every training image's
+# TensorFlow; rules in `image_problems` and tests/manifests/test_images.py. What was read (2026-11-26):
+# - PyPI: tensorflow 2.21.0 (wheels uploaded 2026-03-06, Python 3.10-3.13, manylinux_2_27; METADATA: no
+#   tensorboard dependency, `and-cuda` extra nvidia-cuda-runtime-cu12 >=12.5.82, nvidia-cudnn-cu12 >=9.3.0.75);
+#   tensorflow-serving-api 2.21.0 (uploaded 2026-09-29; requires tensorflow >=2.21.0,<3): TF Serving 2.21.0.
+# - tensorflow/serving: the stored copy ends 2026-07-30 (master 9d981c5), before the 2.21.0 tag. Master's
+#   Dockerfile.gpu (unchanged since ecb468f, 2026-04-06) is FROM nvidia/cuda:12.5.1-base-ubuntu22.04 with
+#   CUDNN_VERSION 9.3.0.75 / libcudnn9-cuda-12, and Dockerfile FROM ubuntu:22.04; .bazelrc builds
+#   sm_60,sm_70,sm_80,sm_89,compute_90. The 2.21.0 images' facts are INFERRED from master, not read at the tag:
+#   the GPU self-check (exit 3 naming the cause) and `gpuplane verify` confirm them on a cluster.
+# - aws/deep-learning-containers (mirror of 2026-08-21): the 2.21 GPU training DLC is built from
+#   docker/tensorflow/2.21/Dockerfile.cuda (target sagemaker; bd790b3, 2026-07-09; lock bumped to cuDNN 9.24.0.43
+#   by #6418, 2026-07-17, and patched since: #6556 2026-08-13, #6577 2026-08-18).
+# - No 2.20 training DLC exists (2.20 is inference only), and the 2.19 one (`...:2.19.0-gpu-py312-cu125-
+#   ubuntu22.04-sagemaker`) is past its end of patch (2026-03-11, docs/src/data/tensorflow-training/
+#   2.19-gpu-sagemaker.yml): the 2.20 line could only keep it, so the line moved to 2.21.
 
 
 @dataclass(frozen=True)
 class TensorFlowImage:
     """What is inside one container image, read from its build files (never assumed from its tag)."""
 
-    image: str
+    pin: Pin
+    """The image: repository, tag, release date, end of patch and what was read."""
     tensorflow: str
     """TensorFlow in the image (for tensorflow/serving: the TF core the server is built from)."""
     commands: tuple[str, ...]
     """Commands on PATH that roles rely on (`tensorflow_model_server`, `tensorboard`, `python3`)."""
     user: str
     """The image's USER; gpuplane runs every workload as the storage uid anyway."""
-    source: str
-    """Where the facts were read: repository, file, tag or commit, date."""
     cuda: str | None = None
     """CUDA user space in the image (major.minor[.patch]); None for a CPU image."""
     cudnn: str | None = None
     min_compute_capability: int | None = None
     """Least GPU compute capability (major*10+minor) its kernels are built for; None for a CPU image."""
+    entrypoint: str = ""
+    """The image's ENTRYPOINT, which our `command` replaces (the runtime helper execs the real command)."""
+    inferred: bool = False
+    """True when the facts come from the build files before the tag, not at the tag (say so in the docs)."""
+
+    @property
+    def image(self) -> str:
+        """The image reference, `repository:tag`."""
+        return self.pin.reference
+
+    @property
+    def source(self) -> str:
+        """Where the facts were read (the pin's source)."""
+        return self.pin.source
 
     @property
     def gpu(self) -> bool:
@@ -237,74 +424,132 @@ class TensorFlowImage:
 
 
 # What each TensorFlow release is built against: its PyPI `and-cuda` extra (nvidia-cuda-runtime-cu12 and
-# nvidia-cudnn-cu12 lower bounds; tensorflow 2.20.0 METADATA: runtime >=12.5.82, cudnn >=9.3.0.75) and the
-# release .bazelrc (HERMETIC_CUDA_VERSION 12.5.1, HERMETIC_CUDNN_VERSION 9.3.0 from 2.18 on). 2.16/2.17:
-# CUDA 12.3, cuDNN 8.9 (tensorflow.org/install/source "tested build configurations").
+# nvidia-cudnn-cu12 lower bounds; tensorflow 2.20.0 and 2.21.0 METADATA: runtime >=12.5.82, cudnn >=9.3.0.75,
+# read 2026-11-26) and the release .bazelrc (HERMETIC_CUDA_VERSION 12.5.1, HERMETIC_CUDNN_VERSION 9.3.0 from
+# 2.18 on). 2.16/2.17: CUDA 12.3, cuDNN 8.9 (tensorflow.org/install/source "tested build configurations").
 TENSORFLOW_BUILT_AGAINST: Final[dict[str, tuple[str, str]]] = {
     "2.16": ("12.3", "8.9"),
     "2.17": ("12.3", "8.9"),
     "2.18": ("12.5", "9.3"),
     "2.19": ("12.5", "9.3"),
     "2.20": ("12.5", "9.3"),
+    "2.21": ("12.5", "9.3"),
 }
 # The official TensorFlow GPU wheels from 2.18 on build "sm_60,sm_70,sm_80,sm_89,compute_90" (.bazelrc,
-# cuda_clang config; tensorflow/serving 2.20.0 .bazelrc the same): 6.0 is the least GPU they run on, and
-# GPUs newer than 8.9 JIT-compile the compute_90 PTX (hence CUDA_CACHE_PATH in the scratch space).
+# cuda_clang config; tensorflow/serving master .bazelrc of 2026-07-30 the same): 6.0 is the least GPU they run
+# on, and GPUs newer than 8.9 JIT-compile the compute_90 PTX (hence CUDA_CACHE_PATH in the scratch space).
 TF_GPU_MIN_COMPUTE_CAPABILITY: Final = 60
 
 TF_SERVING_CPU: Final = TensorFlowImage(
-    image="tensorflow/serving:2.20.0",
-    tensorflow="2.20.0",
+    pin=Pin(
+        datasource="docker",
+        name="tensorflow-serving",
+        package="tensorflow/serving",
+        version="2.21.0",
+        released="2026-09-29",
+        source="tensorflow-serving-api 2.21.0 on PyPI (uploaded 2026-09-29, requires tensorflow>=2.21.0): the TF "
+        "Serving 2.21.0 release. Image facts INFERRED from tensorflow/serving master of 2026-07-30 (9d981c5; "
+        "tag 2.21.0 not in the stored copy): tensorflow_serving/tools/docker/Dockerfile FROM ubuntu:22.04, "
+        "/usr/bin/tensorflow_model_server, no USER line. Read 2026-11-26. No end of support published.",
+    ),
+    tensorflow="2.21.0",
     commands=("tensorflow_model_server",),
     user="root (no USER line)",
-    source="tensorflow/serving tag 2.20.0 (bc7e9d2, 2026-04-23): tensorflow_serving/tools/docker/Dockerfile, "
-    "FROM ubuntu:22.04, /usr/bin/tensorflow_model_server; WORKSPACE org_tensorflow 72fbba3 (TF 2.20)",
+    entrypoint="/usr/bin/tf_serving_entrypoint.sh",
+    inferred=True,
 )
 TF_SERVING_GPU: Final = TensorFlowImage(
-    image="tensorflow/serving:2.20.0-gpu",
-    tensorflow="2.20.0",
+    pin=Pin(
+        datasource="docker",
+        name="tensorflow-serving-gpu",
+        package="tensorflow/serving",
+        version="2.21.0-gpu",
+        released="2026-09-29",
+        source="TF Serving 2.21.0 (tensorflow-serving-api 2.21.0 on PyPI, 2026-09-29). Image facts INFERRED from "
+        "tensorflow/serving master of 2026-07-30 (Dockerfile.gpu unchanged since ecb468f, 2026-04-06): FROM "
+        "nvidia/cuda:12.5.1-base-ubuntu22.04, CUDNN_VERSION 9.3.0.75 (libcudnn9-cuda-12), cuda-compat-12-5; "
+        ".bazelrc sm_60,sm_70,sm_80,sm_89,compute_90. Read 2026-11-26. No end of support published.",
+    ),
+    tensorflow="2.21.0",
     commands=("tensorflow_model_server",),
     user="root (no USER line)",
-    source="tensorflow/serving tag 2.20.0 (bc7e9d2, 2026-04-23): Dockerfile.gpu FROM "
-    "nvidia/cuda:12.5.1-base-ubuntu22.04, libcudnn9-cuda-12 (Dockerfile.devel-gpu pins 9.3.0.75); "
-    ".bazelrc TF_CUDA_COMPUTE_CAPABILITIES sm_60,sm_70,sm_80,sm_89,compute_90",
     cuda="12.5.1",
     cudnn="9.3",
     min_compute_capability=60,
+    entrypoint="/usr/bin/tf_serving_entrypoint.sh",
+    inferred=True,
 )
-# CPU training, TensorBoard and the compare client. tensorflow/build tensorflow_runtime_dockerfiles/
-# cpu.Dockerfile (a65b114, 2023-07-13; used for every release tag): ubuntu:22.04, python3.11, `pip install
-# tensorflow==<v>`; TF 2.20 requires `tensorboard~=2.20.0` (its wheel METADATA), so the image ships the
-# `tensorboard` command (2.21 dropped that dependency: no `tensorboard` in 2.21 images).
+# CPU training and the compare client. tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114,
+# 2023-07-13; the folder's last change 40dbd9d, 2024-12-10, adds the deadsnakes PPA; used for every release
+# tag): ubuntu:22.04, python3.11 (TF 2.21 has cp311 wheels), `pip install tensorflow==<v>`; cpu.requirements.txt
+# is empty. TF 2.21 dropped its tensorboard dependency, so this image has no `tensorboard` command.
 TENSORFLOW_CPU: Final = TensorFlowImage(
-    image="tensorflow/tensorflow:2.20.0",
+    pin=Pin(
+        datasource="docker",
+        name="tensorflow",
+        package="tensorflow/tensorflow",
+        version="2.21.0",
+        released="2026-03-06",
+        source="tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114, 2023-07-13; folder last "
+        "changed 40dbd9d, 2024-12-10) with tensorflow==2.21.0 (PyPI, 2026-03-06; METADATA has no tensorboard "
+        "dependency). Read 2026-11-26. TensorFlow publishes no end of support for a release.",
+    ),
+    tensorflow="2.21.0",
+    commands=("python3",),
+    user="root (no USER line)",
+)
+# TensorBoard. A TensorBoard reads the event files of any TensorFlow line, and TF 2.21 images ship none, so it
+# keeps the 2.20 CPU image, whose TensorFlow requires `tensorboard~=2.20.0` (tensorflow 2.20.0 wheel METADATA).
+# Renovate keeps it on 2.20 (renovate.json); it is no training image, so the serving >= training rule ignores it.
+TENSORBOARD: Final = TensorFlowImage(
+    pin=Pin(
+        datasource="docker",
+        name="tensorboard",
+        package="tensorflow/tensorflow",
+        version="2.20.0",
+        released="2025-08-13",
+        source="tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114, 2023-07-13) with "
+        "tensorflow==2.20.0 (PyPI, 2025-08-13), whose METADATA requires tensorboard~=2.20.0 (tensorboard 2.20.0 "
+        "on PyPI, 2025-07-17). Read 2026-11-26. No end of support published.",
+    ),
     tensorflow="2.20.0",
     commands=("python3", "tensorboard"),
     user="root (no USER line)",
-    source="tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114, 2023-07-13) with "
-    "tensorflow==2.20.0, whose METADATA requires tensorboard~=2.20.0",
 )
 # GPU training. The official `tensorflow/tensorflow:2.18.0-gpu` .. `2.21.0-gpu` images are built from
 # tensorflow/build gpu.Dockerfile (fdd023e, unchanged since 2023-11-20): nvidia/cuda:12.3.0-base + libcudnn8
 # 8.9.6.50, which TF >= 2.18 (CUDA 12.5, cuDNN 9.3) cannot use: TensorFlow finds no GPU (tensorflow/build
-# #221). AWS's Deep Learning Container for TF 2.19 matches its TensorFlow, and its CUDA 12.5.1 + cuDNN
-# 9.3.0.75 are exactly what TF 2.20 is built against; TF 2.19 <= serving's 2.20. There is no TF 2.20
-# training DLC (2.19 and 2.21 only). Every role of a run that has GPUs uses this one image, the CPU roles
+# #221). AWS's TF 2.21 Deep Learning Container matches its TensorFlow (CUDA 12.9.1 >= 12.5, cuDNN 9.24 >= 9.3)
+# and is patched to 2027-07-10. It is published for SageMaker only ("We only build sm image for tensorflow",
+# PR #4789); on EKS: our `command` replaces its ENTRYPOINT (`bash -m /usr/local/bin/entrypoint.sh`: telemetry,
+# then the CUDA forward-compat shim, which the 580 driver does not need for CUDA 12.9), and it runs as our uid
+# under Pod Security `restricted` (no USER line; /opt/venv is root-owned and world-readable). It ships no
+# `tensorboard` (the lock file has none). Every role of a run that has GPUs uses this one image, the CPU roles
 # (ps) included, so the tasks of one run never mix TensorFlow versions (docs/workloads.md).
 TENSORFLOW_GPU: Final = TensorFlowImage(
-    image="public.ecr.aws/deep-learning-containers/tensorflow-training:2.19.0-gpu-py312-cu125-ubuntu22.04-sagemaker",
-    tensorflow="2.19.0",
-    commands=("python3", "tensorboard"),
+    pin=Pin(
+        datasource="docker",
+        name="tensorflow-training-gpu",
+        package="public.ecr.aws/deep-learning-containers/tensorflow-training",
+        version="2.21.0-gpu-py312-cu129-amzn2023-sagemaker",
+        released="2026-07-10",
+        end_of_support="2027-07-10",
+        source="aws/deep-learning-containers (mirror of 2026-08-21): docs/src/data/tensorflow-training/"
+        "2.21-gpu-sagemaker.yml (584c677, 2026-07-10): public, ga 2026-07-10, eop 2027-07-10; "
+        "docker/tensorflow/2.21/Dockerfile.cuda (bd790b3, 2026-07-09): FROM nvidia/cuda:12.9.1-runtime-amzn2023, "
+        "Python 3.12 venv /opt/venv on PATH, TF 2.21.0, cuDNN from nvidia-cudnn-cu12 (uv.lock 9.24.0.43 since #6418, "
+        "2026-07-17), NCCL 2.30.7, EFA 1.49.0, no USER line, ENTRYPOINT bash -m /usr/local/bin/entrypoint.sh; "
+        ".github/config/image/tensorflow/2.21-sagemaker-cuda.yml: cuda_version 12.9.1. Read 2026-11-26.",
+    ),
+    tensorflow="2.21.0",
+    commands=("python3",),
     user="root (no USER line)",
-    source="aws/deep-learning-containers tensorflow/training/docker/2.19/py3/cu125/Dockerfile.gpu (last "
-    "d959022, 2026-02-16): FROM nvidia/cuda:12.5.1-base-ubuntu22.04, CUDNN=9.3.0.75, TF 2.19.0 wheel, "
-    "Python 3.12; docs/src/data/tensorflow-training/2.19-gpu-sagemaker.yml: public, GA 2025-03-11, "
-    "patched until 2026-03-11",
-    cuda="12.5.1",
-    cudnn="9.3",
+    cuda="12.9.1",
+    cudnn="9.24",
     min_compute_capability=60,
+    entrypoint="bash -m /usr/local/bin/entrypoint.sh",
 )
-TENSORFLOW_IMAGES: Final = (TF_SERVING_CPU, TF_SERVING_GPU, TENSORFLOW_CPU, TENSORFLOW_GPU)
+TENSORFLOW_IMAGES: Final = (TF_SERVING_CPU, TF_SERVING_GPU, TENSORFLOW_CPU, TENSORBOARD, TENSORFLOW_GPU)
 
 TF_SERVING_IMAGE: Final = TF_SERVING_CPU.image
 TF_SERVING_GPU_IMAGE: Final = TF_SERVING_GPU.image
@@ -319,6 +564,7 @@ TENSORFLOW_IMAGE: Final = TENSORFLOW_CPU.image
 TENSORFLOW_GPU_IMAGE: Final = TENSORFLOW_GPU.image
 TENSORFLOW_GPU_CUDA_MAJOR: Final = 12
 TENSORFLOW_CPU_IMAGE: Final = TENSORFLOW_IMAGE
+TENSORBOARD_IMAGE: Final = TENSORBOARD.image
 
 
 def tf_minor(version: str) -> tuple[int, int]:
@@ -367,16 +613,48 @@ def serving_loads(serving_tf: str, training_tf: str) -> bool:
 # findutils, jq and the bundled CLI; ENTRYPOINT aws. Its python is private to the CLI, and tar/unzip are not
 # promised, so the archive handling runs in python:3.13-slim (stdlib tarfile/zipfile/hashlib/urllib) and
 # aws-cli only copies.
-# aws/aws-cli tag 2.31.39 (eead68b, 2025-11-18), docker/Dockerfile FROM amazonlinux:2023.
-AWS_CLI_IMAGE: Final = "amazon/aws-cli:2.31.39"
-# docker-library/python 3.13/slim-bookworm/Dockerfile, PYTHON_VERSION 3.13.9 (3f2d7e4, 2025-10-14).
-PYTHON_IMAGE: Final = "python:3.13.9-slim-bookworm"
+AWS_CLI: Final = Pin(
+    datasource="docker",
+    name="aws-cli",
+    package="amazon/aws-cli",
+    version="2.36.7",
+    released="2026-07-23",
+    source="aws/aws-cli tag 2.36.7 (73fb33b, 2026-07-23), the newest 2.x tag in the mirror of 2026-07-23: "
+    "docker/Dockerfile FROM public.ecr.aws/amazonlinux/amazonlinux:2023, ENTRYPOINT /usr/local/bin/aws. "
+    "Read 2026-11-26. No end of support published for a CLI release.",
+)
+AWS_CLI_IMAGE: Final = AWS_CLI.reference
+# Debian 13 (trixie) rather than 12 (bookworm): bookworm's regular security support ended 2026-06-10 (LTS
+# only after that), trixie is Debian's stable release. Both install ca-certificates in the slim image.
+PYTHON: Final = Pin(
+    datasource="docker",
+    name="python",
+    package="python",
+    version="3.13.14-slim-trixie",
+    released="2026-06-10",
+    end_of_support="2029-11-01",
+    source="docker-library/python 3.13/slim-trixie/Dockerfile (f79aea5, 2026-06-10): FROM debian:trixie-slim, "
+    "PYTHON_VERSION 3.13.14, installs ca-certificates, CMD python3; versions.json 3.13 = 3.13.14 (mirror of "
+    "2026-06-23). Python 3.13 reaches end of life on 2029-10-31 (PEP 719: October 2029; the day as "
+    "python/devguide's release cycle and endoflife.date give it, quoted in microsoft/azurelinux#16819), so "
+    "2029-11-01 is the first day without fixes. Read 2026-11-26.",
+)
+PYTHON_IMAGE: Final = PYTHON.reference
 # kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
-# --version 0.12.0`, tag v0.12.0 f22e565, 2026-05-08, the release with a Kubernetes 1.35 E2E lane), installed
-# only when training is declared.
+# --version 0.12.0`), installed only when training is declared; chart version = the release tag without `v`.
 # ReplicatedJob.dependsOn exists since v0.8 (api/jobset/v1alpha2/jobset_types.go).
+JOBSET: Final = Pin(
+    datasource="github-tags",
+    name="jobset",
+    package="kubernetes-sigs/jobset",
+    version="v0.12.0",
+    released="2026-05-08",
+    source="kubernetes-sigs/jobset tag v0.12.0 (f22e565, 2026-05-08), the release with a Kubernetes 1.35 E2E "
+    "lane; still the newest tag in the mirror of 2026-08-18 (v0.13.0-devel after it). Read 2026-11-26. "
+    "No end of support published.",
+)
 JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
-JOBSET_VERSION: Final = "0.12.0"
+JOBSET_VERSION: Final = JOBSET.version.removeprefix("v")
 JOBSET_NAMESPACE: Final = "jobset-system"
 # metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
 ADDON_METRICS_SERVER: Final = "metrics-server"
@@ -396,16 +674,31 @@ def addon_offered(addon: str, region: str) -> bool:
 
 
 # --- Kueue: the training queue (issue 21) -------------------------------------------------------------
-# kubernetes-sigs/kueue v0.19.2 (tag commit 8eab687, 2026-08-20). Chart `oci://registry.k8s.io/kueue/charts/kueue`
-# (charts/kueue/README.md), version without the `v`; its values.yaml in git points at the staging image
-# (`us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.19`): hack/helm-chart-package.sh rewrites
-# it to `registry.k8s.io/kueue/kueue:<tag>` with pullPolicy IfNotPresent when packaging a release, and we set
-# the same explicitly. "Requires Kubernetes 1.29 or newer" (README.md). API `kueue.x-k8s.io/v1beta2` (the
-# storage version since v0.16; apis/kueue/v1beta2, config/components/crd/bases at the tag).
+# Chart `oci://registry.k8s.io/kueue/charts/kueue` (charts/kueue/README.md), version = the tag without the `v`;
+# its values.yaml in git points at the staging image (`us-central1-docker.pkg.dev/k8s-staging-images/kueue/
+# kueue:release-0.19`): hack/helm-chart-package.sh rewrites it to `registry.k8s.io/kueue/kueue:<tag>` with
+# pullPolicy IfNotPresent when packaging a release, and we set the same explicitly. "Requires Kubernetes 1.29 or
+# newer" (README.md). API `kueue.x-k8s.io/v1beta2` (the storage version since v0.16; apis/kueue/v1beta2,
+# config/components/crd/bases at the tag).
+# Why not 0.20 (checked 2026-11-26): Kueue v0.20.0 exists (it stops serving v1beta1, kueue #13957; we use
+# v1beta2), but the stored copy of kubernetes-sigs/kueue ends 2026-08-22 (ff69552), before the v0.20.0 tag:
+# its chart and CRDs cannot be read at the tag, and the queue's objects are checked against the pinned
+# release's CRDs (tests/queue/kueue_api.py). 0.19 stays maintained while 0.20 and 0.21 are the newest minors
+# ("we continue to maintain N-1 and N-2 releases", RELEASE.md "Patch releases"); no end date is published.
+KUEUE: Final = Pin(
+    datasource="github-tags",
+    name="kueue",
+    package="kubernetes-sigs/kueue",
+    version="v0.19.2",
+    released="2026-08-20",
+    source="kubernetes-sigs/kueue tag v0.19.2 (8eab687, 2026-08-20): charts/kueue, config/components/crd/bases, "
+    "apis/kueue/v1beta2 read at the tag. v0.20.0 is newer but not readable here (see above). Read 2026-11-26. "
+    "No end date published: maintained while it is among the three newest minors (RELEASE.md).",
+)
 KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
-KUEUE_VERSION: Final = "0.19.2"
+KUEUE_VERSION: Final = KUEUE.version.removeprefix("v")
 KUEUE_IMAGE_REPOSITORY: Final = "registry.k8s.io/kueue/kueue"
-KUEUE_IMAGE_TAG: Final = "v0.19.2"
+KUEUE_IMAGE_TAG: Final = KUEUE.version
 KUEUE_NAMESPACE: Final = "kueue-system"
 KUEUE_API: Final = "kueue.x-k8s.io/v1beta2"
 # Visibility API (aggregated APIService `v1beta2.visibility.kueue.x-k8s.io`, charts/kueue/templates/visibility;
@@ -445,3 +738,84 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.35": "v1.35.2",
     "1.36": "v1.36.0",
 }
+
+# --- EFA: Elastic Fabric Adapter for multi-node training (issue 31) ------------------------------------
+# aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
+# instance types (#1337)"): chart version `v0.5.30` (the chart's own version carries the `v`), appVersion and
+# image tag `v0.5.20` (released 2026-06-15, commit 2a58b2d). Repository https://aws.github.io/eks-charts. Its
+# DaemonSet runs privileged with hostNetwork (values.yaml `securityContext`), registers `vpc.amazonaws.com/efa`,
+# and has a required node affinity on its own list of EFA instance types (`supportedInstanceLabels`); we add a
+# nodeSelector on our EFA label so it runs on EFA groups only. The image is pulled from EKS's us-west-2 ECR
+# (602401143452), the chart's default. The EKS user guide also describes an EFA DRA driver for Kubernetes
+# 1.34+; gpuplane keeps the device plugin: it works on every minor the project supports (1.32+), and the
+# training pods request a plain extended resource the autoscaler's node template can advertise at zero.
+EFA_DEVICE_PLUGIN: Final = Pin(
+    datasource="helm",
+    name="aws-efa-k8s-device-plugin",
+    package="aws-efa-k8s-device-plugin",
+    version="v0.5.30",
+    registry="https://aws.github.io/eks-charts",
+    released="2026-07-21",
+    source="aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml at bfe91c4 (2026-07-21, the newest commit "
+    "touching it): version v0.5.30, appVersion v0.5.20 (image bump commit 2a58b2d, 2026-06-15); values.yaml and "
+    "templates/daemonset.yaml at the same commit. Read 2026-11-26. No end of support published.",
+)
+EFA_DEVICE_PLUGIN_CHART: Final = EFA_DEVICE_PLUGIN.package
+EFA_DEVICE_PLUGIN_REPO: Final = EFA_DEVICE_PLUGIN.helm_repository
+EFA_DEVICE_PLUGIN_VERSION: Final = EFA_DEVICE_PLUGIN.version
+EFA_RESOURCE: Final = "vpc.amazonaws.com/efa"
+LABEL_EFA: Final = "gpuplane.io/efa"
+# `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
+VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
+
+# --- Every pin, and which of them have aged ------------------------------------------------------------
+PINS: Final[tuple[Pin, ...]] = (
+    GPU_OPERATOR,
+    DEVICE_PLUGIN,
+    DCGM_EXPORTER,
+    CLUSTER_AUTOSCALER,
+    *CLUSTER_AUTOSCALER_IMAGE_PINS.values(),
+    *(image.pin for image in TENSORFLOW_IMAGES),
+    AWS_CLI,
+    PYTHON,
+    JOBSET,
+    KUEUE,
+    EFA_DEVICE_PLUGIN,
+)
+"""Every default upstream release, one entry each (tests/manifests/test_pins.py checks that none is missed)."""
+
+# How a release pinned by its git tag shows in a render: the chart that follows the tag, at its version.
+_CHART_OF_TAG: Final[dict[str, tuple[str, str]]] = {
+    JOBSET.name: (JOBSET_CHART, JOBSET_VERSION),
+    KUEUE.name: (KUEUE_CHART, KUEUE_VERSION),
+}
+
+
+def pins_in_use(images: Iterable[str], charts: Iterable[tuple[str, str]]) -> list[Pin]:
+    """The pins a stack uses: the images its objects run and the (chart, version) of its Helm releases.
+
+    A workload that names its own image uses no pin, and so gets no warning about ours.
+    """
+    image_set, chart_set = set(images), set(charts)
+    used = []
+    for pin in PINS:
+        if pin.datasource == "docker":
+            hit = pin.reference in image_set
+        elif pin.datasource == "helm":
+            hit = (pin.package, pin.version) in chart_set
+        else:
+            hit = _CHART_OF_TAG.get(pin.name) in chart_set
+        if hit:
+            used.append(pin)
+    return used
+
+
+def end_of_support_warnings(pins: Iterable[Pin], on: datetime.date | None = None) -> list[str]:
+    """One line per pin past its vendor's end of support or patch on `on` (default `today()`)."""
+    day = on or today()
+    return [
+        f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support} (today is {day}): "
+        "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
+        for pin in pins
+        if pin.past_end_of_support(day)
+    ]

@@ -66,7 +66,7 @@ def scratch_env(*, gpu: bool = False) -> list[dict[str, str]]:
 
     Why: the images keep HOME at /root, read-only here and not ours, so anything that writes under `~`
     (Keras, matplotlib, pip caches) fails; and on a GPU newer than the image's compiled architectures (H100
-    with the TF 2.20 builds: compute_90 PTX) the driver JIT-compiles kernels into `CUDA_CACHE_PATH`, default
+    with the TF 2.18-2.21 builds: compute_90 PTX) the driver JIT-compiles kernels into `CUDA_CACHE_PATH`, default
     `$HOME/.nv/ComputeCache`. The cache is bounded by `CUDA_CACHE_MAXSIZE`; `GPU_SCRATCH_SIZE` leaves room.
     """
     env = [{"name": "HOME", "value": HOME_DIR}]

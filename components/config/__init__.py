@@ -23,7 +23,15 @@ from gpuplane.components.config.cluster import ClusterArgs, LogType
 from gpuplane.components.config.common import LOG_RETENTION_DAYS, Profile
 from gpuplane.components.config.gpu import GpuSharingArgs, MigArgs, MpsArgs, TimeSlicingArgs
 from gpuplane.components.config.network import MAX_AZS_PER_REGION, NatMode, NetworkArgs
-from gpuplane.components.config.node_groups import AmiType, CapacityType, NodeGroupArgs, Taint, TaintEffect
+from gpuplane.components.config.node_groups import (
+    AmiType,
+    CapacityReservationArgs,
+    CapacityType,
+    NodeGroupArgs,
+    ReservationPreference,
+    Taint,
+    TaintEffect,
+)
 from gpuplane.components.config.platform import AutoscalerArgs, ObservabilityArgs, PlatformArgs
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import (
@@ -47,6 +55,7 @@ __all__ = [
     "POSIX_ID_MIN",
     "AmiType",
     "AutoscalerArgs",
+    "CapacityReservationArgs",
     "CapacityType",
     "ClusterArgs",
     "FieldError",
@@ -62,6 +71,7 @@ __all__ = [
     "PlatformArgs",
     "Profile",
     "QueueArgs",
+    "ReservationPreference",
     "ServingArgs",
     "StorageArgs",
     "Taint",

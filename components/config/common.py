@@ -12,8 +12,6 @@ LOG_RETENTION_DAYS: Final = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 )  # fmt: skip
 
-DNS_LABEL_RE: Final = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-
 
 _DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")
 

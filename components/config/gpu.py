@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.config.base import FieldError, _Args
 
-_MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
+MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 
 
 class TimeSlicingArgs(_Args):
@@ -39,7 +39,7 @@ class MigArgs(_Args):
     @field_validator("profile")
     @classmethod
     def _profile(cls, value: str) -> str:
-        if not _MIG_PROFILE_RE.fullmatch(value):
+        if not MIG_PROFILE_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a MIG config name like all-1g.10gb or all-3g.40gb")
         return value
 

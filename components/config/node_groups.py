@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -10,11 +11,15 @@ from pydantic import Field, field_validator, model_validator
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import Profile
 from gpuplane.components.config.gpu import GpuSharingArgs
-from gpuplane.components.facts import catalog
+from gpuplane.components.facts import catalog, efa
+from gpuplane.components.facts.name_limits import LABEL_VALUE_RE, QUALIFIED_NAME_RE
 from gpuplane.manifests import versions
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
-CapacityType = Literal["ON_DEMAND", "SPOT"]
+# botocore's eks model, shape CapacityTypes (CreateNodegroup `capacityType`); changing it replaces the group.
+CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
+# botocore's ec2 model, shape CapacityReservationPreference (launch template CapacityReservationSpecification).
+ReservationPreference = Literal["open", "none", "capacity-reservations-only"]
 AmiType = Literal[
     "AL2023_x86_64_STANDARD",
     "AL2023_ARM_64_STANDARD",
@@ -27,12 +32,15 @@ AmiType = Literal[
 ]
 
 
-# Kubernetes label/taint key: optional DNS-subdomain prefix, then a name of <= 63 chars.
-_K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_K8S_KEY_RE: Final = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_K8S_NAME}$")
-_K8S_VALUE_RE: Final = re.compile(rf"^({_K8S_NAME})?$")
 _NAME_RE: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 _RESERVED_LABEL_DOMAINS: Final = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+# EC2 ids: `cr-` and 8 or 17 hex digits (Capacity Blocks are Capacity Reservations and share the prefix).
+_RESERVATION_ID_RE: Final = re.compile(r"^cr-([0-9a-f]{8}|[0-9a-f]{17})$")
+# A Capacity Reservation group is an AWS Resource Groups group (EC2 user guide, "Capacity Reservation groups").
+_RESOURCE_GROUP_ARN_RE: Final = re.compile(
+    r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,300}$"
+)
+_AZ_RE: Final = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
 
 
 class Taint(_Args):
@@ -45,16 +53,124 @@ class Taint(_Args):
     @field_validator("key")
     @classmethod
     def _key(cls, value: str) -> str:
-        if not _K8S_KEY_RE.fullmatch(value):
+        if not QUALIFIED_NAME_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid Kubernetes taint key ([prefix/]name, name <= 63 chars)")
         return value
 
     @field_validator("value")
     @classmethod
     def _value(cls, value: str) -> str:
-        if not _K8S_VALUE_RE.fullmatch(value):
+        if not LABEL_VALUE_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not a valid taint value (<= 63 chars, alphanumeric, '-', '_', '.')")
         return value
+
+
+class CapacityReservationArgs(_Args):
+    """Reserved EC2 capacity a group launches into: a Capacity Block for ML or an On-Demand Capacity Reservation.
+
+    What render cannot look up offline (the reservation's AZ, its instance count, a block's end) is written
+    here by the user; `gpuplane preflight` reads the reservation with the user's credentials and refuses a
+    mismatch with these values.
+    """
+
+    id: str | None = Field(
+        default=None,
+        description="The reservation's id (`cr-...`): the Capacity Block of a `CAPACITY_BLOCK` group (required "
+        "there), or an ODCR an `ON_DEMAND` group targets. Default none.",
+    )
+    resource_group_arn: str | None = Field(
+        default=None,
+        description="`ON_DEMAND` groups: target a Capacity Reservation group (AWS Resource Groups ARN) instead of "
+        "one reservation. Default none.",
+    )
+    preference: ReservationPreference | None = Field(
+        default=None,
+        description="`ON_DEMAND` groups without a target: `open` (use any matching open ODCR), `none`, or "
+        "`capacity-reservations-only` (launch only into reservations, fail otherwise). Default none (EC2's `open`).",
+    )
+    availability_zone: str | None = Field(
+        default=None,
+        description="The reservation's AZ; must be one of `network.availabilityZones`. The group's nodes are "
+        "placed in that AZ's private subnet only. Required with `id`. Default none.",
+    )
+    instance_count: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="How many instances the reservation holds; `maxSize` may not exceed it. Required for "
+        "`CAPACITY_BLOCK`. Default none.",
+    )
+    end_time: str | None = Field(
+        default=None,
+        description="When the reservation ends (ISO 8601 with a zone, e.g. `2026-12-01T11:30:00Z`); render states "
+        "what happens then. Default none.",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | None) -> str | None:
+        if value is not None and not _RESERVATION_ID_RE.fullmatch(value):
+            raise ValueError(f"'{value}' is not a Capacity Reservation id (cr- and 8 or 17 hex digits)")
+        return value
+
+    @field_validator("resource_group_arn")
+    @classmethod
+    def _group_arn(cls, value: str | None) -> str | None:
+        if value is not None and not _RESOURCE_GROUP_ARN_RE.fullmatch(value):
+            raise ValueError(
+                f"'{value}' is not a resource group ARN "
+                "(arn:<partition>:resource-groups:<region>:<account>:group/<name>)"
+            )
+        return value
+
+    @field_validator("availability_zone")
+    @classmethod
+    def _az(cls, value: str | None) -> str | None:
+        if value is not None and not _AZ_RE.fullmatch(value):
+            raise ValueError(f"'{value}' is not an availability zone name (e.g. us-east-2a)")
+        return value
+
+    @field_validator("end_time")
+    @classmethod
+    def _end(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"'{value}' is not an ISO 8601 time (e.g. 2026-12-01T11:30:00Z)") from None
+        if parsed.tzinfo is None:
+            raise ValueError(f"'{value}' has no time zone; add one (Z for UTC)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_option(self) -> CapacityReservationArgs:
+        # EC2 takes one option at a time: a preference, or a target (one reservation, or a group).
+        chosen = [k for k, v in (("id", self.id), ("resourceGroupArn", self.resource_group_arn)) if v is not None]
+        if self.preference is not None:
+            chosen.append("preference")
+        if len(chosen) > 1:
+            raise FieldError(
+                chosen[1],
+                f"set together with {chosen[0]}; EC2 takes one option at a time (a preference, one reservation id, "
+                "or one reservation group)",
+            )
+        if self.availability_zone is not None and self.id is None:
+            raise FieldError(
+                "availabilityZone", "names the AZ of a reservation given by id; set id, or remove availabilityZone"
+            )
+        if self.id is not None and self.availability_zone is None:
+            raise FieldError(
+                "availabilityZone",
+                f"is required with id '{self.id}': a reservation lives in one AZ and the group's nodes must launch "
+                "there (preflight checks it against the reservation)",
+            )
+        return self
+
+    @property
+    def end(self) -> datetime | None:
+        """`end_time` parsed."""
+        return None if self.end_time is None else datetime.fromisoformat(self.end_time)
 
 
 class NodeGroupArgs(_Args):
@@ -72,7 +188,11 @@ class NodeGroupArgs(_Args):
         default=None,
         description="EKS AMI type. Default: derived from the instance types (AL2023 standard or NVIDIA, x86_64/ARM).",
     )
-    capacity_type: CapacityType = Field(default="ON_DEMAND", description="`ON_DEMAND` or `SPOT`. Default `ON_DEMAND`.")
+    capacity_type: CapacityType = Field(
+        default="ON_DEMAND",
+        description="`ON_DEMAND`, `SPOT`, or `CAPACITY_BLOCK` (a GPU group launched into an EC2 Capacity Block for "
+        "ML, named in `capacityReservation`). Default `ON_DEMAND`.",
+    )
     min_size: int = Field(default=1, ge=0, le=1000, description="Minimum nodes. Default 1.")
     max_size: int = Field(default=3, ge=1, le=1000, description="Maximum nodes. Default 3.")
     desired_size: int | None = Field(
@@ -103,6 +223,23 @@ class NodeGroupArgs(_Args):
         default_factory=GpuSharingArgs,
         description="GPU groups: `timeSlicing`, `mps` or `mig` sharing. Default: none (whole GPUs).",
     )
+    # --- reserved capacity and EFA (issue 31): checked in `_check_reservation` and `_check_efa` ---------------
+    capacity_reservation: CapacityReservationArgs | None = Field(
+        default=None,
+        description="Reserved capacity: the Capacity Block of a `CAPACITY_BLOCK` group, or an ODCR preference or "
+        "target of an `ON_DEMAND` group. Default none.",
+    )
+    efa: bool = Field(
+        default=False,
+        description="GPU groups: one Elastic Fabric Adapter interface per network card (NCCL over EFA for "
+        "multi-node training) and the EFA device plugin on these nodes. Only on types with EFA. Default false.",
+    )
+    placement_group: bool | None = Field(
+        default=None,
+        description="EFA groups: launch into a cluster placement group of their own. Default: on for EFA groups "
+        "without a reservation target, off with one (a reservation not made in that placement group cannot "
+        "serve it: launches fail with InsufficientInstanceCapacity).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -128,13 +265,13 @@ class NodeGroupArgs(_Args):
         # Every bad label in one message: a user fixing three labels should not need three rounds.
         problems: list[str] = []
         for key, label in value.items():
-            if not _K8S_KEY_RE.fullmatch(key):
+            if not QUALIFIED_NAME_RE.fullmatch(key):
                 problems.append(f"label key '{key}' is not a valid Kubernetes label key")
             elif any(key.startswith(d) or f".{d}" in key for d in _RESERVED_LABEL_DOMAINS):
                 problems.append(
                     f"label key '{key}' uses a domain reserved for Kubernetes/EKS ({_RESERVED_LABEL_DOMAINS})"
                 )
-            if not _K8S_VALUE_RE.fullmatch(label):
+            if not LABEL_VALUE_RE.fullmatch(label):
                 problems.append(f"label '{key}' has invalid value '{label}' (<= 63 chars, alphanumeric, '-', '_', '.')")
         if problems:
             raise ValueError("; ".join(problems))
@@ -190,6 +327,99 @@ class NodeGroupArgs(_Args):
                     f"({', '.join(k for k, v in versions.AMI_TYPES.items() if v[1])})",
                 )
         return self
+
+    @model_validator(mode="after")
+    def _reserved_capacity_and_efa(self) -> NodeGroupArgs:
+        self._check_reservation()
+        self._check_efa()
+        return self
+
+    def _check_reservation(self) -> None:
+        """A Capacity Block's constraints (EKS user guide, "Capacity Blocks for ML" with managed node groups).
+
+        One explicit instance type (the block reserves one), subnets of the block's AZ only (cross-checked
+        against `network` in plan/cross_checks.py), desired size 0 (the block may not be active when the
+        group is created or upgraded; EKS asks for 0 on upgrades) and at most the block's instance count.
+        """
+        reservation = self.capacity_reservation
+        if self.capacity_type == "SPOT":
+            if reservation is not None:
+                raise FieldError(
+                    "capacityReservation", "does not apply to SPOT groups; use ON_DEMAND or CAPACITY_BLOCK"
+                )
+            return
+        if self.capacity_type == "ON_DEMAND":
+            if reservation is not None and reservation.id is not None and reservation.instance_count is not None:
+                self._check_within_count(reservation.instance_count, "the reservation")
+            return
+        if self.kind != "gpu":
+            raise FieldError(
+                "capacityType", "'CAPACITY_BLOCK' is for GPU groups (Capacity Blocks reserve GPU instances)"
+            )
+        if len(self.instance_types) != 1:
+            raise FieldError(
+                "instanceTypes",
+                f"{self.instance_types} lists {len(self.instance_types)} types; a Capacity Block reserves one "
+                "instance type: list only the block's type",
+            )
+        if reservation is None or reservation.id is None:
+            raise FieldError(
+                "capacityReservation.id",
+                "is required with capacityType CAPACITY_BLOCK: the block's reservation id (cr-...)",
+            )
+        if reservation.instance_count is None:
+            raise FieldError(
+                "capacityReservation.instanceCount",
+                "is required with capacityType CAPACITY_BLOCK: how many instances the block holds",
+            )
+        if self.resolved_desired_size != 0:
+            raise FieldError(
+                "desiredSize",
+                f"{self.resolved_desired_size} with capacityType CAPACITY_BLOCK; use 0 (with minSize 0): the block "
+                "may not be active when the group is created or upgraded, and the autoscaler scales it up for "
+                "pending pods",
+            )
+        self._check_within_count(reservation.instance_count, "the Capacity Block")
+
+    def _check_within_count(self, count: int, what: str) -> None:
+        if self.max_size > count:
+            raise FieldError(
+                "maxSize",
+                f"{self.max_size} exceeds capacityReservation.instanceCount {count}: {what} holds {count} "
+                f"instance(s); use maxSize <= {count}",
+            )
+
+    def _check_efa(self) -> None:
+        """EFA only on GPU types that have it, with one interface layout the launch template can give all types."""
+        if not self.efa:
+            if self.placement_group is not None:
+                raise FieldError("placementGroup", "applies to EFA groups only; set efa: true or remove it")
+            return
+        if self.kind != "gpu":
+            raise FieldError("efa", "is a GPU group setting but kind is 'cpu'")
+        for name in self.instance_types:
+            if efa.efa_facts(name) is None:
+                raise FieldError(
+                    "efa",
+                    f"{name} has no EFA (DescribeInstanceTypes: EfaSupported false, 0 EFA interfaces); GPU types "
+                    "with EFA (interfaces per node): "
+                    f"{', '.join(f'{t} ({efa.EFA[t].interfaces})' for t in efa.efa_types())}",
+                )
+        counts = {name: efa.EFA[name].interfaces for name in self.instance_types}
+        if len(set(counts.values())) > 1:
+            raise FieldError(
+                "instanceTypes",
+                f"EFA interfaces per node differ {counts}; the launch template gives every node the same interfaces: "
+                "use types with the same number of network cards",
+            )
+        reservation = self.capacity_reservation
+        targeted = reservation is not None and (reservation.id or reservation.resource_group_arn)
+        if self.placement_group and targeted:
+            raise FieldError(
+                "placementGroup",
+                "true with a reservation target: a reservation not made in this placement group cannot serve its "
+                "launches (InsufficientInstanceCapacity); remove placementGroup",
+            )
 
     def _check_gpu_settings(self, facts: catalog.InstanceType) -> None:
         family = versions.AMI_TYPES[self.resolved_ami_type][2]
@@ -250,6 +480,26 @@ class NodeGroupArgs(_Args):
         if self.disk_size_gib is not None:
             return self.disk_size_gib
         return 100 if self.kind == "gpu" else 50
+
+    @property
+    def reserved(self) -> bool:
+        """Whether the group launches into capacity reserved for it (a Capacity Block, or an ODCR target)."""
+        reservation = self.capacity_reservation
+        if self.capacity_type == "CAPACITY_BLOCK":
+            return True
+        return reservation is not None and (reservation.id is not None or reservation.resource_group_arn is not None)
+
+    @property
+    def efa_interfaces(self) -> int:
+        """EFA interfaces per node (the `vpc.amazonaws.com/efa` a node advertises); 0 without EFA."""
+        return efa.EFA[self.instance_types[0]].interfaces if self.efa else 0
+
+    @property
+    def resolved_placement_group(self) -> bool:
+        """Whether the group gets a cluster placement group: EFA groups without a reservation target."""
+        if self.placement_group is not None:
+            return self.placement_group
+        return self.efa and not self.reserved
 
     @property
     def all_taints(self) -> list[Taint]:

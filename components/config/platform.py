@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -10,12 +9,13 @@ from pydantic.alias_generators import to_camel
 
 from gpuplane.components.config.base import _Args
 from gpuplane.components.config.cluster import ClusterArgs
-from gpuplane.components.config.common import DNS_LABEL_RE, Profile, duration_seconds
+from gpuplane.components.config.common import Profile, duration_seconds
 from gpuplane.components.config.network import NetworkArgs
 from gpuplane.components.config.node_groups import NodeGroupArgs, blocks_scheduling, default_node_groups
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import StorageArgs
 from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
+from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE, DNS1123_SUBDOMAIN_RE
 from gpuplane.manifests import versions
 
 
@@ -140,14 +140,14 @@ class PlatformArgs(_Args):
     @field_validator("workload_namespace")
     @classmethod
     def _namespace(cls, value: str) -> str:
-        if not DNS_LABEL_RE.fullmatch(value) or value.startswith("kube-"):
+        if not DNS1123_LABEL_RE.fullmatch(value) or value.startswith("kube-"):
             raise ValueError(f"'{value}' must be a DNS label (lowercase, digits, '-') and not start with 'kube-'")
         return value
 
     @field_validator("ingress_class")
     @classmethod
     def _ingress_class(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", value):
+        if value is not None and not DNS1123_SUBDOMAIN_RE.fullmatch(value):
             raise ValueError(f"'{value}' is not an IngressClass name (lowercase DNS subdomain)")
         return value
 

@@ -8,7 +8,7 @@ from typing import Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.config.base import FieldError, _Args
-from gpuplane.components.config.common import DNS_LABEL_RE
+from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE
 
 _FS_ID_RE: Final = re.compile(r"^fs-([0-9a-f]{8}|[0-9a-f]{17})$")
 # EFS API model (botocore `efs`): Path and Permissions patterns of an access point's root directory.
@@ -52,7 +52,7 @@ class VolumeArgs(_Args):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not DNS_LABEL_RE.fullmatch(value):
+        if not DNS1123_LABEL_RE.fullmatch(value):
             raise ValueError(f"'{value}' must be a DNS label (lowercase letters, digits, '-', <= 63 chars)")
         return value
 

@@ -44,6 +44,7 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
         problems += _collect(lambda: _check_cluster_services_capacity(args))
     problems += _collect(lambda: _check_dynamic_paths(args))
     problems += _prod_endpoint_problems(args)
+    problems += _reservation_az_problems(args)
     problems += _prod_storage_problems(args)
     vpc = ipaddress.IPv4Network(args.network.cidr)
     services = ipaddress.IPv4Network(args.cluster.service_ipv4_cidr)
@@ -80,6 +81,36 @@ def _prod_endpoint_problems(args: PlatformArgs) -> list[FieldError]:
             "CIDRs or set cluster.endpointPublicAccess: false",
         )
     ]
+
+
+def _reservation_az_problems(args: PlatformArgs) -> list[FieldError]:
+    """A reservation's AZ must be one of the network's AZs, named explicitly (issue 31).
+
+    A reservation lives in one AZ; its group's nodes launch only in that AZ's private subnet. With
+    `network.azCount` the AZs are picked at `pulumi up` from what the region offers, so render could not
+    know whether the reservation's AZ is among them: the AZs must be listed.
+    """
+    problems: list[FieldError] = []
+    explicit = args.network.availability_zones
+    for index, group in enumerate(args.node_groups or []):
+        reservation = group.capacity_reservation
+        if reservation is None or reservation.availability_zone is None:
+            continue
+        key = f"nodeGroups[{index}].capacityReservation.availabilityZone"
+        az = reservation.availability_zone
+        if not explicit:
+            problems.append(
+                FieldError(
+                    key,
+                    f"'{az}' needs the network's AZs named: set network.availabilityZones (including {az}) instead "
+                    "of network.azCount, so the group's subnet is known before `pulumi up`",
+                )
+            )
+        elif az not in explicit:
+            problems.append(
+                FieldError(key, f"'{az}' is not one of network.availabilityZones {list(explicit)}; add it there")
+            )
+    return problems
 
 
 def _prod_storage_problems(args: PlatformArgs) -> list[FieldError]:

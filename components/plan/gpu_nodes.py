@@ -8,11 +8,11 @@ the plugin, the autoscaler and the workloads in agreement.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from gpuplane.components.config.gpu import MIG_PROFILE_RE
 from gpuplane.components.facts import catalog
 from gpuplane.manifests import versions
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 # MIG instances per GPU for each compute-slice size (NVIDIA MIG user guide: A100/H100 profiles).
 _MIG_INSTANCES: Final[dict[int, int]] = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}
-_MIG_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 
 
 def ami_family(group: NodeGroupArgs) -> str:
@@ -37,7 +36,7 @@ def driver_major(group: NodeGroupArgs) -> int:
 
 def _mig(group: NodeGroupArgs) -> tuple[int, int]:
     assert group.sharing.mig is not None
-    match = _MIG_RE.fullmatch(group.sharing.mig.profile)
+    match = MIG_PROFILE_RE.fullmatch(group.sharing.mig.profile)
     assert match is not None  # validated by MigArgs
     return int(match.group(1)), int(match.group(2))
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from gpuplane.components.config import NodeGroupArgs, Taint, TaintEffect
-from gpuplane.components.plan import gpu_nodes
+from gpuplane.components.plan import capacity, gpu_nodes
 from gpuplane.manifests import versions
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
@@ -40,12 +40,20 @@ def autoscaler_tags(group: NodeGroupArgs, cluster_name: str, *, gpu_operator: bo
         f"{prefix}/enabled": "true",
         f"{prefix}/{cluster_name}": "owned",
     }
-    for key, value in sorted(gpu_nodes.node_labels(group, gpu_operator=gpu_operator).items()):
+    for key, value in sorted(node_labels(group, gpu_operator=gpu_operator).items()):
         tags[f"{prefix}/node-template/label/{key}"] = value
     for taint in group.all_taints:
         tags[f"{prefix}/node-template/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
     if group.kind == "gpu":
         resource = gpu_nodes.gpu_resource_name(group)
         tags[f"{prefix}/node-template/resources/{resource}"] = str(gpu_nodes.allocatable_units(group))
+    # EFA interfaces: a pod asking for `vpc.amazonaws.com/efa` must scale an EFA group up from zero too.
+    for resource, count in capacity.efa_resources(group).items():
+        tags[f"{prefix}/node-template/resources/{resource}"] = str(count)
     tags[f"{prefix}/node-template/label/kubernetes.io/arch"] = "arm64" if group.architecture == "arm64" else "amd64"
     return tags
+
+
+def node_labels(group: NodeGroupArgs, *, gpu_operator: bool = False) -> dict[str, str]:
+    """Every label EKS puts on the group's nodes: the GPU plan's, plus the EFA label of an EFA group."""
+    return {**gpu_nodes.node_labels(group, gpu_operator=gpu_operator), **capacity.efa_labels(group)}

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.config.common import duration_seconds
-from gpuplane.components.plan import gpu_nodes, placement
+from gpuplane.components.plan import capacity, gpu_nodes, placement
 from gpuplane.manifests import queue, versions
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
         memory_bytes=node.memory_bytes * group.max_size,
         gpus=gpus,
         gpu_resource=gpu_nodes.gpu_resource_name(group) if group.kind == "gpu" else None,
+        efa=group.efa_interfaces * group.max_size,
     )
 
 
@@ -95,8 +96,15 @@ def queue_spec(
     kubernetes_version: str,
     autoscaler: bool = True,
 ) -> queue.Queue:
-    """The workload namespace's queue, from the node groups and the queue settings."""
-    flavors = tuple(flavor(g, args.max_gpus if g.kind == "gpu" else None) for g in training_groups(groups))
+    """The workload namespace's queue, from the node groups and the queue settings.
+
+    Flavors are listed reserved first, then on-demand, then spot (`capacity.capacity_rank`; the stack's
+    order within each kind): Kueue tries a ClusterQueue's flavors in order and admits a PodSet to the first
+    whose quota it fits (flavor fungibility, `manifests/queue.py`), so reserved GPUs, paid for whether used
+    or not, are spent before on-demand ones, and spot ones last.
+    """
+    ordered = sorted(training_groups(groups), key=capacity.capacity_rank)
+    flavors = tuple(flavor(g, args.max_gpus if g.kind == "gpu" else None) for g in ordered)
     return queue.Queue(
         namespace=namespace_name,
         flavors=flavors,

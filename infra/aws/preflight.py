@@ -15,6 +15,7 @@ import socket
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import boto3
@@ -80,7 +81,9 @@ def vcpus_needed(groups: Iterable[NodeGroupArgs]) -> dict[tuple[str, str], tuple
     needed: dict[tuple[str, str], tuple[int, list[str]]] = {}
     for group in groups:
         qclass = quota_class(group.instance_types[0])
-        if qclass is None:
+        # A Capacity Block is capacity bought for a time, not an On-Demand or Spot request: no vCPU quota of
+        # the table above applies to it; `reservation_checks` reads the block itself.
+        if qclass is None or group.capacity_type == "CAPACITY_BLOCK":
             continue
         key = (qclass, group.capacity_type)
         vcpus = group.max_size * max(lookup(t).vcpus for t in group.instance_types)
@@ -134,6 +137,7 @@ def run(
     checks.append(access_entries(config, identity.arn))
     checks.append(pulumi_cli())
     checks.append(api_reachability(config, local_addresses()))
+    checks.append(pinned_defaults(config))
     steps: list[tuple[str, Callable[[], list[Check]]]] = [
         ("region", lambda: [_region(config, session)]),
         ("availability zones and instance types", lambda: _offerings(config, session)),
@@ -142,6 +146,7 @@ def run(
         ("Kubernetes version", lambda: [_kubernetes_version(config, session)]),
         ("EKS add-ons", lambda: addon_checks(config, client(session, "eks"))),
         ("EFS", lambda: [_efs(config, session)]),
+        ("capacity reservations", lambda: reservation_checks(config, client(session, "ec2"))),
         ("Kubernetes version drift", lambda: [version_drift(config, session)]),
     ]
     for name, step in steps:
@@ -156,6 +161,112 @@ def run(
         if name == "region" and checks[-1].status == "fail":
             break  # nothing else can be answered in a region we cannot use
     return checks
+
+
+def reservation_checks(config: StackConfig, ec2: Any, *, now: datetime | None = None) -> list[Check]:
+    """Each group's reservation (issue 31), read with the user's credentials, against what the stack says.
+
+    `DescribeCapacityReservations` answers for ODCRs and Capacity Blocks alike: its state, AZ, instance
+    type, count and dates. A reservation that does not exist, has ended or been cancelled, or differs from
+    the stack in AZ, type, count or kind fails: `pulumi up` would make a group whose nodes never launch.
+    A block that has not started yet only warns: the group is created at size 0 and scales up once it is
+    active. Reservation groups (`resourceGroupArn`) and preferences have nothing to compare.
+    """
+    now = now or datetime.now(UTC)
+    checks: list[Check] = []
+    for group in config.platform.resolved_node_groups:
+        wanted = group.capacity_reservation
+        if wanted is None or wanted.id is None:
+            continue
+        name = f"reservation: {group.name}"
+        try:
+            found = ec2.describe_capacity_reservations(CapacityReservationIds=[wanted.id])["CapacityReservations"]
+        except botocore.exceptions.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if not code.startswith("InvalidCapacityReservationId"):
+                raise
+            found = []
+        if not found:
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"{wanted.id} is not a Capacity Reservation of this account in {config.region}",
+                    f"Fix nodeGroups.{group.name}.capacityReservation.id (aws ec2 describe-capacity-reservations)",
+                )
+            )
+            continue
+        checks.append(_compare_reservation(group, found[0], now))
+    return checks
+
+
+def _compare_reservation(group: NodeGroupArgs, found: dict[str, Any], now: datetime) -> Check:
+    wanted = group.capacity_reservation
+    assert wanted is not None
+    name = f"reservation: {group.name}"
+    key = f"nodeGroups.{group.name}.capacityReservation"
+    state = found.get("State", "unknown")
+    end = found.get("EndDate")
+    problems = []
+    if state in ("expired", "cancelled", "cancelling", "failed", "payment-failed", "unsupported", "unavailable"):
+        problems.append(f"it is {state}" + (f" (ended {end:%Y-%m-%d %H:%M %Z})" if end else ""))
+    elif end is not None and end <= now:
+        problems.append(f"it ended {end:%Y-%m-%d %H:%M %Z}")
+    if found.get("AvailabilityZone") != wanted.availability_zone:
+        problems.append(f"it is in {found.get('AvailabilityZone')}, the stack says {wanted.availability_zone}")
+    if found.get("InstanceType") not in group.instance_types:
+        problems.append(f"it reserves {found.get('InstanceType')}, the group runs {', '.join(group.instance_types)}")
+    total = found.get("TotalInstanceCount")
+    if wanted.instance_count is not None and total is not None and total != wanted.instance_count:
+        problems.append(f"it holds {total} instance(s), the stack says instanceCount {wanted.instance_count}")
+    is_block = found.get("ReservationType") == "capacity-block"
+    if is_block != (group.capacity_type == "CAPACITY_BLOCK"):
+        kind = "a Capacity Block" if is_block else "an On-Demand Capacity Reservation"
+        problems.append(f"it is {kind} but the group's capacityType is {group.capacity_type}")
+    if problems:
+        return Check(name, "fail", f"{wanted.id}: " + "; ".join(problems), f"Fix {key} (or the reservation)")
+    when = (
+        f", {found.get('StartDate'):%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M %Z}"
+        if end and found.get("StartDate")
+        else ""
+    )
+    detail = f"{wanted.id} {state}: {total} x {found.get('InstanceType')} in {found.get('AvailabilityZone')}{when}"
+    if state != "active":
+        return Check(
+            name,
+            "warn",
+            detail,
+            "Nodes launch only once it is active; the group stays at 0 until then",
+        )
+    if wanted.end is not None and end is not None and wanted.end != end:
+        return Check(name, "warn", detail, f"{key}.endTime says {wanted.end_time}; set it to the reservation's end")
+    return Check(name, "pass", detail)
+
+
+def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
+    """Whether a default image or chart this stack uses is past its vendor's end of support (warn, not fail).
+
+    The same answer as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
+    charts it applies are matched against the pins of manifests/versions.py; images the user names are theirs.
+    """
+    from gpuplane.components import training  # noqa: PLC0415 - Pulumi's mocks load only for this check
+    from gpuplane.infra import render  # noqa: PLC0415
+
+    recording = recording if recording is not None else render.run_stack(config)
+    runs = training.run_manifests(config.platform)  # what `gpuplane train` submits uses pinned images too
+    warnings = render.end_of_support(recording, runs)
+    if warnings:
+        return Check(
+            "default versions",
+            "warn",
+            "; ".join(warnings),
+            "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
+        )
+    used = render.pins_used(recording, runs)
+    dated = sorted((p.end_of_support, p.reference) for p in used if p.end_of_support)
+    soonest = f"; the first to age: {dated[0][1]} on {dated[0][0]}" if dated else ""
+    detail = f"{len(used)} default images and charts, none past end of support{soonest}"
+    return Check("default versions", "pass", detail)
 
 
 def principal_of(caller_arn: str) -> str:

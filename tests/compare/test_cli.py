@@ -165,7 +165,7 @@ def test_machine_facts_from_stack_and_catalog(stacks):
     assert rows["gpu"]["gpuSharing"] == "none"
     assert rows["cpu8"]["instanceTypes"] == ["m6i.4xlarge"]  # where the 8-CPU variant is placed
     assert rows["cpu8"]["gpuModel"] is None
-    assert facts["client"]["image"] == "tensorflow/tensorflow:2.20.0"
+    assert facts["client"]["image"] == "tensorflow/tensorflow:2.21.0"
 
 
 def test_fit_check_uses_allocatable_not_capacity():

@@ -33,7 +33,7 @@ def labels(rec: Recording, group: str) -> dict[str, str]:
 
 def test_device_plugin_only_on_gpu_nodes_with_gfd(dev_run):
     plugin = release(dev_run, "nvidia-device-plugin")
-    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.0", "nvidia-gpu")
+    assert (plugin["chart"], plugin["version"], plugin["namespace"]) == ("nvidia-device-plugin", "0.20.1", "nvidia-gpu")
     assert plugin["repositoryOpts"]["repo"] == "https://nvidia.github.io/k8s-device-plugin"
     values = plugin["values"]
     term = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -122,14 +122,15 @@ def test_operator_mode(run_platform):
     op = release(rec, "gpu-operator")
     assert (op["chart"], op["version"], op["repositoryOpts"]["repo"]) == (
         "gpu-operator",
-        "v25.10.1",
+        "v26.7.0",
         "https://helm.ngc.nvidia.com/nvidia",
     )
     values = op["values"]
     assert values["driver"] == {"enabled": False}  # the EKS NVIDIA AMI has driver and toolkit
     assert values["toolkit"] == {"enabled": False}
     assert values["migManager"] == {"enabled": True}
-    assert values["dcgmExporter"] == {"enabled": True}
+    # v26.7.0 turns the ServiceMonitor on by default; the cluster has no Prometheus-operator CRD for it.
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
     assert set(values["devicePlugin"]["config"]["data"]) == {"default", "op", "plain"}
     assert labels(rec, "op")["nvidia.com/mig.config"] == "all-1g.5gb"
     assert labels(rec, "plain")["nvidia.com/gpu.deploy.driver"] == "false"  # the AMI has it

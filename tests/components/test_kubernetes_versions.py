@@ -47,7 +47,7 @@ def test_a_136_stack_gets_its_autoscaler_image() -> None:
     values = autoscaler_values(
         AutoscalerArgs(), cluster_name="c", region="us-west-2", kubernetes_version="1.36", startup_taints=()
     )
-    assert values["image"] == {"tag": "v1.36.1"}
+    assert values["image"] == {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.36.1"}
 
 
 def test_the_default_is_the_newest_in_standard_support_on_the_pin_day() -> None:

@@ -185,7 +185,7 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         "capacity type spelling",
         groups({"name": "cheap", "instanceTypes": ["m6i.large"], "capacityType": "spot"}),
         "gpuplane:nodeGroups[1].capacityType:",
-        ["'ON_DEMAND' or 'SPOT'", "'spot'"],
+        ["'ON_DEMAND', 'SPOT' or 'CAPACITY_BLOCK'", "'spot'"],
     ),
     (
         "taint effect spelling",

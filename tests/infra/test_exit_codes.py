@@ -59,6 +59,8 @@ CASES = {
     "train-no-kubeconfig": (["train", "dev", "mnist"], 2),
     "queue-no-kubeconfig": (["queue", "dev"], 2),
     "compare-no-kubeconfig": (["compare", "dev", "--model", team_project.MODEL], 2),
+    "verify-no-kubeconfig": (["verify", "dev"], 2),
+    "verify-unreachable": (["verify", "dev", "--kubeconfig", "KC"], 1),
     "compare-bad-size": (["compare", "dev", "--model", team_project.MODEL, "--sizes", "1", "--plan"], 2),
     "kubeconfig-unknown-stack": (["kubeconfig", "nope"], 2),
     "preflight-unknown-stack": (["preflight", "nope"], 2),

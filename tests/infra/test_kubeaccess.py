@@ -71,7 +71,12 @@ def _state(project: Path) -> Path:
     return project / ".gpuplane" / "dev"
 
 
-COMMANDS = [["train", "dev", "mnist"], ["queue", "dev"], ["compare", "dev", "--model", team_project.MODEL]]
+COMMANDS = [
+    ["train", "dev", "mnist"],
+    ["queue", "dev"],
+    ["compare", "dev", "--model", team_project.MODEL],
+    ["verify", "dev"],
+]
 
 
 def _invoke(project: Path, args: list[str]) -> tuple[int, str]:

@@ -35,6 +35,7 @@ COMMANDS = {
     "train-run-id": (["train", "dev", "mnist", "--run-id", f"a{MARK}"], 2, f"a{MARK}"),
     "train-kubeconfig": (["train", "dev", "mnist", "--kubeconfig", f"kc/{MARK}"], 2, f"kc/{MARK}"),
     "queue-kubeconfig": (["queue", "dev", "--kubeconfig", f"kc/{MARK}"], 2, f"kc/{MARK}"),
+    "verify-kubeconfig": (["verify", "dev", "--kubeconfig", f"kc/{MARK}"], 2, f"kc/{MARK}"),
     "compare-model": (["compare", "dev", "--model", MARK, "--plan"], 2, MARK),
     "compare-kubeconfig": (
         ["compare", "dev", "--model", team_project.MODEL, "--kubeconfig", f"kc/{MARK}"],

@@ -442,6 +442,40 @@ def test_queue_rows_list_runs_with_their_gpus(dev):
     ]
 
 
+def test_flavor_usage_sums_admitted_gpus_per_flavor_in_queue_order():
+    def admitted(*assignments: tuple[str, str, str], finished: bool = False) -> dict[str, Any]:
+        conditions = [condition("Finished", "True", "Succeeded", "done")] if finished else []
+        return {
+            "status": {
+                "conditions": conditions,
+                "admission": {
+                    "clusterQueue": "ml-training",
+                    "podSetAssignments": [
+                        {
+                            "name": name,
+                            "flavors": {"nvidia.com/gpu": flavor, "cpu": flavor},
+                            "resourceUsage": {"nvidia.com/gpu": gpus, "cpu": "8"},
+                        }
+                        for name, flavor, gpus in assignments
+                    ],
+                },
+            }
+        }
+
+    workloads = [
+        admitted(("worker", "group-p5-block", "16")),
+        admitted(("chief", "group-g6-spot", "1"), ("worker", "group-g6-spot", "2")),
+        admitted(("worker", "group-p5-block", "8"), finished=True),
+        {"status": {"conditions": []}},  # pending: no admission
+    ]
+    flavors = [("group-p5-block", "reserved", 16), ("group-p4d", "on-demand", 32), ("group-g6-spot", "spot", 4)]
+    assert queue.flavor_usage(workloads, flavors) == [
+        queue.FlavorUsage("group-p5-block", "reserved", 16, 16),
+        queue.FlavorUsage("group-p4d", "on-demand", 0, 32),
+        queue.FlavorUsage("group-g6-spot", "spot", 3, 4),
+    ]
+
+
 class SlowDelete(FakeApi):
     """A foreground delete: the JobSet stays (Terminating) for a few polls while its Workload's finalizer clears."""
 
@@ -558,3 +592,5 @@ def test_queue_command_finds_the_project_and_its_kubeconfig_like_train(tmp_path,
     assert result.exit_code == 0, result.output
     assert seen == [path, "ml"]
     assert "mnist-1" in result.output and "Running" in result.output
+    # The dev stack's one GPU group (spot), with its quota and nothing admitted in this fake.
+    assert "GPUs per flavor" in result.output and "group-gpu" in result.output and "spot" in result.output

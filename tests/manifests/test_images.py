@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gpuplane.manifests import versions
 
+
 # The official TF 2.20 GPU image, as tensorflow/build's gpu.Dockerfile builds it: the case the rules exist for.
+def image_pin(reference: str) -> versions.Pin:
+    """A docker pin for an image the tests make up."""
+    package, tag = reference.rsplit(":", 1)
+    return versions.Pin(datasource="docker", name=package, package=package, version=tag, released="2026-01-01")
+
+
 OFFICIAL_2_20_GPU = versions.TensorFlowImage(
-    image="tensorflow/tensorflow:2.20.0-gpu",
+    pin=image_pin("tensorflow/tensorflow:2.20.0-gpu"),
     tensorflow="2.20.0",
     commands=("python3", "tensorboard"),
     user="root",
-    source="tensorflow/build gpu.Dockerfile fdd023e",
     cuda="12.3.0",
     cudnn="8.9",
     min_compute_capability=60,
@@ -23,9 +31,60 @@ def test_every_image_records_its_facts_and_source() -> None:
     for image in versions.TENSORFLOW_IMAGES:
         versions.tf_minor(image.tensorflow)
         assert image.commands and image.user
-        assert any(ch.isdigit() for ch in image.source) and ("20" in image.source)  # a commit/tag and a date
+        assert "Read 2026-11-26" in image.source and image.pin.released  # what was read, and when
+        assert image.image.endswith(":" + image.pin.version)
         if image.gpu:
             assert image.cudnn and image.min_compute_capability and image.cuda_major == 12
+        # An image whose facts were not read at its tag says so where the docs and the operator see it.
+        assert image.inferred == ("INFERRED" in image.source)
+
+
+@pytest.mark.parametrize(
+    ("image", "tf", "cuda", "cudnn", "commands", "entrypoint", "inferred", "end_of_patch"),
+    [
+        (
+            versions.TF_SERVING_CPU,
+            "2.21.0",
+            None,
+            None,
+            ("tensorflow_model_server",),
+            "tf_serving_entrypoint.sh",
+            True,
+            None,
+        ),
+        (
+            versions.TF_SERVING_GPU,
+            "2.21.0",
+            "12.5.1",
+            "9.3",
+            ("tensorflow_model_server",),
+            "tf_serving_entrypoint.sh",
+            True,
+            None,
+        ),
+        (versions.TENSORFLOW_CPU, "2.21.0", None, None, ("python3",), "", False, None),
+        (versions.TENSORBOARD, "2.20.0", None, None, ("python3", "tensorboard"), "", False, None),
+        (versions.TENSORFLOW_GPU, "2.21.0", "12.9.1", "9.24", ("python3",), "entrypoint.sh", False, "2027-07-10"),
+    ],
+)
+def test_image_facts(
+    image: versions.TensorFlowImage,
+    tf: str,
+    cuda: str | None,
+    cudnn: str | None,
+    commands: tuple[str, ...],
+    entrypoint: str,
+    inferred: bool,
+    end_of_patch: str | None,
+) -> None:
+    """Per image: TF version, CUDA, cuDNN, the driver branch it needs, commands, user, entrypoint, end of patch."""
+    assert (image.tensorflow, image.cuda, image.cudnn, image.commands) == (tf, cuda, cudnn, commands)
+    assert image.user.startswith("root") and image.entrypoint.endswith(entrypoint)
+    assert (image.inferred, image.pin.end_of_support) == (inferred, end_of_patch)
+    if image.gpu:
+        # CUDA 12 user space: driver >= 525 (minor-version compatibility); both AMI families ship 580.
+        need = versions.CUDA_MIN_DRIVER[image.cuda_major or 0]
+        assert need == 525 and all(major >= need for major in versions.AMI_DRIVER_MAJOR.values())
 
 
 @pytest.mark.parametrize(
@@ -34,8 +93,9 @@ def test_every_image_records_its_facts_and_source() -> None:
         (versions.TF_SERVING_CPU, "serving"),
         (versions.TF_SERVING_GPU, "serving"),
         (versions.TENSORFLOW_CPU, "training"),
-        (versions.TENSORFLOW_CPU, "tensorboard"),
+        (versions.TENSORBOARD, "tensorboard"),
         (versions.TENSORFLOW_GPU, "training-gpu"),
+        (versions.TENSORFLOW_GPU, "training"),
     ],
 )
 def test_each_pinned_image_can_do_its_role(image: versions.TensorFlowImage, role: str) -> None:
@@ -49,22 +109,24 @@ def test_the_gpu_roles_never_use_an_image_whose_libraries_miss_its_tensorflow() 
         "against CUDA 12.5 / cuDNN 9.3: it would find no GPU"
     ]
     # The 2.17 image of the same Dockerfile matches its own TensorFlow.
-    older = versions.TensorFlowImage(**{**OFFICIAL_2_20_GPU.__dict__, "image": "t:2.17.0-gpu", "tensorflow": "2.17.0"})
+    older = dataclasses.replace(OFFICIAL_2_20_GPU, pin=image_pin("t:2.17.0-gpu"), tensorflow="2.17.0")
     assert versions.image_problems(older, "training-gpu") == []
 
 
 def test_a_cpu_image_is_no_gpu_training_image() -> None:
     assert versions.image_problems(versions.TENSORFLOW_CPU, "training-gpu") == [
-        "tensorflow/tensorflow:2.20.0 has no CUDA user space"
+        "tensorflow/tensorflow:2.21.0 has no CUDA user space"
     ]
 
 
 def test_tensorboard_needs_the_command() -> None:
-    """TF 2.21 images have no `tensorboard` (the dependency was dropped): the rule says so."""
-    tf221 = versions.TensorFlowImage(
-        image="tensorflow/tensorflow:2.21.0", tensorflow="2.21.0", commands=("python3",), user="root", source="x 2026"
-    )
-    assert versions.image_problems(tf221, "tensorboard") == ["tensorflow/tensorflow:2.21.0 has no tensorboard command"]
+    """TF 2.21 images have no `tensorboard` (the dependency was dropped): the rule says so, for both 2.21 images."""
+    assert versions.image_problems(versions.TENSORFLOW_CPU, "tensorboard") == [
+        "tensorflow/tensorflow:2.21.0 has no tensorboard command"
+    ]
+    assert versions.image_problems(versions.TENSORFLOW_GPU, "tensorboard") == [
+        f"{versions.TENSORFLOW_GPU_IMAGE} has no tensorboard command"
+    ]
 
 
 def test_serving_loads_what_every_pinned_training_image_exports() -> None:
@@ -82,11 +144,41 @@ def test_serving_loads_only_same_or_older(serving: str, training: str, loads: bo
 
 
 def test_one_tensorflow_line() -> None:
-    """Serving, CPU training, TensorBoard and the compare client share TF 2.20; GPU training is not newer."""
-    assert {versions.TF_SERVING_CPU.tensorflow, versions.TF_SERVING_GPU.tensorflow} == {"2.20.0"}
-    assert versions.TENSORFLOW_CPU.tensorflow == "2.20.0"
+    """Serving (CPU and GPU), CPU and GPU training and the compare client share TF 2.21; TensorBoard reads any."""
+    line = {
+        image.tensorflow
+        for image in (
+            versions.TF_SERVING_CPU,
+            versions.TF_SERVING_GPU,
+            versions.TENSORFLOW_CPU,
+            versions.TENSORFLOW_GPU,
+        )
+    }
+    assert line == {"2.21.0"}
     assert versions.TENSORFLOW_CPU_IMAGE == versions.TENSORFLOW_IMAGE == versions.TENSORFLOW_CPU.image
-    assert versions.tf_minor(versions.TENSORFLOW_GPU.tensorflow) <= (2, 20)
+    assert versions.TENSORBOARD_IMAGE == "tensorflow/tensorflow:2.20.0"
+
+
+def test_the_serving_rule_on_the_new_line() -> None:
+    """2.21 serving loads 2.21 exports and older ones; a 2.22 export is refused; TensorBoard is no training image."""
+    assert versions.serving_loads(versions.TF_SERVING_CPU.tensorflow, versions.TENSORFLOW_GPU.tensorflow)
+    assert versions.serving_loads("2.21.0", "2.20.0")
+    assert not versions.serving_loads(versions.TF_SERVING_GPU.tensorflow, "2.22.0")
+
+
+def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
+    """On the day these pins were set (the suite's pinned today) every TensorFlow image is patched."""
+    assert [i.image for i in versions.TENSORFLOW_IMAGES if i.pin.past_end_of_support()] == []
+    # The image this replaced was not: AWS stopped patching the 2.19 training DLC on 2026-03-11.
+    old = versions.Pin(
+        datasource="docker",
+        name="old",
+        package="public.ecr.aws/deep-learning-containers/tensorflow-training",
+        version="2.19.0-gpu-py312-cu125-ubuntu22.04-sagemaker",
+        released="2025-03-11",
+        end_of_support="2026-03-11",
+    )
+    assert old.past_end_of_support()
 
 
 @pytest.mark.parametrize("bad", ["2", "two.twenty", "", "2.x.0"])

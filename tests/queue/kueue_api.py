@@ -122,7 +122,14 @@ CLUSTER_QUEUE: Final = kind(
             "cohortName": name(),
             "concurrentAdmissionPolicy": ANY,
             "fairSharing": ANY,
-            "flavorFungibility": ANY,
+            # apis/kueue/v1beta2/clusterqueue_types.go at v0.19.2: Enum={MayStopSearch,TryNextFlavor} for both.
+            "flavorFungibility": obj(
+                {
+                    "whenCanBorrow": {"enum": ["MayStopSearch", "TryNextFlavor"]},
+                    "whenCanPreempt": {"enum": ["MayStopSearch", "TryNextFlavor"]},
+                    "preference": {"enum": ["BorrowingOverPreemption", "PreemptionOverBorrowing"]},
+                }
+            ),
             "namespaceSelector": obj(
                 {
                     "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},

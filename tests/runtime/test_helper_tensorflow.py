@@ -20,7 +20,7 @@ import pytest
 
 from tests.runtime._support import ROOT, FakeHost, base_env, parse_lines, run_helper
 
-TF_VERSION = "2.20.0"
+TF_VERSION = "2.21.0"
 # Shared with benchmarks/threads.py, so the wheel is installed once per machine (git-ignored).
 VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
 

@@ -72,20 +72,21 @@ def test_default_images_per_role():
     args = platform(serving=[SERVING], training=[TRAINING])
     context = WorkloadContext.of(args)
     variants = {v.name: v for v in serving_spec(args.serving[0], context).variants}
-    assert variants["cpu"].image == versions.TF_SERVING_CPU.image == "tensorflow/serving:2.20.0"
-    assert variants["gpu"].image == versions.TF_SERVING_GPU.image == "tensorflow/serving:2.20.0-gpu"
+    assert variants["cpu"].image == versions.TF_SERVING_CPU.image == "tensorflow/serving:2.21.0"
+    assert variants["gpu"].image == versions.TF_SERVING_GPU.image == "tensorflow/serving:2.21.0-gpu"
     spec = training_spec(args.training[0], context)
     # A run with GPU workers runs every role (the CPU-only chief and ps too) on the GPU image: one TF per run.
     assert spec.image == versions.TENSORFLOW_GPU.image
     board = training.tensorboard(spec, "logs", "mnist")[1]["spec"]["template"]["spec"]["containers"][0]
-    assert board["image"] == versions.TENSORFLOW_CPU.image and board["command"][0] == "tensorboard"
-    assert "tensorboard" in versions.TENSORFLOW_CPU.commands
+    # TensorBoard runs the 2.20 CPU image: TF 2.21 images ship no `tensorboard` command.
+    assert board["image"] == versions.TENSORBOARD.image == "tensorflow/tensorflow:2.20.0"
+    assert board["command"][0] == "tensorboard" and "tensorboard" in versions.TENSORBOARD.commands
     cpu_only = {**TRAINING, "worker": {"replicas": 2, "resources": {"limits": {"cpu": "2", "memory": "8Gi"}}}}
     assert training_spec(platform(training=[cpu_only]).training[0], context).image == versions.TENSORFLOW_CPU.image
 
 
 def test_defaults_serve_what_they_train():
-    platform(serving=[FROM_TRAINING], training=[EXPORTING])  # no error: 2.20 serves 2.19 and 2.20 exports
+    platform(serving=[FROM_TRAINING], training=[EXPORTING])  # no error: 2.21 serves 2.21 exports
 
 
 def test_an_older_serving_image_than_training_is_refused_naming_both():
@@ -95,8 +96,8 @@ def test_an_older_serving_image_than_training_is_refused_naming_both():
     )
     assert found == [
         "gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.19.1 "
-        "(registry.example.com/serving:2.19.1), older than TensorFlow 2.20.0 of training[0] "
-        "(tensorflow/tensorflow:2.20.0, training 'mnist'): a SavedModel loads only in the same or a newer "
+        "(registry.example.com/serving:2.19.1), older than TensorFlow 2.21.0 of training[0] "
+        "(tensorflow/tensorflow:2.21.0, training 'mnist'): a SavedModel loads only in the same or a newer "
         "TensorFlow; serve with a newer image or train with an older one"
     ]
 
@@ -105,11 +106,11 @@ CPU_WORKER = {"replicas": 2, "resources": {"limits": {"cpu": "2", "memory": "8Gi
 
 
 def test_a_newer_training_image_than_serving_is_refused():
-    newer = {**EXPORTING, "image": "registry.example.com/train:2.21.0", "tensorflowVersion": "2.21.0"}
+    newer = {**EXPORTING, "image": "registry.example.com/train:2.22.0", "tensorflowVersion": "2.22.0"}
     found = problems({"serving": [FROM_TRAINING], "training": [newer]})
     assert any(
-        p.startswith("gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.20.0")
-        and "older than TensorFlow 2.21.0 of training[0] (registry.example.com/train:2.21.0" in p
+        p.startswith("gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.21.0")
+        and "older than TensorFlow 2.22.0 of training[0] (registry.example.com/train:2.22.0" in p
         for p in found
     ), found
 
@@ -118,11 +119,11 @@ def test_an_image_without_a_declared_version_cannot_be_checked_and_says_so():
     named = {**EXPORTING, "image": "registry.example.com/train:7"}
     found = problems({"serving": [FROM_TRAINING], "training": [named]})
     assert found == [
-        "gpuplane:training[0].tensorflowVersion: cannot know whether serving 'resnet' (tensorflow/serving:2.20.0) "
+        "gpuplane:training[0].tensorflowVersion: cannot know whether serving 'resnet' (tensorflow/serving:2.21.0) "
         "loads what training 'mnist' (registry.example.com/train:7) exports: registry.example.com/train:7 declares "
-        'no TensorFlow version; set training[0].tensorflowVersion (e.g. "2.20.0")'
+        'no TensorFlow version; set training[0].tensorflowVersion (e.g. "2.21.0")'
     ]
-    declared = {**named, "tensorflowVersion": "2.20.0"}
+    declared = {**named, "tensorflowVersion": "2.21.0"}
     platform(serving=[FROM_TRAINING], training=[declared])  # declared and not newer: accepted
 
 
@@ -218,6 +219,36 @@ def test_gpu_containers_carry_the_check_and_cpu_containers_do_not():
     assert worker["GPUPLANE_IMAGE"] == versions.TENSORFLOW_GPU.image
     for role in ("chief", "ps"):
         assert "GPUPLANE_GPU_CHECK" not in env_of(jobs[role]["template"]["spec"]["template"]["spec"]["containers"][0])
+
+
+def test_the_sagemaker_gpu_training_image_on_eks():
+    """The 2.21 GPU DLC is built for SageMaker only: on EKS our command replaces its entrypoint, and every role
+    runs as the storage uid under Pod Security `restricted` (the image has no USER line: it would run as root).
+    """
+    assert versions.TENSORFLOW_GPU.image.endswith("-sagemaker")
+    assert versions.TENSORFLOW_GPU.user.startswith("root") and "entrypoint.sh" in versions.TENSORFLOW_GPU.entrypoint
+    args = platform(training=[TRAINING])
+    jobs = {
+        r["name"]: r
+        for r in training.jobset(training_spec(args.training[0], WorkloadContext.of(args)))["spec"]["replicatedJobs"]
+    }
+    for role in ("chief", "worker", "ps"):
+        pod = jobs[role]["template"]["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["image"] == versions.TENSORFLOW_GPU.image  # one TensorFlow for every role of the run
+        # Our command, not the image's `bash -m /usr/local/bin/entrypoint.sh` (telemetry and the CUDA compat
+        # shim, which the 580 driver does not need for CUDA 12.9): the runtime helper, then the user's command.
+        assert container["command"] == [
+            "/bin/sh",
+            "/opt/gpuplane/gpuplane-entrypoint.sh",
+            "--",
+            "python3",
+            "/data/train.py",
+        ]
+        security = {**pod.get("securityContext", {}), **container["securityContext"]}
+        assert security["runAsNonRoot"] is True and security["runAsUser"] > 10000  # the image's root is never used
+        assert security["allowPrivilegeEscalation"] is False and security["capabilities"] == {"drop": ["ALL"]}
+        assert security["readOnlyRootFilesystem"] is True and env_of(container)["HOME"] == "/tmp"
 
 
 def test_gpu_check_false_is_the_opt_out():

@@ -84,7 +84,7 @@ def test_security_context_is_restricted_and_matches_the_efs_user(objects):
 def test_gpu_variant_placement(objects):
     spec = pod(objects, "gpu")
     container = spec["containers"][0]
-    assert container["image"] == "tensorflow/serving:2.20.0-gpu"
+    assert container["image"] == "tensorflow/serving:2.21.0-gpu"
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]

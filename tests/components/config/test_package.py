@@ -24,11 +24,12 @@ from gpuplane.components.config import (
 # since (the queue's settings, the several-errors exception). Private helpers are not re-exported: each
 # stays in the module that uses it (issue 25).
 PUBLIC_NAMES = (
-    "AmiType", "AutoscalerArgs", "CapacityType", "ClusterArgs", "EFS_BASE_PATH_MAX_COMPONENTS", "EFS_PATH_MAX_CHARS",
-    "EFS_UNIQUE_SUFFIX_CHARS", "FieldError", "FieldErrors", "GpuSharingArgs", "LOG_RETENTION_DAYS", "LogType",
-    "MAX_AZS_PER_REGION", "MigArgs", "MpsArgs", "NatMode", "NetworkArgs", "NodeGroupArgs", "ObservabilityArgs",
-    "POSIX_ID_MAX", "POSIX_ID_MIN", "PlatformArgs", "Profile", "QueueArgs", "ServingArgs", "StorageArgs", "Taint",
-    "TaintEffect", "TimeSlicingArgs", "TrainingArgs", "VolumeArgs",
+    "AmiType", "AutoscalerArgs", "CapacityReservationArgs", "CapacityType", "ClusterArgs",
+    "EFS_BASE_PATH_MAX_COMPONENTS", "EFS_PATH_MAX_CHARS", "EFS_UNIQUE_SUFFIX_CHARS", "FieldError", "FieldErrors",
+    "GpuSharingArgs", "LOG_RETENTION_DAYS", "LogType", "MAX_AZS_PER_REGION", "MigArgs", "MpsArgs", "NatMode",
+    "NetworkArgs", "NodeGroupArgs", "ObservabilityArgs", "POSIX_ID_MAX", "POSIX_ID_MIN", "PlatformArgs", "Profile",
+    "QueueArgs", "ReservationPreference", "ServingArgs", "StorageArgs", "Taint", "TaintEffect", "TimeSlicingArgs",
+    "TrainingArgs", "VolumeArgs",
 )  # fmt: skip
 
 

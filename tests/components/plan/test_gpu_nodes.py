@@ -10,7 +10,7 @@ import pytest
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.plan import gpu_nodes
 from gpuplane.components.plan.node_template import autoscaler_tags
-from gpuplane.manifests import tf_runtime
+from gpuplane.manifests import tf_runtime, versions
 
 CA = "k8s.io/cluster-autoscaler/node-template"
 
@@ -129,9 +129,13 @@ def test_operator_mode_does_not_fight_the_ami():
     assert gpu_nodes.node_labels(operated, gpu_operator=True)["k8s.amazonaws.com/accelerator"] == "nvidia-a100"
 
 
-def test_cuda_support_by_driver():
+def test_cuda_support_by_driver(monkeypatch):
     al2023, rocket = gpu(name="al"), gpu(name="br", amiType="BOTTLEROCKET_x86_64_NVIDIA")
+    # Both AMI families ship the 580 branch (Bottlerocket variants' kmod-*-nvidia-r580-tesla), so CUDA 13 runs on both.
     assert gpu_nodes.check_cuda(12, [al2023, rocket]) == ["al", "br"]
+    assert gpu_nodes.check_cuda(13, [al2023, rocket]) == ["al", "br"]
+    # A family on an older branch (Bottlerocket before 2026: 570) is refused CUDA 13, naming the group and driver.
+    monkeypatch.setitem(versions.AMI_DRIVER_MAJOR, "bottlerocket", 570)
     assert gpu_nodes.check_cuda(13, [al2023, rocket]) == ["al"]
     with pytest.raises(
         ValueError, match=r"no GPU group's driver supports CUDA 13 \(needs driver >= 580\); groups: br \(driver 570\)"

@@ -1,0 +1,78 @@
+"""The AWS side of `gpuplane verify`: EKS add-on states and what `pulumi destroy` would trip on.
+
+Why a protocol: the add-on check is tested against botocore's Stubber (answers checked against the EKS
+model botocore ships), the teardown check against a fake; `StackAws` is the real thing, with the stack's
+identity (`aws:profile`, `aws:assumeRoles`) as every other command uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from gpuplane.infra.config import StackConfig
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Something Kubernetes created in AWS that the stack's teardown must remove first."""
+
+    kind: str
+    id: str
+    name: str
+    reason: str
+
+
+class VerifyAws(Protocol):
+    """What `verify` asks of AWS."""
+
+    def addons(self, cluster: str) -> dict[str, dict[str, Any]]:
+        """Each installed EKS add-on's `DescribeAddon` answer (`addon` member), by name."""
+
+    def teardown_leftovers(self) -> list[Leftover]:
+        """What the janitor's finder sees now (dry run: nothing is deleted)."""
+
+
+class StackAws:
+    """`VerifyAws` with the stack's identity."""
+
+    def __init__(self, config: StackConfig, session: Callable[[], Any], eks: Any | None = None) -> None:
+        """`session` makes the boto3 session when a check first needs it (its errors then fail that check)."""
+        self._config = config
+        self._make_session = session
+        self._session: Any = None
+        self._eks = eks
+
+    def _boto(self) -> Any:
+        if self._session is None:
+            self._session = self._make_session()
+        return self._session
+
+    def _client(self) -> Any:
+        if self._eks is None:
+            from gpuplane.infra.aws.session import client  # noqa: PLC0415
+
+            self._eks = client(self._boto(), "eks")
+        return self._eks
+
+    def addons(self, cluster: str) -> dict[str, dict[str, Any]]:
+        """See `VerifyAws.addons` (ListAddons, then DescribeAddon for each)."""
+        eks = self._client()
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            page = eks.list_addons(clusterName=cluster, **({"nextToken": token} if token else {}))
+            names += page.get("addons", [])
+            token = page.get("nextToken")
+            if not token:
+                break
+        return {name: eks.describe_addon(clusterName=cluster, addonName=name)["addon"] for name in names}
+
+    def teardown_leftovers(self) -> list[Leftover]:
+        """See `VerifyAws.teardown_leftovers` (the janitor's own scan, volumes left out)."""
+        from gpuplane.infra.aws import janitor  # noqa: PLC0415
+
+        found = janitor.plan(self._config, self._boto(), include_volumes=False)
+        return [Leftover(o.kind, o.id, o.name, o.reason) for o in found.findings.orphans]

@@ -1,0 +1,197 @@
+"""`gpuplane verify STACK`: probe the running cluster and report each check with evidence, cause, fix, timings.
+
+The CLI's glue only: read the stack (exit 2 on invalid config or options, nothing created), build the
+expectations, the checks and the seams (the kubeconfig `gpuplane kubeconfig` wrote, the stack's AWS
+identity), run them (`runner`), print the table and write the report under `.gpuplane/<stack>/verify/<run>/`.
+Exit 0 when no check failed, 1 when one did (or the run left objects behind), 2 on bad input, 130 on Ctrl-C.
+`--plan` prints every object the checks would create, without a cluster. Start-up: this module imports only
+typer and the shared options; the rest loads when the command runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+import typer
+
+from gpuplane.infra.options import (
+    KubeconfigOption,
+    ProjectOption,
+    StackArgument,
+    StacksDirOption,
+    cluster_failed,
+    console,
+    error,
+    kube_source,
+    load_or_exit,
+    project_or_exit,
+    styled,
+)
+
+if TYPE_CHECKING:
+    from gpuplane.infra.config import StackConfig
+    from gpuplane.infra.kubeaccess import Source
+    from gpuplane.infra.verify.expect import Expectations
+    from gpuplane.infra.verify.model import Check
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_BAD_INPUT: Final = 2
+EXIT_INTERRUPTED: Final = 130
+VERIFY_DIR: Final = "verify"
+
+
+def new_run_id() -> str:
+    """A short, sortable, unique DNS label: UTC time plus random hex (22 characters)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def load_checks() -> None:
+    """Import the check modules so their factories register (a later issue adds its module here)."""
+    from gpuplane.infra.verify import (  # noqa: F401, PLC0415
+        checks_control,
+        checks_gpu,
+        checks_other,
+        checks_pods,
+        checks_training,
+    )
+
+
+def plan_objects(expect: Expectations, checks: list[Check], run_id: str) -> list[dict[str, Any]]:
+    """Every object a run of `checks` would create: the run's namespace and what it holds, then each check's probes."""
+    from gpuplane.manifests import verify as probes  # noqa: PLC0415
+
+    found: list[dict[str, Any]] = []
+    for check in checks:
+        if check.probes is not None:
+            found += check.probes(expect, run_id)
+    namespace = probes.probe_namespace_name(run_id)
+    if not any(o["metadata"].get("namespace") == namespace for o in found):
+        return found  # as a run: the namespace is made only for a probe that lives in it
+    return [probes.probe_namespace(run_id, expect.kubernetes_version), *probes.standing_objects(run_id), *found]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `verify` command to the gpuplane CLI."""
+    app.command(name="verify")(command)
+
+
+def _bad_input(message: str, nothing: str) -> typer.Exit:
+    error(message)
+    console().print(nothing)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def command(  # noqa: PLR0917 - typer maps each parameter to an option
+    stack: StackArgument,
+    kubeconfig: KubeconfigOption = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Run only this check (and what it needs); repeat. `gpu` means every GPU group."),
+    ] = None,
+    skip_gpu: Annotated[
+        bool, typer.Option("--skip-gpu", help="Skip the checks that start a GPU node (they cost GPU minutes).")
+    ] = False,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave the probe namespace and pods in place for inspection.")
+    ] = False,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Print every object the checks would create; contact no cluster.")
+    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of the table.")] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Report folder, taken as given. Default: .gpuplane/<stack>/verify/<run id> in the project."),
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="AWS profile. Default: the stack's aws:profile, else the environment's.")
+    ] = None,
+    stacks_dir: StacksDirOption = None,
+    project_dir: ProjectOption = None,
+) -> None:
+    """Probe STACK's running cluster: nodes, add-ons, GPUs, the runtime helper, storage, serving, teardown.
+
+    Exits 0 when no check failed, 1 when one did, 2 on bad input (nothing is created), 130 on Ctrl-C.
+    """
+    import json  # noqa: PLC0415
+
+    from gpuplane.infra import kube  # noqa: PLC0415
+    from gpuplane.infra import project as paths  # noqa: PLC0415
+    from gpuplane.infra.verify import expect as expectations  # noqa: PLC0415
+    from gpuplane.infra.verify import model, report, runner  # noqa: PLC0415
+
+    nothing = "Nothing was created."
+    project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
+    config = load_or_exit(stack, project, nothing=nothing)
+    run_id = new_run_id()
+    load_checks()
+    try:
+        expect = expectations.from_config(config)
+        checks = runner.select(model.checks_for(expect), only or [])
+    except ValueError as exc:
+        raise _bad_input(str(exc), nothing) from None
+    if plan:
+        import yaml  # noqa: PLC0415
+
+        typer.echo(yaml.safe_dump_all(plan_objects(expect, checks, run_id), sort_keys=False), nl=False)
+        return
+    try:  # the project's kubeconfig only as gpuplane wrote it; --kubeconfig as kubectl would (infra/kubeaccess.py)
+        cluster = _cluster(kube_source(kubeconfig, project, stack, config))
+    except kube.KubeError as exc:
+        raise cluster_failed(exc, None, nothing=nothing) from None
+    err = console()  # prints literally: the cluster's words are never markup
+
+    with err.status(f"verify {stack}: run {run_id}") as status:
+        the_runner = runner.Runner(
+            expect,
+            cluster,
+            _aws(config, profile),
+            run_id,
+            _objects(cluster, expect, run_id),
+            progress=status.update,  # the cluster's words, printed literally (the console has no markup)
+        )
+        result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
+    out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id
+    if out is None:  # the project's .gpuplane/ is private: 0700 folders, never through a link
+        from gpuplane.infra import kubeaccess  # noqa: PLC0415
+
+        kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
+    json_path, html_path = report.write(result, out_dir)
+    if json_output:
+        typer.echo(json.dumps(report.document(result), indent=2, sort_keys=True))
+    else:
+        console(stderr=False, wide=True).print(report.table(result))
+    line = report.summary_line(result)
+    err.print(styled((line, "green" if result.ok else "bold red")))
+    for kept in result.kept:
+        err.print(f"kept: {kept}")
+    for problem in result.cleanup_problems:
+        err.print(styled(("not removed:", "red"), " ", problem), soft_wrap=True)
+    err.print(f"Wrote {json_path} and {html_path}", soft_wrap=True)
+    if result.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _cluster(source: Source) -> Any:
+    from gpuplane.infra.verify.cluster import KubeCluster  # noqa: PLC0415
+
+    return KubeCluster.from_kubeconfig(source)
+
+
+def _aws(config: StackConfig, profile: str | None) -> Any:
+    from gpuplane.infra.aws.session import stack_session  # noqa: PLC0415
+    from gpuplane.infra.verify.aws import StackAws  # noqa: PLC0415
+
+    return StackAws(config, lambda: stack_session(config.region, profile or config.profile, config.assume_roles))
+
+
+def _objects(cluster: Any, expect: Expectations, run_id: str) -> Any:
+    from gpuplane.infra.verify.model import Objects  # noqa: PLC0415
+    from gpuplane.manifests import verify as probes  # noqa: PLC0415
+
+    return Objects(cluster, probes.probe_namespace(run_id, expect.kubernetes_version), probes.standing_objects(run_id))

@@ -1,0 +1,194 @@
+"""What a stack promises, as plain values the checks compare a live cluster against.
+
+Why a module of plain dataclasses: the checks must be testable with a fake cluster and a handful of
+values, without a stack file or the config's validation. `from_config` is the only place that reads the
+validated stack (and the only import of `components` in `verify`), so the checks say "the plan gave this
+group label X" with the very labels, taints, add-ons and GPU facts that `pulumi up` applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from gpuplane.manifests import versions
+
+if TYPE_CHECKING:
+    from gpuplane.infra.config import StackConfig
+
+
+# The run id of verify's training runs: `<workload>-verify`, apart from the user's own runs' names.
+TRAINING_RUN_ID: Final = "verify"
+
+
+@dataclass(frozen=True)
+class GroupExpect:
+    """One node group as the plan made it."""
+
+    name: str
+    kind: str = "cpu"
+    min_size: int = 1
+    max_size: int = 3
+    instance_types: tuple[str, ...] = ()
+    capacity_type: str = "ON_DEMAND"
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[tuple[str, str, str], ...] = ()
+    """(key, value, effect) in Kubernetes' spelling (`NoSchedule`)."""
+    gpu_resource: str = versions.GPU_RESOURCE
+    gpu_units: int = 0
+    """Allocatable GPU units one node advertises after sharing."""
+    memory_fraction: float = 1.0
+    gpu_shared: bool = False
+    sharing: str = "none"
+    driver_major: int | None = None
+    compute_capability: int | None = None
+    gpu_model: str | None = None
+    device_plugin: bool = False
+    """A device-plugin pod (gpuplane's chart or the operator's) must run on each of its nodes."""
+
+    @property
+    def is_gpu(self) -> bool:
+        """A GPU group."""
+        return self.kind == "gpu"
+
+
+@dataclass(frozen=True)
+class VariantExpect:
+    """One serving variant: where its REST endpoint answers and which model it serves."""
+
+    serving: str
+    variant: str
+    model: str
+    service: str
+
+
+@dataclass(frozen=True)
+class TrainingRunExpect:
+    """A training workload's run as `gpuplane train` would submit it, under verify's own run id."""
+
+    workload: str
+    jobset: dict[str, Any]
+    gpus: bool
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """Everything `verify` checks a cluster against."""
+
+    stack: str
+    cluster_name: str
+    region: str
+    kubernetes_version: str
+    profile: str = "dev"
+    public_endpoint: bool = True
+    groups: tuple[GroupExpect, ...] = ()
+    addons: tuple[str, ...] = ()
+    workload_namespace: str = "ml"
+    uid: int = 10001
+    gid: int = 10001
+    volumes: tuple[str, ...] = ()
+    zones: tuple[str, ...] = ()
+    """The stack's AZs where the config names them; empty when EKS picks them (`azCount`)."""
+    variants: tuple[VariantExpect, ...] = ()
+    training: tuple[str, ...] = ()
+    """Training workload names."""
+    training_runs: tuple[TrainingRunExpect, ...] = ()
+    """One run per training workload that the queue can admit (`train.build` refuses the others)."""
+    tensorboards: tuple[str, ...] = ()
+    """The TensorBoard Services of the training workloads that declare one (`<training>-tensorboard`)."""
+    autoscaler: bool = True
+    scale_down_unneeded: str = "10m"
+    gpu_operator: bool = False
+
+    @property
+    def gpu_groups(self) -> list[GroupExpect]:
+        """The GPU groups, in config order."""
+        return [g for g in self.groups if g.is_gpu]
+
+    def group(self, name: str) -> GroupExpect:
+        """The group called `name` (KeyError naming the known ones)."""
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise KeyError(f"no node group '{name}'; groups: {[g.name for g in self.groups]}")
+
+
+def from_config(config: StackConfig) -> Expectations:
+    """The promises of a validated stack, computed by the same functions the program uses."""
+    from gpuplane.components.facts import catalog  # noqa: PLC0415 - the config's world, loaded when used
+    from gpuplane.components.plan import addons  # noqa: PLC0415
+    from gpuplane.components.plan import gpu_nodes as gpu_plan  # noqa: PLC0415
+    from gpuplane.infra.compare import serving_variants  # noqa: PLC0415
+
+    platform = config.platform
+    groups = platform.resolved_node_groups
+    plan = gpu_plan.GpuPlan(tuple(groups))
+    made = []
+    for group in groups:
+        gpu = group.kind == "gpu"
+        made.append(
+            GroupExpect(
+                name=group.name,
+                kind=group.kind,
+                min_size=group.min_size,
+                max_size=group.max_size,
+                instance_types=tuple(group.instance_types),
+                capacity_type=group.capacity_type,
+                labels=gpu_plan.node_labels(group, gpu_operator=plan.operator),
+                taints=tuple((t.key, t.value, t.effect) for t in group.all_taints),
+                gpu_resource=gpu_plan.gpu_resource_name(group) if gpu else versions.GPU_RESOURCE,
+                gpu_units=gpu_plan.allocatable_units(group) if gpu else 0,
+                memory_fraction=gpu_plan.memory_fraction(group) if gpu else 1.0,
+                gpu_shared=bool(gpu and gpu_plan.runtime_gpu_settings(group)["gpu_shared"]),
+                sharing=group.sharing.mode if gpu else "none",
+                driver_major=gpu_plan.driver_major(group) if gpu else None,
+                compute_capability=catalog.compute_capability(group.instance) if gpu else None,
+                gpu_model=group.instance.gpu_model if gpu else None,
+                device_plugin=gpu and (gpu_plan.needs_standalone_plugin(group) or plan.operator),
+            )
+        )
+    storage = platform.storage
+    return Expectations(
+        stack=config.stack,
+        cluster_name=config.cluster_name,
+        region=config.region,
+        kubernetes_version=platform.cluster.kubernetes_version,
+        profile=platform.profile,
+        public_endpoint=platform.cluster.endpoint_public_access,
+        groups=tuple(made),
+        addons=tuple(a.name for a in addons.stack_addons(platform)),
+        workload_namespace=platform.workload_namespace,
+        uid=storage.uid,
+        gid=storage.gid,
+        volumes=tuple(storage.volume_names) if storage.enabled else (),
+        zones=tuple(platform.network.availability_zones or ()),
+        variants=tuple(VariantExpect(v.serving, v.name, v.model, v.service) for v in serving_variants(platform)),
+        training=tuple(t.name for t in platform.training),
+        training_runs=tuple(_training_runs(config)),
+        tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),
+        autoscaler=platform.autoscaler.enabled,
+        scale_down_unneeded=platform.autoscaler.scale_down_unneeded_time,
+        gpu_operator=plan.operator,
+    )
+
+
+def _training_runs(config: StackConfig) -> list[TrainingRunExpect]:
+    from gpuplane.infra import train  # noqa: PLC0415
+
+    runs = []
+    for workload in config.platform.training:
+        try:
+            jobset = train.build(config, workload.name, TRAINING_RUN_ID)
+        except ValueError:  # a run the queue could never admit: `gpuplane render` already refuses that stack
+            continue
+        runs.append(TrainingRunExpect(workload.name, jobset, _asks_for_gpus(jobset)))
+    return runs
+
+
+def _asks_for_gpus(jobset: dict[str, Any]) -> bool:
+    for job in jobset["spec"]["replicatedJobs"]:
+        for container in job["template"]["spec"]["template"]["spec"]["containers"]:
+            limits = (container.get("resources") or {}).get("limits") or {}
+            if any(key.startswith("nvidia.com/") for key in limits):
+                return True
+    return False

@@ -1,0 +1,297 @@
+"""Run the checks: dependency order, independent ones in parallel, a deadline each, clean-up whatever happens.
+
+Why threads: the checks wait on the cluster (a GPU node takes minutes), not on the CPU, and independent ones
+(the GPU probe of each group, storage, the add-ons) should wait together so a full run takes as long as its
+slowest check. One failing check never hides another: a check runs unless a check it `needs` did not pass,
+and then it is reported as skipped, naming that need. Ctrl-C stops every check at its next poll, removes
+what the run created (unless `--keep`) and returns what finished, marked interrupted.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.infra.verify.model import (
+    Cancelled,
+    Check,
+    CheckFailed,
+    Context,
+    Deadline,
+    Objects,
+    Outcome,
+    skipped,
+)
+
+if TYPE_CHECKING:
+    from gpuplane.infra.verify.aws import VerifyAws
+    from gpuplane.infra.verify.cluster import VerifyCluster
+    from gpuplane.infra.verify.expect import Expectations
+
+# How long past its deadline the runner waits for a check that does not return (a call stuck in the
+# network) before reporting it failed and moving on; and how long Ctrl-C waits for checks to stop.
+GRACE_S = 15.0
+
+
+@dataclass
+class Result:
+    """One check's outcome with its name, what it proves, and how long it took."""
+
+    name: str
+    title: str
+    outcome: Outcome
+    duration_s: float = 0.0
+    proves: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (report.json, `--json`)."""
+        o = self.outcome
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": o.status,
+            "evidence": o.evidence,
+            "cause": o.cause,
+            "fix": o.fix,
+            "timings": dict(o.timings),
+            "details": dict(o.details),
+            "durationS": round(self.duration_s, 1),
+            "proves": self.proves,
+        }
+
+
+@dataclass
+class RunReport:
+    """A whole run: every result in check order, the clean-up, whether it was interrupted."""
+
+    stack: str
+    run_id: str
+    cluster: str
+    region: str
+    started_at: str
+    results: list[Result] = field(default_factory=list)
+    duration_s: float = 0.0
+    interrupted: bool = False
+    kept: list[str] = field(default_factory=list)
+    cleanup_problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Result]:
+        """The failed checks."""
+        return [r for r in self.results if r.outcome.status == "fail"]
+
+    @property
+    def ok(self) -> bool:
+        """No check failed, nothing was left behind by accident, not interrupted."""
+        return not self.failed and not self.cleanup_problems and not self.interrupted
+
+
+def select(checks: Sequence[Check], only: Sequence[str]) -> list[Check]:
+    """The checks named in `only` plus everything they need; all when `only` is empty.
+
+    A name may be a family: `gpu` selects every `gpu-<group>`. ValueError names what is unknown and what exists.
+    """
+    if not only:
+        return list(checks)
+    by_name = {c.name: c for c in checks}
+    wanted: set[str] = set()
+    unknown = []
+    for name in only:
+        family = [c.name for c in checks if c.name.startswith(f"{name}-")]
+        if name in by_name:
+            wanted.add(name)
+        elif family:
+            wanted.update(family)
+        else:
+            unknown.append(name)
+    if unknown:
+        raise ValueError(f"--only: unknown checks {unknown}; this stack's checks: {', '.join(by_name)}")
+    stack = list(wanted)
+    while stack:
+        for need in by_name[stack.pop()].needs:
+            if need not in wanted:
+                wanted.add(need)
+                stack.append(need)
+    return [c for c in checks if c.name in wanted]
+
+
+def execute(check: Check, ctx: Context, last_seen: Callable[[], str | None]) -> Outcome:
+    """Run one check, turning every way it can end into an outcome."""
+    try:
+        return check.run(ctx)
+    except CheckFailed as exc:
+        return exc.outcome
+    except Deadline:
+        seen = last_seen()
+        return Outcome(
+            "fail",
+            f"no result within {check.deadline_s:.0f} s" + (f"; last seen: {seen}" if seen else ""),
+            "the probe is still waiting (a node that does not come, an image that pulls slowly, a volume that does "
+            "not mount)",
+            "run again with --keep and `kubectl describe` the probe pod in the run's namespace",
+        )
+    except Cancelled:
+        return skipped("interrupted")
+    except Exception as exc:  # an API call failed: one check's failure must not stop the others
+        return Outcome(
+            "fail",
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:400] if str(exc) else ''}",
+            "an API call failed (permissions, throttling, the network) or the check met an answer it does not know",
+            "run again; if it persists, report it with this message",
+        )
+
+
+@dataclass
+class Runner:
+    """Runs checks against one cluster for one run id."""
+
+    expect: Expectations
+    cluster: VerifyCluster
+    aws: VerifyAws | None
+    run_id: str
+    objects: Objects
+    workers: int = 6
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    progress: Callable[[str], None] = lambda _message: None
+    poll_s: float = 3.0
+    grace_s: float = GRACE_S
+    tick_s: float = 0.2
+
+    def run(self, checks: Sequence[Check], *, skip_gpu: bool = False, keep: bool = False) -> RunReport:
+        """Run `checks` (already selected) and clean up; KeyboardInterrupt ends with `interrupted` set."""
+        report = RunReport(
+            self.expect.stack,
+            self.run_id,
+            self.expect.cluster_name,
+            self.expect.region,
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        start = self.clock()
+        cancel = threading.Event()
+        results: dict[str, Result] = {}
+        try:
+            self._schedule(checks, results, cancel, skip_gpu)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        finally:
+            cancel.set()
+            if keep:
+                report.kept = [
+                    f"{o['kind']} {o['metadata'].get('namespace') + '/' if o['metadata'].get('namespace') else ''}"
+                    f"{o['metadata']['name']}"
+                    for o in self.objects.created
+                ]
+            else:
+                report.cleanup_problems = self.objects.clean_up()
+        for check in checks:
+            if check.name not in results:
+                results[check.name] = Result(check.name, check.title, skipped("interrupted"), proves=check.proves)
+        report.results = [results[c.name] for c in checks]
+        report.duration_s = self.clock() - start
+        return report
+
+    def _schedule(
+        self, checks: Sequence[Check], results: dict[str, Result], cancel: threading.Event, skip_gpu: bool
+    ) -> None:
+        pending = list(checks)
+        running: dict[Future[Outcome], tuple[Check, Context, float]] = {}
+        last: dict[str, str] = {}
+        executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="verify")
+        try:
+            while pending or running:
+                for check in list(pending):
+                    if not all(n in results for n in check.needs):
+                        continue
+                    pending.remove(check)
+                    blocked = [n for n in check.needs if results[n].outcome.status != "pass"]
+                    if blocked:
+                        why = ", ".join(f"{n} ({results[n].outcome.status})" for n in blocked)
+                        results[check.name] = Result(
+                            check.name, check.title, skipped(f"needs {why}"), proves=check.proves
+                        )
+                    elif skip_gpu and check.gpu:
+                        results[check.name] = Result(
+                            check.name, check.title, skipped("--skip-gpu"), proves=check.proves
+                        )
+                    else:
+                        ctx = self._context(check, cancel, last)
+                        running[executor.submit(execute, check, ctx, functools.partial(last.get, check.name, ""))] = (
+                            check,
+                            ctx,
+                            self.clock(),
+                        )
+                if not running:
+                    # Nothing runs and no pending check can start: a need was never selected.
+                    if pending and all(not all(n in results for n in c.needs) for c in pending):
+                        for check in pending:  # a need that was not selected: never runs, so neither do these
+                            missing = [n for n in check.needs if n not in results]
+                            results[check.name] = Result(
+                                check.name,
+                                check.title,
+                                skipped(f"needs {', '.join(missing)}, not run"),
+                                proves=check.proves,
+                            )
+                        pending.clear()
+                    continue
+                done, _ = wait(list(running), timeout=self.tick_s, return_when=FIRST_COMPLETED)
+                for future in done:
+                    check, _ctx, began = running.pop(future)
+                    results[check.name] = Result(
+                        check.name, check.title, future.result(), self.clock() - began, check.proves
+                    )
+                for future, (check, ctx, began) in list(running.items()):
+                    if self.clock() > ctx.deadline + self.grace_s:
+                        running.pop(future)
+                        seen = last.get(check.name, "")
+                        results[check.name] = Result(
+                            check.name,
+                            check.title,
+                            Outcome(
+                                "fail",
+                                f"did not return within {check.deadline_s:.0f} s (+{self.grace_s:.0f} s)"
+                                + (f"; last seen: {seen}" if seen else ""),
+                                "an API call is stuck (the network to the API server or AWS)",
+                                "run again; check the connection to the cluster",
+                            ),
+                            self.clock() - began,
+                            check.proves,
+                        )
+        except KeyboardInterrupt:
+            cancel.set()
+            finished, _ = wait(list(running), timeout=self.grace_s)
+            for future in finished:
+                check, _ctx, began = running[future]
+                results[check.name] = Result(
+                    check.name, check.title, future.result(), self.clock() - began, check.proves
+                )
+            raise
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def _context(self, check: Check, cancel: threading.Event, last: dict[str, str]) -> Context:
+        def progress(message: str) -> None:
+            last[check.name] = message
+            self.progress(f"{check.name}: {message}")
+
+        return Context(
+            expect=self.expect,
+            cluster=self.cluster,
+            aws=self.aws,
+            run_id=self.run_id,
+            objects=self.objects,
+            check=check.name,
+            deadline=self.clock() + check.deadline_s,
+            deadline_s=check.deadline_s,
+            cancel=cancel,
+            clock=self.clock,
+            sleep=self.sleep,
+            progress=progress,
+            poll_s=self.poll_s,
+        )

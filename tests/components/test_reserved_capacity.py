@@ -1,0 +1,511 @@
+"""Reserved GPU capacity (Capacity Blocks, ODCRs) and EFA as node-group settings (issue 31).
+
+Plans for a p5 Capacity Block group with EFA and a p4d ODCR group: the values the launch template, the
+node group, the security group rules, the EFA device plugin and the queue get, each checked against
+botocore's EC2/EKS models where AWS validates them; every refusal with its key, before anything is made.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import botocore.session
+import pulumi_aws as aws
+import pytest
+
+from gpuplane.components.config import CapacityType, NetworkArgs, NodeGroupArgs, ReservationPreference
+from gpuplane.components.plan import capacity, node_template
+from gpuplane.infra import config
+from gpuplane.infra.mockrun import RecordedResource, Recording
+from gpuplane.manifests import versions
+from tests.conftest import DEV_CLUSTER
+
+SESSION = botocore.session.get_session()
+EKS = SESSION.get_service_model("eks")
+EC2 = SESSION.get_service_model("ec2")
+LAUNCH_TEMPLATE_DATA = EC2.operation_model("CreateLaunchTemplate").input_shape.members["LaunchTemplateData"]
+
+AZS = ["us-west-2a", "us-west-2b", "us-west-2c"]
+SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"], "minSize": 1, "maxSize": 2}
+BLOCK = {
+    "name": "p5-block",
+    "kind": "gpu",
+    "instanceTypes": ["p5.48xlarge"],
+    "capacityType": "CAPACITY_BLOCK",
+    "minSize": 0,
+    "maxSize": 2,
+    "efa": True,
+    "capacityReservation": {
+        "id": "cr-02168da1478b509e0",
+        "availabilityZone": "us-west-2b",
+        "instanceCount": 2,
+        "endTime": "2026-12-01T11:30:00Z",
+    },
+}
+ODCR = {
+    "name": "p4d-odcr",
+    "kind": "gpu",
+    "instanceTypes": ["p4d.24xlarge"],
+    "minSize": 0,
+    "maxSize": 4,
+    "efa": True,
+    "capacityReservation": {"id": "cr-0123456789abcdef0", "availabilityZone": "us-west-2c", "instanceCount": 4},
+}
+SPOT = {"name": "g6-spot", "kind": "gpu", "instanceTypes": ["g6.xlarge"], "capacityType": "SPOT", "minSize": 0}
+TRAINING = {
+    "name": "mnist",
+    "strategy": "multiWorkerMirrored",
+    "command": ["python", "train.py"],
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+}
+
+
+def enum(model: Any, shape: str) -> set[str]:
+    return set(model.shape_for(shape).enum)
+
+
+def stack(*extra: dict[str, Any], azs: list[str] | None = AZS, **more: Any) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"cluster": DEV_CLUSTER, "nodeGroups": [SYSTEM, *extra], **more}
+    if azs is not None:
+        overrides["network"] = {"availabilityZones": azs}
+    return overrides
+
+
+def problems(overrides: dict[str, Any]) -> list[str]:
+    raw: dict[str, Any] = {f"gpuplane:{k}": v for k, v in overrides.items()}
+    raw["aws:region"] = "us-west-2"
+    with pytest.raises(config.ConfigError) as info:
+        config.parse(raw, "test")
+    return info.value.problems
+
+
+def with_(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**base, **changes}
+
+
+def reservation(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**base, "capacityReservation": {**base["capacityReservation"], **changes}}
+
+
+# --- values against botocore and pulumi_aws ------------------------------------------------------------------
+
+
+def test_capacity_values_exist_in_the_aws_models():
+    assert "CAPACITY_BLOCK" in enum(EKS, "CapacityTypes")
+    assert set(CapacityType.__args__) == enum(EKS, "CapacityTypes")  # type: ignore[attr-defined]
+    market = LAUNCH_TEMPLATE_DATA.members["InstanceMarketOptions"].members["MarketType"]
+    assert capacity.CAPACITY_BLOCK_MARKET in market.enum
+    preference = LAUNCH_TEMPLATE_DATA.members["CapacityReservationSpecification"].members[
+        "CapacityReservationPreference"
+    ]
+    assert set(ReservationPreference.__args__) == set(preference.enum)  # type: ignore[attr-defined]
+
+
+def test_pulumi_argument_names_are_the_sdks():
+    def params(cls: type) -> set[str]:
+        return set(inspect.signature(cls).parameters)
+
+    group = NodeGroupArgs.model_validate(with_(BLOCK))
+    lt = capacity.launch_template_capacity(group)
+    assert set(lt) <= set(inspect.signature(aws.ec2.LaunchTemplate._internal_init).parameters)
+    assert set(lt["instance_market_options"]) <= params(aws.ec2.LaunchTemplateInstanceMarketOptionsArgs)
+    spec = lt["capacity_reservation_specification"]
+    assert set(spec) <= params(aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs)
+    assert set(spec["capacity_reservation_target"]) <= params(
+        aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs
+    )
+    for interface in capacity.efa_network_interfaces(group, ["sg-1"]):
+        assert set(interface) <= params(aws.ec2.LaunchTemplateNetworkInterfaceArgs)
+
+
+def test_odcr_preference_and_group_target():
+    pref = NodeGroupArgs.model_validate(
+        {
+            "name": "odcr",
+            "instanceTypes": ["m6i.large"],
+            "capacityReservation": {"preference": "capacity-reservations-only"},
+        }
+    )
+    assert capacity.launch_template_capacity(pref) == {
+        "capacity_reservation_specification": {"capacity_reservation_preference": "capacity-reservations-only"}
+    }
+    assert not pref.reserved
+    assert capacity.capacity_kind(pref) == "on-demand"
+    arn = "arn:aws:resource-groups:us-west-2:111122223333:group/my-odcrs"
+    target = NodeGroupArgs.model_validate(
+        {"name": "odcr", "instanceTypes": ["m6i.large"], "capacityReservation": {"resourceGroupArn": arn}}
+    )
+    assert capacity.launch_template_capacity(target) == {
+        "capacity_reservation_specification": {
+            "capacity_reservation_target": {"capacity_reservation_resource_group_arn": arn}
+        }
+    }
+    assert target.reserved
+    assert capacity.subnet_positions(target, NetworkArgs()) is None
+
+
+# --- the rendered stack -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reserved_run() -> Recording:
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    overrides = stack(BLOCK, ODCR, SPOT, training=[TRAINING])
+    overrides.pop("cluster")
+    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **overrides}))
+
+
+def _group(rec: Recording, name: str) -> RecordedResource:
+    return next(
+        r for r in rec.by_type("aws:eks/nodeGroup:NodeGroup") if r.inputs["labels"][versions.LABEL_NODE_GROUP] == name
+    )
+
+
+def _template(rec: Recording, name: str) -> dict[str, Any]:
+    ng = _group(rec, name)
+    return next(
+        r for r in rec.resources if r.parent == ng.parent and r.type == "aws:ec2/launchTemplate:LaunchTemplate"
+    ).inputs
+
+
+def test_capacity_block_group(reserved_run):
+    ng = _group(reserved_run, "p5-block").inputs
+    assert ng["capacityType"] == "CAPACITY_BLOCK" and ng["capacityType"] in enum(EKS, "CapacityTypes")
+    assert ng["instanceTypes"] == ["p5.48xlarge"]
+    assert ng["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
+    lt = _template(reserved_run, "p5-block")
+    assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert lt["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-02168da1478b509e0"}
+    }
+    # Only the reservation's AZ: us-west-2b is the second of network.availabilityZones.
+    assert len(ng["subnetIds"]) == 1
+    private = [s for s in reserved_run.by_type("aws:ec2/subnet:Subnet") if "private" in s.name]
+    by_id = {s.id: s for s in private}
+    assert by_id[ng["subnetIds"][0]].inputs["availabilityZone"] == "us-west-2b"
+
+
+def test_efa_interfaces_security_groups_and_placement(reserved_run):
+    lt = _template(reserved_run, "p5-block")
+    interfaces = lt["networkInterfaces"]
+    assert len(interfaces) == 32
+    assert [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces[:2]] == [
+        (0, 0, "efa"),
+        (1, 1, "efa-only"),
+    ]
+    assert {i["interfaceType"] for i in interfaces} <= enum(EC2, "NetworkInterfaceType")
+    cluster_sg = reserved_run.one("aws:eks/cluster:Cluster").outputs["vpcConfig"]["clusterSecurityGroupId"]
+    (efa_sg,) = [g for g in reserved_run.by_type("aws:ec2/securityGroup:SecurityGroup") if g.name.endswith("-efa-sg")]
+    for interface in interfaces:
+        assert interface["securityGroups"] == [cluster_sg, efa_sg.id]
+        assert interface["associatePublicIpAddress"] == "false"
+    # No placement group with a reservation target; a plain EFA group would get one.
+    assert "placement" not in lt
+    assert reserved_run.by_type("aws:ec2/placementGroup:PlacementGroup") == []
+    rules = [
+        r
+        for t in (
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+            "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+        )
+        for r in reserved_run.by_type(t)
+        if r.inputs.get("securityGroupId") == efa_sg.id
+    ]
+    assert len(rules) == 2
+    for rule in rules:
+        assert rule.inputs["ipProtocol"] == "-1"
+        assert rule.inputs["referencedSecurityGroupId"] == efa_sg.id
+
+
+def test_odcr_group(reserved_run):
+    ng = _group(reserved_run, "p4d-odcr").inputs
+    assert ng["capacityType"] == "ON_DEMAND"
+    lt = _template(reserved_run, "p4d-odcr")
+    assert "instanceMarketOptions" not in lt
+    assert lt["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+    }
+    assert len(lt["networkInterfaces"]) == 4
+    assert ng["labels"][versions.LABEL_EFA] == "true"
+
+
+def test_plain_groups_are_unchanged(reserved_run):
+    lt = _template(reserved_run, "g6-spot")
+    for key in ("networkInterfaces", "capacityReservationSpecification", "instanceMarketOptions", "placement"):
+        assert key not in lt
+    assert len(_group(reserved_run, "g6-spot").inputs["subnetIds"]) == 3
+    assert versions.LABEL_EFA not in _group(reserved_run, "g6-spot").inputs["labels"]
+
+
+def test_efa_device_plugin_only_on_efa_groups(reserved_run):
+    releases = [
+        r
+        for r in reserved_run.by_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs["chart"] == "aws-efa-k8s-device-plugin"
+    ]
+    assert len(releases) == 1
+    release = releases[0].inputs
+    assert release["version"] == versions.EFA_DEVICE_PLUGIN_VERSION
+    assert release["repositoryOpts"]["repo"] == "https://aws.github.io/eks-charts"
+    assert release["values"]["nodeSelector"] == {versions.LABEL_EFA: "true"}
+
+
+def test_autoscaler_template_advertises_efa():
+    group = NodeGroupArgs.model_validate(BLOCK)
+    tags = node_template.autoscaler_tags(group, "c")
+    assert tags[f"{versions.CA_TAG_PREFIX}/node-template/resources/vpc.amazonaws.com/efa"] == "32"
+    assert tags[f"{versions.CA_TAG_PREFIX}/node-template/label/{versions.LABEL_EFA}"] == "true"
+    plain = NodeGroupArgs.model_validate(SPOT)
+    assert not any("efa" in k for k in node_template.autoscaler_tags(plain, "c"))
+
+
+def test_placement_group_for_efa_without_reservation(run_platform):
+    plain = with_(ODCR, name="p4d-od")
+    plain.pop("capacityReservation")
+    rec = run_platform(stack(plain))
+    groups = rec.by_type("aws:ec2/placementGroup:PlacementGroup")
+    assert [g.inputs["strategy"] for g in groups] == ["cluster"]
+    assert groups[0].inputs["name"] == "gpuplane-test-p4d-od"
+    assert _template(rec, "p4d-od")["placement"] == {"groupName": "gpuplane-test-p4d-od"}
+
+
+def test_queue_spends_reserved_first(reserved_run):
+    cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    flavors = [f["name"] for f in cq.inputs["spec"]["resourceGroups"][0]["flavors"]]
+    assert flavors == ["group-p5-block", "group-p4d-odcr", "group-system", "group-g6-spot"]
+    assert cq.inputs["spec"]["flavorFungibility"] == {
+        "whenCanBorrow": "MayStopSearch",
+        "whenCanPreempt": "TryNextFlavor",
+    }
+
+
+def test_render_notes_say_what_happens_at_the_end():
+    notes = capacity.reservation_notes(NodeGroupArgs.model_validate(BLOCK))
+    assert any("2026-12-01T11:30:00Z" in n and "40 min" in n and "30 min" in n for n in notes)
+
+
+# --- refusals, each with its key ------------------------------------------------------------------------------
+
+
+REFUSALS: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    (
+        "a type without EFA",
+        stack(with_(SPOT, efa=True)),
+        "gpuplane:nodeGroups[1].efa:",
+        ["g6.xlarge has no EFA", "p5.48xlarge (32)"],
+    ),
+    (
+        "efa on a cpu group",
+        stack(with_(SYSTEM, name="cpu2", efa=True)),
+        "gpuplane:nodeGroups[1].efa:",
+        ["kind is 'cpu'"],
+    ),
+    (
+        "two types with a block",
+        stack(with_(BLOCK, instanceTypes=["p5e.48xlarge", "p5en.48xlarge"])),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["a Capacity Block reserves one instance type"],
+    ),
+    (
+        "a size beyond the block",
+        stack(with_(BLOCK, maxSize=3)),
+        "gpuplane:nodeGroups[1].maxSize:",
+        ["3 exceeds capacityReservation.instanceCount 2"],
+    ),
+    (
+        "desired size with a block",
+        stack(with_(BLOCK, minSize=1)),
+        "gpuplane:nodeGroups[1].desiredSize:",
+        ["use 0"],
+    ),
+    (
+        "a block without its id",
+        stack(with_(BLOCK, capacityReservation={"instanceCount": 2})),
+        "gpuplane:nodeGroups[1].capacityReservation.id:",
+        ["is required with capacityType CAPACITY_BLOCK"],
+    ),
+    (
+        "a block without its count",
+        stack(reservation(BLOCK, instanceCount=None)),
+        "gpuplane:nodeGroups[1].capacityReservation.instanceCount:",
+        ["is required"],
+    ),
+    (
+        "subnets outside the AZ",
+        stack(BLOCK, azs=["us-west-2a", "us-west-2c"]),
+        "gpuplane:nodeGroups[1].capacityReservation.availabilityZone:",
+        ["'us-west-2b' is not one of network.availabilityZones"],
+    ),
+    (
+        "AZs not named",
+        stack(BLOCK, azs=None),
+        "gpuplane:nodeGroups[1].capacityReservation.availabilityZone:",
+        ["set network.availabilityZones"],
+    ),
+    (
+        "a reservation id without its AZ",
+        stack(reservation(ODCR, availabilityZone=None)),
+        "gpuplane:nodeGroups[1].capacityReservation.availabilityZone:",
+        ["is required with id 'cr-0123456789abcdef0'"],
+    ),
+    (
+        "preference and target together",
+        stack(reservation(ODCR, preference="open")),
+        "gpuplane:nodeGroups[1].capacityReservation.preference:",
+        ["one option at a time"],
+    ),
+    (
+        "a bad reservation id",
+        stack(reservation(ODCR, id="cr-xyz")),
+        "gpuplane:nodeGroups[1].capacityReservation.id:",
+        ["'cr-xyz' is not a Capacity Reservation id"],
+    ),
+    (
+        "an end without a zone",
+        stack(reservation(BLOCK, endTime="2026-12-01T11:30:00")),
+        "gpuplane:nodeGroups[1].capacityReservation.endTime:",
+        ["has no time zone"],
+    ),
+    (
+        "a reservation on spot",
+        stack(with_(SPOT, capacityReservation={"preference": "open"})),
+        "gpuplane:nodeGroups[1].capacityReservation:",
+        ["does not apply to SPOT groups"],
+    ),
+    (
+        "a block on a cpu group",
+        stack(with_(SYSTEM, name="cpu2", capacityType="CAPACITY_BLOCK")),
+        "gpuplane:nodeGroups[1].capacityType:",
+        ["is for GPU groups"],
+    ),
+    (
+        "an ODCR smaller than the group",
+        stack(with_(ODCR, maxSize=5)),
+        "gpuplane:nodeGroups[1].maxSize:",
+        ["5 exceeds capacityReservation.instanceCount 4"],
+    ),
+    (
+        "a placement group with a reservation target",
+        stack(with_(ODCR, placementGroup=True)),
+        "gpuplane:nodeGroups[1].placementGroup:",
+        ["InsufficientInstanceCapacity"],
+    ),
+    (
+        "a placement group without efa",
+        stack(with_(SPOT, placementGroup=True)),
+        "gpuplane:nodeGroups[1].placementGroup:",
+        ["EFA groups only"],
+    ),
+    (
+        "efa types with different interface counts",
+        stack(with_(ODCR, instanceTypes=["g6e.12xlarge", "g6e.24xlarge"], capacityReservation=None)),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["EFA interfaces per node differ", "'g6e.24xlarge': 2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "overrides", "key", "fragments"), REFUSALS, ids=[c[0] for c in REFUSALS])
+def test_refusals_name_the_key_and_value(case, overrides, key, fragments):
+    found = problems(overrides)
+    matching = [p for p in found if p.startswith(key)]
+    assert matching, f"no problem starts with {key!r}: {found}"
+    for fragment in fragments:
+        assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+def test_render_summary_states_the_reservations(tmp_path):
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR)))
+    assert any("Capacity Block cr-02168da1478b509e0 in us-west-2b, 2 instance(s)" in n for n in target.notes)
+    assert any("the block ends 2026-12-01T11:30:00Z" in n for n in target.notes)
+    assert any("on-demand nodes target ODCR cr-0123456789abcdef0 in us-west-2c" in n for n in target.notes)
+
+
+def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_run):
+    from gpuplane.components.config import TrainingArgs  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
+    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    from gpuplane.manifests import training  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    platform = stack_config(stack(BLOCK, ODCR, SPOT)).platform
+    context = WorkloadContext.of(platform)
+    # Whole-node workers pinned to the block: 8 GPUs of a p5.48xlarge get all 32 interfaces.
+    big = TrainingArgs.model_validate(
+        {
+            **TRAINING,
+            "worker": {
+                "replicas": 2,
+                "nodeGroups": ["p5-block"],
+                "resources": {"limits": {"cpu": "96", "memory": "1000Gi"}, "gpus": 8},
+            },
+        }
+    )
+    (worker,) = training_spec(big, context).roles
+    assert worker.efa == 32
+    assert worker.resources["limits"][versions.EFA_RESOURCE] == "32"
+    pod = training.jobset(training_spec(big, context))["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert {"name": "FI_PROVIDER", "value": "efa"} in pod["spec"]["containers"][0]["env"]
+    # A 1-GPU pod that may also land on the spot group (no EFA) asks for none.
+    (small,) = training_spec(TrainingArgs.model_validate(TRAINING), context).roles
+    assert small.efa == 0 and versions.EFA_RESOURCE not in small.resources["limits"]
+    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 1) == 0  # 4 interfaces over 8 GPUs
+    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 2) == 1
+    # The queue covers EFA, each flavor with what its group holds at maxSize.
+    cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    group = cq.inputs["spec"]["resourceGroups"][0]
+    assert group["coveredResources"][-1] == versions.EFA_RESOURCE
+    quotas = {f["name"]: {q["name"]: q["nominalQuota"] for q in f["resources"]} for f in group["flavors"]}
+    assert quotas["group-p5-block"][versions.EFA_RESOURCE] == "64"
+    assert quotas["group-p4d-odcr"][versions.EFA_RESOURCE] == "16"
+    assert quotas["group-g6-spot"][versions.EFA_RESOURCE] == "0"
+
+
+def test_the_aws_side_converts_to_a_terraform_plan(reserved_run, run_platform):
+    from gpuplane.infra import render, tfplan  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    plain = with_(ODCR, name="p4d-od")
+    plain.pop("capacityReservation")
+    for rec, overrides in ((reserved_run, stack(BLOCK, ODCR, SPOT)), (run_platform(stack(plain)), stack(plain))):
+        plan = render.plan_document(stack_config(overrides), rec)
+        doc = tfplan.from_recording(plan, rec)
+        types = {r["type"] for r in doc["planned_values"]["root_module"]["resources"]}
+        assert "aws_launch_template" in types
+    assert "aws_placement_group" in types
+
+
+def test_queue_objects_are_valid_kueue_v1beta2(reserved_run):
+    """The reserved stack's Kueue objects (EFA covered, flavors reordered) against the CRDs' schema and CEL rules."""
+    from tests.queue import kueue_api  # noqa: PLC0415
+
+    found = [r for r in reserved_run.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/v1beta2:")]
+    assert {r.type.rsplit(":", 1)[1] for r in found} >= {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    for resource in found:
+        doc = {k: resource.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in resource.inputs}
+        assert kueue_api.problems(doc) == [], doc
+
+
+# aws/eks-charts stable/aws-efa-k8s-device-plugin at bfe91c4 (chart v0.5.30): values.yaml declares `nodeSelector: {}`
+# and `tolerations: []`, and templates/daemonset.yaml reads both (`with .Values.nodeSelector`, `with
+# .Values.tolerations`). Recorded per version: a bump without reading the new chart fails here.
+EFA_CHART_DOCUMENTED = {("aws-efa-k8s-device-plugin", "v0.5.30"): {"nodeSelector", "tolerations"}}
+
+
+def test_efa_plugin_values_use_documented_keys(reserved_run):
+    (release,) = [r for r in render_releases(reserved_run) if r["chart"] == versions.EFA_DEVICE_PLUGIN_CHART]
+    documented = EFA_CHART_DOCUMENTED[(release["chart"], release["version"])]
+    assert set(release["values"]) <= documented
+    assert set(EFA_CHART_DOCUMENTED) == {(versions.EFA_DEVICE_PLUGIN.package, versions.EFA_DEVICE_PLUGIN.version)}
+
+
+def render_releases(recording: Recording) -> list[dict[str, Any]]:
+    from gpuplane.infra import render  # noqa: PLC0415
+
+    return list(render.helm_releases(recording).values())

@@ -1,0 +1,131 @@
+"""`gpuplane render` and `preflight` say when a default the stack uses is past its vendor's end of support.
+
+The warning is for gpuplane's own pins (manifests/versions.py) only: a user who names their own image gets none.
+A render still exits 0 and writes the same files (plan.json does not change with the calendar).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gpuplane.components import training
+from gpuplane.infra import config, render
+from gpuplane.infra.aws import preflight
+from gpuplane.infra.cli import app
+from gpuplane.manifests import versions
+from tests.conftest import DEV_CLUSTER, stack_config
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON_EOS = "2029-11-01"  # versions.PYTHON.end_of_support: the import job's image
+DLC_EOP = "2027-07-10"  # versions.TENSORFLOW_GPU.pin.end_of_support: the GPU training image
+
+GPU_TRAINING: dict[str, Any] = {
+    "cluster": DEV_CLUSTER,
+    "nodeGroups": [
+        {"name": "system", "instanceTypes": ["m6i.xlarge"]},
+        {"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.2xlarge"], "minSize": 0},
+    ],
+    "training": [
+        {
+            "name": "mnist",
+            "strategy": "multiWorkerMirrored",
+            "command": ["python3", "/data/train.py"],
+            "worker": {"replicas": 2, "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "gpus": 1}},
+            "volumes": [{"volume": "datasets", "mountPath": "/data"}],
+        }
+    ],
+}
+
+
+def gpu_dev_stack(folder: Path) -> Path:
+    """The dev stack with GPU workers: its runs use the GPU training image (whose end of patch is dated)."""
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    stack["config"]["gpuplane:training"][0]["worker"]["resources"]["gpus"] = 1
+    folder.mkdir()
+    (folder / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))
+    return folder
+
+
+def warnings_for(overrides: dict[str, Any], today: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    cfg = stack_config(overrides)
+    monkeypatch.setenv(versions.TODAY_ENV, today)
+    return render.end_of_support(render.run_stack(cfg), training.run_manifests(cfg.platform))
+
+
+def test_the_dev_stack_uses_these_pins(dev_run: Any) -> None:
+    runs = training.run_manifests(config.load("dev").platform)
+    assert sorted(p.name for p in render.pins_used(dev_run, runs)) == [
+        "cluster-autoscaler-1.36",
+        "cluster-autoscaler-chart",
+        "dcgm-exporter",
+        "jobset",
+        "kueue",
+        "nvidia-device-plugin",
+        "python",
+        "tensorboard",
+        "tensorflow",
+        "tensorflow-serving",
+        "tensorflow-serving-gpu",
+    ]
+
+
+@pytest.mark.parametrize(("today", "warned"), [("2027-07-09", False), (DLC_EOP, True)])
+def test_gpu_training_image_warns_from_its_end_of_patch(today: str, warned: bool, monkeypatch) -> None:
+    found = warnings_for(GPU_TRAINING, today, monkeypatch)
+    assert found == (
+        [
+            f"{versions.TENSORFLOW_GPU_IMAGE} (tensorflow-training-gpu) is past its end of support since {DLC_EOP} "
+            f"(today is {today}): no security patches; move to a newer gpuplane, or name a supported image or "
+            "chart version yourself"
+        ]
+        if warned
+        else []
+    )
+
+
+def test_a_user_who_names_their_own_image_gets_no_warning(monkeypatch) -> None:
+    named = {**GPU_TRAINING["training"][0], "image": "registry.example.com/train:2.21.0", "tensorflowVersion": "2.21.0"}
+    assert warnings_for({**GPU_TRAINING, "training": [named]}, DLC_EOP, monkeypatch) == []
+
+
+def test_render_warns_and_still_exits_0_with_the_same_plan(tmp_path: Path, monkeypatch) -> None:
+    out, stacks = tmp_path / "r", gpu_dev_stack(tmp_path / "stacks")
+    command = ["render", "dev", "--out", str(out), "--stacks-dir", str(stacks)]
+    first = runner.invoke(app, command)
+    assert first.exit_code == 0, first.output
+    assert "warning:" not in first.output
+    plan = (out / "plan.json").read_bytes()
+    monkeypatch.setenv(versions.TODAY_ENV, DLC_EOP)
+    later = runner.invoke(app, command)
+    assert later.exit_code == 0, later.output
+    flat = " ".join(later.output.split())
+    assert (
+        f"warning: {versions.TENSORFLOW_GPU_IMAGE} (tensorflow-training-gpu) is past its end of support since "
+        f"{DLC_EOP} (today is {DLC_EOP})" in flat
+    )
+    assert (out / "plan.json").read_bytes() == plan  # the calendar never enters the render's files
+    as_json = runner.invoke(app, [*command, "--json"])
+    assert as_json.exit_code == 0
+    facts = json.loads(as_json.stdout)
+    assert [w.split(" ")[0] for w in facts["endOfSupport"]] == [versions.TENSORFLOW_GPU_IMAGE]
+
+
+def test_preflight_reports_the_same(dev_run: Any, monkeypatch) -> None:
+    cfg = config.load("dev")
+    check = preflight.pinned_defaults(cfg, dev_run)
+    assert (check.name, check.status) == ("default versions", "pass")
+    assert check.detail == (
+        f"11 default images and charts, none past end of support; the first to age: {versions.PYTHON_IMAGE} on "
+        f"{PYTHON_EOS}"
+    )
+    monkeypatch.setenv(versions.TODAY_ENV, PYTHON_EOS)  # (past EKS 1.36 too: preflight reports that apart)
+    check = preflight.pinned_defaults(cfg, dev_run)
+    assert check.status == "warn" and check.detail.startswith(f"{versions.PYTHON_IMAGE} (python) is past")
+    assert check.fix.startswith("Upgrade gpuplane")

@@ -1,0 +1,149 @@
+"""Dated pins (`versions.Pin`): every default names its source and dates, and an aged one is noticed.
+
+The suite pins "today" (tests/conftest.py) so that rules judge the same day everywhere; one test here reads the
+real calendar on purpose: it is the maintainers' alarm that a default went past its vendor's end of support.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+
+import pytest
+
+from gpuplane.manifests import versions
+
+CHECKED = datetime.date(2026, 11, 26)
+"""The day the pins were last read upstream (each pin's source says `Read 2026-11-26`)."""
+
+
+def every_pin_in_the_module() -> list[versions.Pin]:
+    """Each Pin reachable from versions' globals: directly, in a TensorFlowImage, or in a dict of pins."""
+    found: list[versions.Pin] = []
+    for value in vars(versions).values():
+        if isinstance(value, versions.Pin):
+            found.append(value)
+        elif isinstance(value, versions.TensorFlowImage):
+            found.append(value.pin)
+        elif isinstance(value, dict):
+            found += [v for v in value.values() if isinstance(v, versions.Pin)]
+    return found
+
+
+def test_pins_lists_every_pin_once() -> None:
+    assert set(every_pin_in_the_module()) == set(versions.PINS)
+    names = [pin.name for pin in versions.PINS]
+    assert len(names) == len(set(names)), names
+
+
+@pytest.mark.parametrize("pin", versions.PINS, ids=lambda p: p.name)
+def test_every_pin_names_its_source_and_dates(pin: versions.Pin) -> None:
+    released = datetime.date.fromisoformat(pin.released)
+    assert datetime.date(2023, 1, 1) <= released <= CHECKED
+    assert "Read 2026-11-26" in pin.source and pin.released in pin.source  # what was read and when; its date
+    if pin.end_of_support is not None:
+        assert datetime.date.fromisoformat(pin.end_of_support) > released
+    else:
+        # No published date: the source says so, in words a reader searches for.
+        assert "no end of support" in pin.source.lower() or "no end date" in pin.source.lower()
+
+
+def test_defaults_in_use_are_supported_on_the_day_they_were_set() -> None:
+    assert versions.end_of_support_warnings(versions.PINS, CHECKED) == []
+
+
+def test_no_default_is_past_its_end_of_support_on_the_real_calendar() -> None:
+    """The maintainers' alarm: fails on the first day a default is past its vendor's end of support or patch.
+
+    Fix: move the pin (Renovate opens the pull request; renovate.json), read the new release's facts and dates
+    upstream, and update its Pin. This test reads the real date, not the suite's pinned one.
+    """
+    real_today = datetime.datetime.now(datetime.UTC).date()
+    assert versions.end_of_support_warnings(versions.PINS, real_today) == []
+
+
+@pytest.mark.parametrize(
+    ("day", "warns"), [("2027-07-09", False), ("2027-07-10", True), ("2028-01-01", True), ("2026-11-26", False)]
+)
+def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
+    """The vendor's date is the first day without patches (the DLC's `eop`, as EKS's dates are for support)."""
+    gpu = versions.TENSORFLOW_GPU.pin
+    assert gpu.end_of_support == "2027-07-10"
+    on = datetime.date.fromisoformat(day)
+    assert gpu.past_end_of_support(on) is warns
+    expected = [
+        f"{gpu.reference} (tensorflow-training-gpu) is past its end of support since 2027-07-10 (today is {day}): "
+        "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
+    ]
+    assert versions.end_of_support_warnings([gpu], on) == (expected if warns else [])
+
+
+def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a day, `versions.today()` (GPUPLANE_TODAY in tests and what-if runs) is the day judged."""
+    monkeypatch.setenv(versions.TODAY_ENV, "2027-07-10")
+    assert versions.end_of_support_warnings(versions.PINS) == versions.end_of_support_warnings(
+        versions.PINS, datetime.date(2027, 7, 10)
+    )
+    assert len(versions.end_of_support_warnings(versions.PINS)) == 1  # the GPU training image's end of patch
+    monkeypatch.setenv(versions.TODAY_ENV, "2027-07-09")
+    assert versions.end_of_support_warnings(versions.PINS) == []
+
+
+def test_pins_in_use_are_what_a_render_applies() -> None:
+    images = {versions.TF_SERVING_IMAGE, versions.TENSORFLOW_GPU_IMAGE, "registry.example.com/serving:9"}
+    charts = {
+        (versions.GPU_OPERATOR_CHART, versions.GPU_OPERATOR_VERSION),
+        (versions.KUEUE_CHART, versions.KUEUE_VERSION),
+        ("some-chart", "1.0.0"),
+    }
+    used = versions.pins_in_use(images, charts)
+    assert [p.name for p in used] == ["gpu-operator", "tensorflow-serving", "tensorflow-training-gpu", "kueue"]
+    # Another version of a pinned chart or image is the user's choice, not our default.
+    assert versions.pins_in_use({"tensorflow/serving:2.19.0"}, {("gpu-operator", "v25.10.1")}) == []
+
+
+def test_a_user_who_names_their_own_image_gets_no_warning() -> None:
+    day = datetime.date(2027, 8, 1)  # past the GPU training image's end of patch
+    theirs = versions.pins_in_use({"registry.example.com/train:2.21.0"}, set())
+    assert versions.end_of_support_warnings(theirs, day) == []
+    ours = versions.pins_in_use({versions.TENSORFLOW_GPU_IMAGE}, set())
+    assert len(versions.end_of_support_warnings(ours, day)) == 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"datasource": "npm"}, "pin 'x': datasource 'npm' is not one of ('helm', 'docker', 'github-tags')"),
+        ({"datasource": "helm"}, "pin 'x': a registry is needed by Helm charts and only by them"),
+        ({"registry": "https://charts.example.com"}, "pin 'x': a registry is needed by Helm charts and only by them"),
+        ({"released": "soon"}, "pin 'x': released 'soon' is not a date like 2026-11-26"),
+        ({"end_of_support": "2027-13-01"}, "pin 'x': end_of_support '2027-13-01' is not a date like 2026-11-26"),
+    ],
+)
+def test_a_malformed_pin_is_refused_naming_the_field(changes: dict[str, str], message: str) -> None:
+    base = {"datasource": "docker", "name": "x", "package": "r/x", "version": "1", "released": "2026-01-01"}
+    with pytest.raises(ValueError) as info:
+        versions.Pin(**{**base, **changes})
+    assert str(info.value) == message
+
+
+def test_references() -> None:
+    assert versions.PYTHON.reference == "python:3.13.14-slim-trixie" == versions.PYTHON_IMAGE
+    assert versions.GPU_OPERATOR.reference == "gpu-operator@v26.7.0"
+    assert versions.KUEUE.reference == "kubernetes-sigs/kueue@v0.19.2"
+    assert (versions.KUEUE_VERSION, versions.KUEUE_IMAGE_TAG, versions.JOBSET_VERSION) == (
+        "0.19.2",
+        "v0.19.2",
+        "0.12.0",
+    )
+    with pytest.raises(ValueError, match="pin 'python' is a docker pin, not a Helm chart"):
+        _ = versions.PYTHON.helm_repository
+    assert (
+        dataclasses.replace(versions.PYTHON, end_of_support=None).past_end_of_support(datetime.date(2099, 1, 1))
+        is False
+    )
+
+
+def test_a_pin_without_a_release_date_is_refused() -> None:
+    with pytest.raises(ValueError, match="pin 'x': released '' is not a date like 2026-11-26"):
+        versions.Pin(datasource="docker", name="x", package="r/x", version="1")
