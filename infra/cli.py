@@ -24,7 +24,6 @@ from gpuplane.infra import queue as queue_command
 from gpuplane.infra import train as train_command
 from gpuplane.infra.options import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     ProjectOption,
     StackArgument,
     StacksDirOption,
@@ -397,28 +396,14 @@ def _janitor_table(found: janitor_ops.Plan) -> Table:
     return table
 
 
-class Interrupted(BaseException):
-    """Ctrl-C, raised past click (which would report it as exit 1, "Aborted!") and past `except Exception`."""
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise Interrupted
-
-
 def main() -> None:
-    """The `gpuplane` console script: the app, with Ctrl-C as exit 130 (README, "Exit codes").
+    """The `gpuplane` console script: the app, with the exit codes of README "Exit codes".
 
-    What a command was doing unwinds as for KeyboardInterrupt (its `finally` blocks run: a render removes its
-    staging folder), then one line says it was interrupted.
+    Ctrl-C is 130: typer turns the KeyboardInterrupt into `Exit(130)` after it unwinds, so `finally` blocks run
+    (a render removes its staging folder) and a command that catches it (verify cleans up what it created and
+    reports) still does (tests/infra/test_exit_codes.py).
     """
-    import signal  # noqa: PLC0415
-
-    signal.signal(signal.SIGINT, _interrupt)
-    try:
-        app()
-    except Interrupted:
-        console().print("Interrupted.")
-        sys.exit(EXIT_INTERRUPTED)
+    app()
 
 
 if __name__ == "__main__":  # pragma: no cover

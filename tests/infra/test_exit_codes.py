@@ -103,5 +103,5 @@ def test_ctrl_c_is_130_and_a_command_unwinds(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 130, done.stderr
-    assert "Interrupted." in done.stderr and "Traceback" not in done.stderr and "Aborted" not in done.stderr
+    assert "Traceback" not in done.stderr and "Aborted" not in done.stderr
     assert marker.exists()
