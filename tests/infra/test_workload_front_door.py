@@ -569,9 +569,18 @@ def test_every_number_field_of_the_whole_config_refuses_a_boolean():
 
 def test_every_variant_older_than_the_training_is_reported(tmp_path):
     old = {"image": "tensorflow/serving:2.19.0", "tensorflowVersion": "2.19.0"}
-    text = stack_text(
-        serving=[serving(variant(CPU, **old), variant(CPU, name="cpu2", **old))],
-        training=[TRAINING],
+    exporting = {
+        **TRAINING,
+        "volumes": [{"volume": "models", "mountPath": "/models"}],
+        "export": {"volume": "models", "path": "resnet"},
+    }
+    text = stack_text(  # the model is the training's export (model.fromTraining): the pair the rule compares
+        serving=[
+            serving(
+                variant(CPU, **old), variant(CPU, name="cpu2", **old), model={"name": "resnet", "fromTraining": "mnist"}
+            )
+        ],
+        training=[exporting],
     )
     refused(
         tmp_path,
