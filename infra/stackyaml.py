@@ -230,8 +230,8 @@ class _Reader:
     def scalar(self, node: yaml.ScalarNode, keys: list[str | int]) -> Any:
         text = node.value
         where = f"{_where(self.path, node)}: {_key_path(keys)}"
-        if node.tag == _QUOTED:
-            return text
+        if node.tag == _QUOTED or (node.tag == _PLAIN and node.style):
+            return text  # quoted or block: a string, also under the non-specific tag `!` (yaml.v3 indicatedString)
         tag = "" if node.tag == _PLAIN else node.tag
         if tag not in ("", STR, INT, FLOAT, BOOL, NULL):
             self.refuse_tag(node, keys)
