@@ -387,6 +387,8 @@ def format_errors(exc: ValidationError) -> list[str]:
         elif error["type"] == "missing":
             message = "is required"
             shown_value = False
+        elif error["type"] == "model_type" and (hint := mapping_hint(loc, error.get("input"))):
+            message = hint
         else:
             message = error["msg"]
         value = error.get("input")
@@ -478,9 +480,9 @@ def _key_path(loc: Sequence[str | int]) -> str:
     return path or "(top level)"
 
 
-def _allowed_keys(loc: list[str | int]) -> list[str]:
-    """The camelCase keys a model at `loc` (below PlatformArgs) accepts."""
-    model: type[BaseModel] = PlatformArgs
+def _model_at(loc: list[str | int], root: type[BaseModel] = PlatformArgs) -> type[BaseModel]:
+    """The args model at `loc` below `root` (the deepest model the path reaches)."""
+    model = root
     for part in loc:
         if isinstance(part, int):
             continue
@@ -489,7 +491,35 @@ def _allowed_keys(loc: list[str | int]) -> list[str]:
         if inner is None:
             break
         model = inner
-    return sorted(f.alias or n for n, f in model.model_fields.items())
+    return model
+
+
+def _allowed_keys(loc: list[str | int]) -> list[str]:
+    """The camelCase keys a model at `loc` (below PlatformArgs) accepts."""
+    return sorted(f.alias or n for n, f in _model_at(loc).model_fields.items())
+
+
+def mapping_hint(loc: list[str | int], value: Any, root: type[BaseModel] = PlatformArgs) -> str | None:
+    """What to write where a mapping was expected and a scalar was given, or None if `loc` is not a model.
+
+    `sharing: {timeSlicing: 4}` gets `expected a mapping like {replicas: 4}` (the required keys, the given
+    value kept where one key is required), never pydantic's "instance of TimeSlicingArgs".
+    """
+    model, model_loc = root, [p for p in loc if isinstance(p, str)]
+    for part in model_loc:
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        inner = _model_in(field.annotation) if field is not None else None
+        if inner is None:
+            return None  # the path leaves the models: not a mapping this hint can describe
+        model = inner
+    fields = model.model_fields
+    keys = [f.alias or n for n, f in fields.items() if f.is_required()] or [
+        f.alias or n for n, f in list(fields.items())[:2]
+    ]
+    scalar = value is not None and not isinstance(value, dict | list)
+    shown = [f"{k}: {value if scalar and len(keys) == 1 else '...'}" for k in keys]
+    allowed = ", ".join(sorted(f.alias or n for n, f in fields.items()))
+    return f"expected a mapping like {{{', '.join(shown)}}}; keys here: {allowed}"
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 MARKER = ".gpuplane-render"
 """File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "stack.md", "manifests", "helm", MARKER)
+OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", MARKER)
 """What a render writes, and so all it ever replaces (the marker last): any other file is the user's and stays."""
 STAGING = ".gpuplane-new"
 ASIDE = ".gpuplane-old"

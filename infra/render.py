@@ -26,7 +26,7 @@ from rich.text import Text
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import capacity
+from gpuplane.components.plan import capacity, cost
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -42,6 +42,7 @@ from gpuplane.infra.project import program_file
 from gpuplane.manifests import versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+_GROUP_LABEL = "gpuplane.io/node-group"
 # Resources drawn in the picture; everything else is counted in its component's box.
 _PICTURE_TYPES = {
     "aws:ec2/vpc:Vpc",
@@ -158,6 +159,15 @@ def plan_document(config: StackConfig | Target, recording: mockrun.Recording) ->
     }
 
 
+def cost_estimate(config: StackConfig | Target, recording: mockrun.Recording) -> cost.Estimate:
+    """What the stack costs per hour, idle and at its maximum (components/plan/cost.py), from what it creates."""
+    resources = [
+        {"urn": r.urn, "type": r.type, "name": r.name, "dependencies": r.dependencies, "inputs": r.inputs}
+        for r in sorted(recording.resources, key=lambda r: r.urn)
+    ]
+    return cost.estimate(cost.usage_from_resources(Target.of(config).region, resources))
+
+
 def counts(recording: mockrun.Recording) -> dict[str, int]:
     """How many resources the plan holds: components (boxes) and cloud resources (what AWS/Kubernetes get)."""
     cloud = sum(1 for r in recording.resources if r.custom)
@@ -249,8 +259,18 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
     components = [r for r in resources if not r.custom]
     comp_ids = {c.urn: f"c{i}" for i, c in enumerate(components)}
     lines = ["flowchart TB"]
+    priced = cost_estimate(about, recording).as_dict()
+    group_costs = {line["item"]: line for line in priced["lines"]}
+
+    def drawn(component: mockrun.RecordedResource) -> bool:
+        """Whether the box would hold anything: boxes with nothing drawn inside are left out."""
+        return any(parent == component.urn for parent, _, _ in ids) or any(
+            drawn(sub) for sub in components if sub.parent == component.urn
+        )
 
     def emit(component: mockrun.RecordedResource, indent: str) -> None:
+        if not drawn(component):
+            return
         label = f"{component.type.rsplit(':', 1)[-1]}: {component.name}"
         lines.append(f'{indent}subgraph {comp_ids[component.urn]}["{label}"]')
         lines.append(f"{indent}  direction TB")
@@ -267,6 +287,9 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                         f"<br/>{', '.join(inputs.get('instanceTypes', []))}<br/>{inputs.get('amiType')}, "
                         f"{inputs.get('capacityType')}, {sc.get('minSize')}-{sc.get('maxSize')} nodes"
                     )
+                    line = group_costs.get(f"node group {inputs.get('labels', {}).get(_GROUP_LABEL, child.name)}")
+                    if line:
+                        extra += f"<br/>${line['idle']:,.2f}-{line['max']:,.2f}/h idle-max"
                 elif type_ == "aws:eks/cluster:Cluster":
                     child = next(x for x in resources if x.parent == parent and x.type == type_)
                     vpc = child.inputs.get("vpcConfig", {})
@@ -296,15 +319,86 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
             dst = ids.get(_picture_key(target))
             if dst is not None and dst != src:
                 edges.add((src, dst))
-    lines.extend(f"  {a} --> {b}" for a, b in sorted(edges))
+    # Group by component: an arrow to anything outside the source's box starts at the box, so five resources
+    # of a serving box that need the same add-on draw one arrow, not five.
+    owner = {node: comp_ids[parent] for (parent, _, _), node in ids.items() if parent in comp_ids}
+    ancestors: dict[str, set[str]] = {}
+    for c in components:
+        chain, up = set(), c.parent
+        while up in comp_ids:
+            chain.add(comp_ids[up])
+            up = by_urn[up].parent if up in by_urn else None
+        ancestors[comp_ids[c.urn]] = chain
+    members: dict[str, set[str]] = {}
+    for node, box in owner.items():
+        for holder in {box, *ancestors.get(box, set())}:
+            members.setdefault(holder, set()).add(node)
+    lifted: set[tuple[str, str]] = set()
+    for a, b in reduce_edges(edges):
+        home = owner.get(a)
+        lifted.add((home, b) if home is not None and b not in members.get(home, set()) else (a, b))
+    lines.extend(f"  {a} --> {b}" for a, b in sorted(reduce_edges(lifted, members)))
     types = Counter(r.type for r in recording.resources if r.custom)
     table = "\n".join(f"| `{t}` | {n} |" for t, n in sorted(types.items()))
     return (
         f"# Stack `{about.stack}` of `{about.project}` ({about.profile}, {about.region})\n\n"
-        "Components are boxes, arrows point from a resource to what it depends on.\n\n"
+        "Components are boxes, arrows point from a resource (or a whole box) to what it depends on; an arrow "
+        "that another path already implies is left out. Node groups show their cost per hour, idle-max.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
+        f"{cost_markdown(priced)}\n"
         f"| resource type | count |\n|---|---|\n{table}\n"
     )
+
+
+def cost_markdown(priced: dict[str, Any]) -> str:
+    """The estimate as a Markdown table for stack.md: one row per line, totals, sources and caveats."""
+    rows = "".join(
+        f"| {line['item']} | {line['detail']} | {line['idle']:,.4f} | {line['max']:,.4f} | "
+        f"{'; '.join(line['notes']) or '-'} |\n"
+        for line in priced["lines"]
+    )
+    return (
+        "## Cost per hour (USD)\n\n"
+        "| item | what | idle | max | notes |\n|---|---|---:|---:|---|\n"
+        f"{rows}| **total** | | **{priced['idle']:,.2f}** | **{priced['max']:,.2f}** | "
+        f"${priced['idleMonthly']:,.0f}-{priced['maxMonthly']:,.0f} a month (730 h) |\n\n"
+        f"Instance prices: {priced['instancePrices']['source']}, {priced['instancePrices']['date']}. "
+        f"Service prices: {priced['servicePrices']['source']}, {priced['servicePrices']['date']}. "
+        f"{' '.join(f'Note: {n}.' for n in priced['notes'])}\n"
+    )
+
+
+def reduce_edges(edges: set[tuple[str, str]], members: dict[str, set[str]] | None = None) -> set[tuple[str, str]]:
+    """The transitive reduction: drop an arrow when another path already leads from its source to its target.
+
+    Why: a serving Deployment depends on the metrics-server add-on, the system node group and the EFS file
+    system, and also on the add-on that depends on the node group: the picture drew all ten arrows. An arrow
+    is dropped only if the target stays reachable without it (checked on the arrows kept so far), so every
+    dependency the full graph shows is still a path in the picture, cycles included. `members`: a box's
+    drawn resources, reached from the box without an arrow (a box's arrow is implied by its members' arrows).
+    """
+    kept = set(edges)
+    successors: dict[str, set[str]] = {box: set(nodes) for box, nodes in (members or {}).items()}
+    for a, b in kept:
+        successors.setdefault(a, set()).add(b)
+
+    def reachable_without(src: str, dst: str) -> bool:
+        stack = [n for n in successors.get(src, set()) if n != dst]
+        seen = set(stack)
+        while stack:
+            node = stack.pop()
+            if node == dst:
+                return True
+            for nxt in successors.get(node, set()) - seen:
+                seen.add(nxt)
+                stack.append(nxt)
+        return False
+
+    for a, b in sorted(edges):
+        if reachable_without(a, b):
+            kept.discard((a, b))
+            successors[a].discard(b)
+    return kept
 
 
 def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedResource]) -> str:
@@ -332,11 +426,18 @@ def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedRe
     return "<br/>" + ", ".join(parts)
 
 
-def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[str, Any]:
-    """The summary as data (what `render --json` prints and the table shows); works without a cluster."""
+def summary(
+    config: StackConfig | Target, recording: mockrun.Recording, runs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The summary as data (what `render --json` prints and the table shows); works without a cluster.
+
+    `runs`: the training runs `gpuplane train` submits (JobSets), listed with their roles.
+    """
     target = Target.of(config)
     clusters = recording.by_type("aws:eks/cluster:Cluster")
     cluster = clusters[0].inputs if len(clusters) == 1 else None
+    priced = cost_estimate(target, recording).as_dict()
+    group_costs = {line["item"]: line for line in priced["lines"]}
     groups = []
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
@@ -353,6 +454,8 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
                 "desiredSize": sc.get("desiredSize"),
                 "maxSize": sc.get("maxSize"),
                 "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+                "gpuSharing": inputs.get("labels", {}).get("gpuplane.io/gpu-sharing"),
+                "costPerHour": {k: group_costs.get(f"node group {name}", {}).get(k) for k in ("idle", "max")},
             }
         )
     return {
@@ -371,8 +474,62 @@ def summary(config: StackConfig | Target, recording: mockrun.Recording) -> dict[
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "workloads": workloads(recording),
+        "trainingRuns": [
+            {
+                "name": doc.get("metadata", {}).get("labels", {}).get("app.kubernetes.io/instance", name),
+                "roles": {
+                    job["name"]: int(job.get("replicas", 1))
+                    * int(job.get("template", {}).get("spec", {}).get("parallelism", 1))
+                    for job in doc.get("spec", {}).get("replicatedJobs", [])
+                },
+            }
+            for name, doc in sorted((runs or {}).items())
+        ],
+        "helmReleases": [
+            {k: release[k] for k in ("name", "namespace", "chart", "version")}
+            for release in helm_releases(recording).values()
+        ],
+        "cost": priced,
         "notes": list(target.notes),
     }
+
+
+def workloads(recording: mockrun.Recording) -> list[dict[str, Any]]:
+    """The long-running workloads: where they run (node group), how many replicas, GPUs per replica."""
+    scalers = {
+        (
+            r.inputs.get("metadata", {}).get("namespace"),
+            r.inputs.get("spec", {}).get("scaleTargetRef", {}).get("name"),
+        ): r.inputs.get("spec", {})
+        for r in recording.by_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
+    }
+    found = []
+    for r in [
+        *recording.by_type("kubernetes:apps/v1:Deployment"),
+        *recording.by_type("kubernetes:apps/v1:StatefulSet"),
+    ]:
+        meta, spec = r.inputs.get("metadata", {}), r.inputs.get("spec", {})
+        pod = spec.get("template", {}).get("spec", {})
+        scaler = scalers.get((meta.get("namespace"), meta.get("name")))
+        replicas = (
+            f"{scaler.get('minReplicas', 1)}-{scaler.get('maxReplicas')} (HPA)"
+            if scaler is not None and "replicas" not in spec
+            else str(spec.get("replicas", 1))
+        )
+        gpus = sum(
+            int(c.get("resources", {}).get("limits", {}).get(cost.GPU_RESOURCE, 0)) for c in pod.get("containers", [])
+        )
+        found.append(
+            {
+                "name": f"{meta.get('namespace', 'default')}/{meta.get('name', r.name)}",
+                "kind": r.inputs.get("kind", r.type.rsplit(":", 1)[-1]),
+                "nodeGroup": cost.target_group(pod),
+                "replicas": replicas,
+                "gpusPerReplica": gpus,
+            }
+        )
+    return sorted(found, key=lambda w: str(w["name"]))
 
 
 def availability_zones(recording: mockrun.Recording) -> int:
@@ -400,7 +557,7 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
         f"{facts['availabilityZones']} AZs; {n['resources']} resources in plan.json = "
         f"{n['cloud']} cloud resources + {n['components']} components"
     )
-    table = Table(title=title)
+    table = Table(title=title, caption=cost_caption(facts["cost"]), caption_justify="left")
     for column in (
         "node group",
         "kind",
@@ -408,9 +565,12 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
         "AMI type",
         "capacity",
         "min/desired/max",
+        "GPU sharing",
+        "$/h idle-max",
         "taints",
     ):
-        table.add_column(column)
+        # fold, never cut: a user reads every taint and type (a cut cell hid the EFS taint's effect).
+        table.add_column(column, overflow="fold")
     for group in facts["nodeGroups"]:
         table.add_row(
             group["name"],
@@ -419,9 +579,47 @@ def summary_table(config: StackConfig | Target, recording: mockrun.Recording) ->
             str(group["amiType"]),
             str(group["capacityType"]),
             f"{group['minSize']}/{group['desiredSize']}/{group['maxSize']}",
+            group["gpuSharing"] or "-",
+            _money_range(group["costPerHour"]),
             ", ".join(group["taints"]) or "-",
         )
     return table
+
+
+def workloads_table(facts: dict[str, Any]) -> Table:
+    """Workloads, training runs and Helm releases: what runs on the groups, and what the stack installs."""
+    table = Table(title="workloads", title_justify="left")
+    for column in ("workload", "kind", "node group", "replicas", "GPUs each"):
+        table.add_column(column, overflow="fold")
+    for w in facts["workloads"]:
+        table.add_row(w["name"], w["kind"], w["nodeGroup"] or "-", w["replicas"], str(w["gpusPerReplica"]))
+    for run in facts["trainingRuns"]:
+        roles = ", ".join(f"{role} x{n}" for role, n in run["roles"].items())
+        table.add_row(run["name"], "training run (gpuplane train)", "-", roles, "-")
+    releases = ", ".join(f"{r['name']} {r['version']}" for r in facts["helmReleases"])
+    table.caption = f"Helm releases: {releases or 'none'}"
+    table.caption_justify = "left"
+    return table
+
+
+def _money_range(amounts: dict[str, float | None]) -> str:
+    idle, top = amounts.get("idle"), amounts.get("max")
+    if idle is None or top is None:
+        return "-"
+    return f"${idle:,.2f}-{top:,.2f}"
+
+
+def cost_caption(priced: dict[str, Any]) -> str:
+    """The cost in one paragraph: totals, a month of it, where prices come from, and what is left out."""
+    notes = sorted({n for line in priced["lines"] for n in line["notes"] if "price (" in n or "kept up by" in n})
+    return (
+        f"Cost: ${priced['idle']:,.2f}/h idle (${priced['idleMonthly']:,.0f} a month), "
+        f"${priced['max']:,.2f}/h at every group's maximum (${priced['maxMonthly']:,.0f} a month); "
+        f"instance prices of {priced['instancePrices']['date']}, service prices of "
+        f"{priced['servicePrices']['date']}. "
+        + "".join(f"Note: {n}. " for n in notes)
+        + "An estimate: cost.json lists each line and what it leaves out."
+    )
 
 
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
@@ -533,6 +731,8 @@ def write_recording(
         plan = plan_document(target, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n")
         (staging / "tfplan.json").write_text(tfplan.dumps(tfplan.from_recording(plan, recording)))
+        priced = cost_estimate(target, recording).as_dict()
+        (staging / "cost.json").write_text(json.dumps(priced, indent=2, sort_keys=True, allow_nan=False) + "\n")
         for folder, items in (
             ("manifests", kubernetes_objects(recording)),
             ("helm", helm_releases(recording)),
@@ -553,13 +753,14 @@ def write_recording(
         outdir.write(out_dir, fill)
     except outdir.OutputError as exc:
         raise ConfigError([str(exc)]) from None
-    facts = summary(target, recording)
+    facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
     if console is not None:
         console.print(summary_table(target, recording))
+        console.print(workloads_table(facts))
         for note in target.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        console.print(f"wrote {out_dir}: plan.json, tfplan.json, manifests/, helm/, stack.md")
+        console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
         for warning in facts["endOfSupport"]:
             console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

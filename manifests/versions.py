@@ -36,6 +36,21 @@ DEFAULT_KUBERNETES_VERSION: Final = "1.36"
 # EKS control-plane price per cluster hour (EKS pricing page; FACTS.md): what EXTENDED costs past the date.
 EKS_STANDARD_HOURLY_USD: Final = "0.10"
 EKS_EXTENDED_HOURLY_USD: Final = "0.60"
+# Service list prices the cost estimate uses (components/plan/cost.py), us-east-1, USD, as of this date; most
+# US regions charge the same, others up to about a third more (the estimate says so). Sources: the AWS pricing
+# pages for VPC (NAT gateway per hour; public IPv4 address per hour, since 2024-02), EFS (Standard storage per
+# GB-month), Elastic Load Balancing (NLB and ALB per hour, before capacity units), EBS (gp3 per GB-month) and
+# KMS (customer managed key per month); read 2026-11 through restatements of those pages, not the pages
+# themselves: re-check them before relying on a figure. Usage-based charges (NAT and EFS data processed, load
+# balancer capacity units, data transfer, log ingestion) are left out of the estimate on purpose.
+SERVICE_PRICES_DATE: Final = "2026-11-26"
+NAT_GATEWAY_HOURLY_USD: Final = "0.045"
+PUBLIC_IPV4_HOURLY_USD: Final = "0.005"
+EFS_STANDARD_GB_MONTH_USD: Final = "0.30"
+LOAD_BALANCER_HOURLY_USD: Final = "0.0225"
+EBS_GP3_GB_MONTH_USD: Final = "0.08"
+KMS_KEY_MONTHLY_USD: Final = "1.00"
+HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly figures (pricing calculator)
 # "Today" for every date rule comes from `today()`: tests and what-if runs set GPUPLANE_TODAY=YYYY-MM-DD.
 TODAY_ENV: Final = "GPUPLANE_TODAY"
 

@@ -63,6 +63,14 @@ def test_render_previews_the_example_program_offline(tmp_path):
     assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
     assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
     assert (out / ".gpuplane-render").is_file()
+    # A consumer's program is priced like gpuplane's own (from its plan): its cost, in --json and cost.json.
+    assert facts["cost"] == json.loads((out / "cost.json").read_text())
+    assert {line["item"] for line in facts["cost"]["lines"]} >= {
+        "EKS control plane",
+        "node group gpu",
+        "node group system",
+    }
+    assert facts["cost"]["max"] > facts["cost"]["idle"] > 0
 
 
 def test_an_invoke_render_cannot_answer_stops_it_by_name(tmp_path):

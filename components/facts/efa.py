@@ -1,21 +1,21 @@
 """EFA facts per GPU instance type: how many EFA interfaces it takes and how many network cards it has.
 
-Why a table here and not a lookup: `gpuplane render` and config validation run offline, and the launch
+Why here and not a live lookup: `gpuplane render` and config validation run offline, and the launch
 template of an EFA node group (one interface per network card) and the refusal of `efa: true` on a type
 without EFA must be decided before anything exists. The numbers are what `ec2:DescribeInstanceTypes`
-returns in `NetworkInfo` (`EfaSupported`, `EfaInfo.MaximumEfaInterfaces`, `MaximumNetworkCards`);
-`tests/components/facts/test_efa.py` checks every GPU type of the catalog against moto's bundled copy of that
-answer (moto 5.2.5, `moto/ec2/resources/instance_types.json.gz`), both ways: a type listed here has EFA
-there with these numbers, and a GPU type of the catalog missing here has no EFA there.
-
-Kept apart from `catalog.py` on purpose (issue 31): issue 28 regenerates the catalog from the same moto
-data; these two numbers then become fields of its `InstanceType` and this module reads them from there.
+returns in `NetworkInfo` (`EfaSupported`, `EfaInfo.MaximumEfaInterfaces`, `MaximumNetworkCards`), read from
+the instance data the catalog ships (`catalog.InstanceType.max_efa_interfaces` / `.max_network_cards`,
+generated from moto's copy of that answer by scripts/refresh_instance_types.py); `tests/components/facts/
+test_efa.py` checks every GPU type against moto's copy directly. Only GPU types are listed: `efa: true` is
+a GPU group setting (issue 31).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
+
+from gpuplane.components.facts import catalog
 
 # EFA user guide, "Supported instance types" and "Maximize network bandwidth": one EFA interface per
 # network card; the primary card's interface is `efa` (EFA and IP), the others may be `efa-only`
@@ -40,22 +40,19 @@ class EfaFacts:
         return min(self.max_efa_interfaces, self.network_cards)
 
 
-# (MaximumEfaInterfaces, MaximumNetworkCards) for the catalog's GPU types with EfaSupported: true.
-_EFA: Final[dict[str, tuple[int, int]]] = {
-    "g4dn.8xlarge": (1, 1), "g4dn.12xlarge": (1, 1), "g4dn.16xlarge": (1, 1),
-    "g5.8xlarge": (1, 1), "g5.12xlarge": (1, 1), "g5.16xlarge": (1, 1), "g5.24xlarge": (1, 1),
-    "g5.48xlarge": (1, 1),
-    "g6.8xlarge": (1, 1), "g6.12xlarge": (1, 1), "g6.16xlarge": (1, 1), "g6.24xlarge": (1, 1),
-    "g6.48xlarge": (1, 1),
-    "g6e.8xlarge": (1, 1), "g6e.12xlarge": (1, 1), "g6e.16xlarge": (1, 1), "g6e.24xlarge": (2, 2),
-    "g6e.48xlarge": (4, 4),
-    "gr6.8xlarge": (1, 1),
-    "p4d.24xlarge": (4, 4), "p4de.24xlarge": (4, 4),
-    "p5.4xlarge": (1, 1), "p5.48xlarge": (32, 32), "p5e.48xlarge": (32, 32), "p5en.48xlarge": (16, 16),
-    "p6-b200.48xlarge": (8, 8),
-}  # fmt: skip
-
-EFA: Final[dict[str, EfaFacts]] = {name: EfaFacts(*numbers) for name, numbers in _EFA.items()}
+# Every GPU type of the catalog with `EfaSupported: true` whose card 0 takes an `efa` interface (the layout
+# of `efa_interfaces`), with its numbers. Left out: types whose card 0 has no EFA (p6-b300.48xlarge:
+# `interface` only on card 0, EFA on cards 1-16, per DescribeInstanceTypes): the layout below would put an
+# `efa` interface where EC2 refuses one, so `efa: true` on them is refused until the layout follows the
+# cards' `InterfaceTypes`.
+EFA: Final[dict[str, EfaFacts]] = {
+    name: EfaFacts(entry.max_efa_interfaces, entry.max_network_cards)
+    for name, entry in catalog.CATALOG.items()
+    if entry.has_gpu
+    and entry.efa_supported
+    and entry.network_cards
+    and PRIMARY_EFA_INTERFACE in entry.network_cards[0].interface_types
+}
 
 
 def efa_facts(instance_type: str) -> EfaFacts | None:

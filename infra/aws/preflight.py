@@ -8,6 +8,7 @@ that need no opt-in, sorted) so the AZs checked are the AZs `pulumi up` would us
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import re
 import shutil
@@ -22,10 +23,11 @@ import boto3
 import botocore.exceptions
 
 from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.facts import prices
 from gpuplane.components.facts.addresses import unreachable
 from gpuplane.components.facts.catalog import lookup
 from gpuplane.components.plan import addons
-from gpuplane.infra.aws.session import AwsError, caller_identity, client, explain
+from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
 from gpuplane.infra.config import StackConfig
 from gpuplane.manifests import versions
 
@@ -148,6 +150,7 @@ def run(
         ("EFS", lambda: [_efs(config, session)]),
         ("capacity reservations", lambda: reservation_checks(config, client(session, "ec2"))),
         ("Kubernetes version drift", lambda: [version_drift(config, session)]),
+        ("prices", lambda: live_prices(config, session)),
     ]
     for name, step in steps:
         progress(name)
@@ -684,3 +687,109 @@ def version_drift(config: StackConfig, session: boto3.session.Session) -> Check:
             f'Set cluster.kubernetesVersion: "{running}" in the stack file (EKS never downgrades)',
         )
     return Check(name, "pass", f"cluster {config.cluster_name} runs {running}, as pinned")
+
+
+# --- live prices ----------------------------------------------------------------------------------------
+# The render prices a stack from a dated table (components/facts/prices.py); with credentials, preflight reads
+# today's on-demand price from the Price List API (its endpoint is us-east-1 for every region's prices) and
+# the last spot prices from EC2's spot price history in the stack's region. A price is information, never a
+# reason to stop: a price that cannot be read is a warning.
+PRICING_ENDPOINT_REGION: Final = "us-east-1"
+_PRICE_FILTERS: Final = (
+    ("operatingSystem", "Linux"),
+    ("tenancy", "Shared"),
+    ("preInstalledSw", "NA"),
+    ("capacitystatus", "Used"),
+    ("licenseModel", "No License required"),
+)
+
+
+def on_demand_price(pricing: Any, instance_type: str, region: str) -> float | None:
+    """Today's on-demand USD per hour of a Linux, shared-tenancy instance, from the Price List API."""
+    filters = [
+        {"Type": "TERM_MATCH", "Field": field, "Value": value}
+        for field, value in (("regionCode", region), ("instanceType", instance_type), *_PRICE_FILTERS)
+    ]
+    answer = pricing.get_products(ServiceCode="AmazonEC2", Filters=filters, MaxResults=10)
+    for item in answer.get("PriceList", []):
+        product = json.loads(item) if isinstance(item, str) else item
+        for term in product.get("terms", {}).get("OnDemand", {}).values():
+            for dimension in term.get("priceDimensions", {}).values():
+                usd = float(dimension.get("pricePerUnit", {}).get("USD", 0))
+                if usd > 0:
+                    return usd
+    return None
+
+
+def spot_prices(ec2: Any, instance_types: list[str]) -> dict[str, dict[str, float]]:
+    """The latest spot price per type and AZ (Linux/UNIX) in the client's region: {type: {az: usd}}."""
+    latest: dict[str, dict[str, tuple[Any, float]]] = {}
+    pages = ec2.get_paginator("describe_spot_price_history").paginate(
+        InstanceTypes=instance_types,
+        ProductDescriptions=["Linux/UNIX"],
+        StartTime=datetime.now(UTC),
+    )
+    for page in pages:
+        for entry in page.get("SpotPriceHistory", []):
+            zones = latest.setdefault(entry["InstanceType"], {})
+            seen = zones.get(entry["AvailabilityZone"])
+            if seen is None or entry["Timestamp"] > seen[0]:
+                zones[entry["AvailabilityZone"]] = (entry["Timestamp"], float(entry["SpotPrice"]))
+    return {t: {az: price for az, (_, price) in sorted(zones.items())} for t, zones in latest.items()}
+
+
+def price_checks(config: StackConfig, live: dict[str, float | None], spot: dict[str, dict[str, float]]) -> list[Check]:
+    """One check per node group: the live prices beside the table the render used (pure)."""
+    table = prices.table()
+    checks = []
+    for group in config.platform.resolved_node_groups:
+        parts = []
+        for name in group.instance_types:
+            quoted = prices.on_demand(name, config.region, table)
+            shown = f"{quoted.usd_per_hour:g}" if quoted.usd_per_hour is not None else "none"
+            where = "" if quoted.priced_region == config.region else f" {quoted.priced_region}"
+            today = live.get(name)
+            text = f"{name} on-demand ${today:g}/h" if today is not None else f"{name} on-demand: no live price"
+            text += f" (render's table{where}, {table.date}: {shown})"
+            if group.capacity_type == "SPOT":
+                zones = spot.get(name, {})
+                if zones:
+                    low, high = min(zones.values()), max(zones.values())
+                    text += f"; spot now ${low:g}-{high:g}/h in {', '.join(sorted(zones))}"
+                else:
+                    text += "; no spot price history"
+            parts.append(text)
+        missing = any(live.get(name) is None for name in group.instance_types)
+        checks.append(
+            Check(
+                f"prices: {group.name}",
+                "warn" if missing else "pass",
+                "; ".join(parts),
+                "Check the type is sold in the region (instance types check) and that the caller may call "
+                "pricing:GetProducts"
+                if missing
+                else "",
+            )
+        )
+    return checks
+
+
+def live_prices(config: StackConfig, session: boto3.session.Session) -> list[Check]:
+    """Live on-demand and spot prices for the stack's types in its region; warnings when they cannot be read."""
+    types = sorted({t for g in config.platform.resolved_node_groups for t in g.instance_types})
+    try:
+        pricing = session.client("pricing", region_name=PRICING_ENDPOINT_REGION, config=RETRY_CONFIG)
+        live = {t: on_demand_price(pricing, t, config.region) for t in types}
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        error = explain(exc, "reading on-demand prices (pricing:GetProducts)")
+        return [Check("prices", "warn", error.message, error.fix)]
+    spot_types = sorted(
+        {t for g in config.platform.resolved_node_groups if g.capacity_type == "SPOT" for t in g.instance_types}
+    )
+    spot: dict[str, dict[str, float]] = {}
+    if spot_types:
+        try:
+            spot = spot_prices(client(session, "ec2"), spot_types)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+            spot = {}
+    return price_checks(config, live, spot)

@@ -77,6 +77,24 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         ["1x A10G", "4x A10G"],
     ),
     (
+        "a scalar where sharing needs a mapping",
+        groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "sharing": {"timeSlicing": 4}}),
+        "gpuplane:nodeGroups[1].sharing.timeSlicing:",
+        ["expected a mapping like {replicas: 4}; keys here: replicas"],
+    ),
+    (
+        "a string where a section needs a mapping",
+        {"cluster": DEV_CLUSTER, "network": "10.0.0.0/16"},
+        "gpuplane:network:",
+        ["expected a mapping like {cidr: ..., availabilityZones: ...}; keys here: availabilityZones, azCount"],
+    ),
+    (
+        "a type the data refuses",
+        groups({"name": "inf", "instanceTypes": ["inf2.xlarge"]}),
+        "gpuplane:nodeGroups[1].instanceTypes:",
+        ["'inf2.xlarge' carries AWS Inferentia2, which gpuplane does not support"],
+    ),
+    (
         "instance type aws does not know",
         groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g9.huge"]}),
         "gpuplane:nodeGroups[1].instanceTypes:",

@@ -6,13 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from gpuplane.infra import render as render_module
 from gpuplane.infra.cli import app
+from gpuplane.infra.render import reduce_edges
+from tests.conftest import DEV_CLUSTER, stack_config
 
 runner = CliRunner()
 
@@ -113,6 +117,32 @@ def test_summary_table_is_printed(tmp_path):
     assert "gpuplane/prod (prod) in us-west-2" in result.output
     assert "private only" in result.output
     assert "g5.xlarge" in result.output
+    # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; versions.py services):
+    # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
+    # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 4 KMS keys x 1/730.
+    gp3 = 0.08 / 730
+    idle = 0.10 + (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3) + 0.15 + 300 * 0.30 / 730 + 4 / 730
+    top = idle + 3 * (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3)
+    priced = json.loads((tmp_path / "prod" / "cost.json").read_text())
+    assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)
+    assert f"Cost: ${idle:,.2f}/h idle" in " ".join(result.output.split())
+    assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(result.output.split())
+
+
+def test_dev_cost_counts_the_gpu_node_its_serving_variant_keeps_up(dev_out):
+    """dev's GPU serving variant (1 replica, 1 GPU) keeps one spot GPU node up although the group's min is 0."""
+    gp3 = 0.08 / 730
+    gpu_node = 1.212 + 100 * gp3  # spot ceiling: the dearest listed type's on-demand price (g5.2xlarge)
+    cpu_node = 0.096 + 50 * gp3  # m6i.large
+    services = 0.10 + 0.05 + 300 * 0.30 / 730 + 2 / 730  # EKS, 1 NAT + IPv4, EFS at the volumes' size, 2 KMS keys
+    priced = json.loads((dev_out / "cost.json").read_text())
+    assert priced["idle"] == pytest.approx(services + gpu_node + cpu_node, abs=1e-3)
+    assert priced["max"] == pytest.approx(services + 2 * gpu_node + 3 * cpu_node, abs=1e-3)
+    gpu = next(line for line in priced["lines"] if line["item"] == "node group gpu")
+    assert "1 node(s) above minSize 0 kept up by ml/mobilenet-gpu" in gpu["notes"]
+    assert priced["instancePrices"]["date"] == "2026-07-20"
+    picture = (dev_out / "stack.md").read_text()
+    assert "## Cost per hour (USD)" in picture and f"**{priced['idle']:,.2f}**" in picture
 
 
 def test_invalid_config_exits_2_and_writes_nothing(tmp_path):
@@ -187,3 +217,127 @@ def test_render_is_identical_across_processes_and_hash_seeds(tmp_path):
         )
         outs.append(tree(out))
     assert outs[0] == outs[1]
+
+
+def _mermaid(picture: str) -> list[str]:
+    return picture.split("```mermaid\n", 1)[1].split("\n```", 1)[0].splitlines()
+
+
+def test_picture_is_well_formed_reduced_and_has_no_empty_boxes(dev_out):
+    lines = [line.strip() for line in _mermaid((dev_out / "stack.md").read_text())]
+    assert lines[0] == "flowchart TB"
+    opened = [line for line in lines if line.startswith("subgraph ")]
+    assert len(opened) == sum(1 for line in lines if line == "end")
+    declared = {line.split("[", 1)[0].split()[-1] for line in lines if "[" in line}
+    edges = [line.split(" --> ") for line in lines if " --> " in line]
+    assert edges and all(a in declared and b in declared for a, b in edges)
+    # No empty box: every subgraph holds a node or another subgraph (the ConfigFile box held nothing).
+    for i, line in enumerate(lines):
+        if line.startswith("subgraph "):
+            assert lines[i + 1] == "direction TB" and lines[i + 2] != "end", line
+    assert "ConfigFile" not in "\n".join(lines)
+    # Reduced and grouped: 134 arrows before (each serving Deployment had about ten); now a few per box.
+    assert len(edges) <= 45
+    assert max(Counter(a for a, _ in edges).values()) <= 4
+    # Each node group carries its cost.
+    assert "0-2 nodes<br/>$1.22-2.45/h idle-max" in "\n".join(lines)
+
+
+def test_reduce_edges_keeps_every_path_and_drops_the_implied_arrows():
+    assert reduce_edges({("a", "b"), ("b", "c"), ("a", "c")}) == {("a", "b"), ("b", "c")}
+    # A cycle: b and c reach each other; a keeps a path to both, whatever is dropped.
+    kept = reduce_edges({("a", "b"), ("a", "c"), ("b", "c"), ("c", "b")})
+    assert {("b", "c"), ("c", "b")} <= kept and len(kept) == 3
+    # A box reaches its members without an arrow: its arrow to what a member already reaches is implied.
+    assert reduce_edges({("box", "z"), ("m", "z")}, {"box": {"m"}}) == {("m", "z")}
+
+
+def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
+    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)  # (stderr has the dev stack's CIDR warning)
+    by_name = {w["name"]: w for w in facts["workloads"]}
+    assert by_name["ml/mobilenet-gpu"] == {
+        "name": "ml/mobilenet-gpu",
+        "kind": "Deployment",
+        "nodeGroup": "gpu",
+        "replicas": "1",
+        "gpusPerReplica": 1,
+    }
+    assert by_name["ml/mobilenet-cpu"]["replicas"] == "1-3 (HPA)"
+    assert facts["trainingRuns"] == [{"name": "mnist", "roles": {"chief": 1, "worker": 2, "ps": 1}}]
+    assert {r["name"] for r in facts["helmReleases"]} >= {"nvidia-device-plugin", "cluster-autoscaler", "kueue"}
+    assert {g["name"]: g["gpuSharing"] for g in facts["nodeGroups"]} == {"gpu": "none", "system": None}
+    assert facts["cost"] == json.loads((tmp_path / "dev" / "cost.json").read_text())
+
+
+def test_readme_cost_table_matches_the_renders(dev_out, tmp_path):
+    """The README's cost table quotes what the renders print: a change in prices or stacks must update it."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    render("prod", tmp_path / "prod")
+    for stack, out in (("dev", dev_out), ("prod", tmp_path / "prod")):
+        priced = json.loads((out / "cost.json").read_text())
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{stack}` | $"))
+        assert row.startswith(
+            f"| `{stack}` | ${priced['idle']:,.2f}/h (~${round(priced['idleMonthly'], -1):,.0f} a month) |"
+        )
+        assert f"| ${priced['max']:,.2f}/h |" in row
+
+
+def test_the_types_a_newcomer_tried_render_and_are_priced(tmp_path):
+    """c6a, r5 and m5a for CPU groups and g6e for a GPU group (refused before the data file): they render."""
+    groups = [
+        {"name": "system", "instanceTypes": ["c6a.large"]},
+        {"name": "memory", "instanceTypes": ["r5.xlarge", "m5a.xlarge"], "minSize": 0, "maxSize": 2},
+        {"name": "gpu", "kind": "gpu", "instanceTypes": ["g6e.xlarge"], "minSize": 0, "maxSize": 1},
+    ]
+    cfg = stack_config({"cluster": DEV_CLUSTER, "nodeGroups": groups}, region="us-east-1")
+    facts = render_module.write(cfg, tmp_path / "out")
+    rows = {g["name"]: g for g in facts["nodeGroups"]}
+    assert rows["gpu"]["amiType"] == "AL2023_x86_64_NVIDIA" and rows["memory"]["instanceTypes"] == [
+        "r5.xlarge",
+        "m5a.xlarge",
+    ]
+    lines = {line["item"]: line for line in facts["cost"]["lines"]}
+    gp3 = 0.08 / 730
+    assert lines["node group system"]["max"] == pytest.approx(3 * (0.0765 + 50 * gp3), abs=1e-3)  # default max 3
+    assert lines["node group memory"]["max"] == pytest.approx(2 * (0.252 + 50 * gp3), abs=1e-3)  # first type: r5
+    assert lines["node group gpu"]["max"] == pytest.approx(1.861 + 100 * gp3, abs=1e-3)
+    assert all(not any("price (" in n for n in line["notes"]) for line in lines.values())  # us-east-1's own
+
+
+def test_reserved_groups_are_priced_and_say_what_their_reservation_costs(tmp_path):
+    block = {
+        "name": "p5-block",
+        "kind": "gpu",
+        "instanceTypes": ["p5.48xlarge"],
+        "capacityType": "CAPACITY_BLOCK",
+        "minSize": 0,
+        "maxSize": 2,
+        "capacityReservation": {
+            "id": "cr-02168da1478b509e0",
+            "availabilityZone": "us-west-2b",
+            "instanceCount": 2,
+            "endTime": "2026-12-01T11:30:00Z",
+        },
+    }
+    odcr = {
+        "name": "p4d-odcr",
+        "kind": "gpu",
+        "instanceTypes": ["p4d.24xlarge"],
+        "minSize": 0,
+        "maxSize": 4,
+        "capacityReservation": {"id": "cr-0123456789abcdef0", "availabilityZone": "us-west-2c", "instanceCount": 4},
+    }
+    system = {"name": "system", "instanceTypes": ["m6i.large"], "minSize": 1, "maxSize": 2}
+    overrides = {
+        "cluster": DEV_CLUSTER,
+        "nodeGroups": [system, block, odcr],
+        "network": {"availabilityZones": ["us-west-2a", "us-west-2b", "us-west-2c"]},
+    }
+    facts = render_module.write(stack_config(overrides), tmp_path / "out")
+    lines = {line["item"]: line for line in facts["cost"]["lines"]}
+    gp3 = 0.08 / 730
+    assert lines["node group p5-block"]["max"] == pytest.approx(2 * (55.04 + 100 * gp3), abs=1e-3)
+    assert any("Capacity Block" in n for n in lines["node group p5-block"]["notes"])
+    assert any("targets reservation cr-0123456789abcdef0" in n for n in lines["node group p4d-odcr"]["notes"])

@@ -85,6 +85,28 @@ def volumes(tmp_path: Path, source_url: str) -> dict[str, Path]:
     return vols
 
 
+READ_SCALARS = """
+import json, sys
+import tensorflow as tf
+from pathlib import Path
+steps = {}
+for path in sorted(Path(sys.argv[1]).glob("events.out.tfevents.*")):
+    for event in tf.compat.v1.train.summary_iterator(str(path)):
+        for value in event.summary.value:
+            assert value.metadata.plugin_data.plugin_name == "scalars", value
+            assert tf.make_ndarray(value.tensor).dtype.name == "float32", value
+            steps.setdefault(value.tag, []).append(event.step)
+print(json.dumps(steps))
+"""
+
+
+def scalars(python: Path, folder: Path) -> dict[str, list[int]]:
+    """Tag -> steps of the TensorBoard scalars in `folder`, read back with TensorFlow's own event reader."""
+    done = subprocess.run([str(python), "-c", READ_SCALARS, str(folder)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def final(cluster: run.Cluster, role: str) -> dict[str, Any]:
     lines = [line for line in cluster.log(role).splitlines() if line.startswith("FINAL ")]
     assert lines, cluster.logs()
@@ -134,6 +156,12 @@ def test_rendered_run_trains_to_the_end(
     model_dir = vols["logs"] / "mnist"  # the rendered --model-dir=/logs/mnist
     assert result["checkpoint"] == str(model_dir / "checkpoints" / "ckpt-3")
     assert (model_dir / "checkpoints" / "ckpt-3.index").is_file()
+    # TensorBoard's scalars, written without the `tensorboard` package (TF 2.21 images do not carry it).
+    assert scalars(tf_python, model_dir / "train") == {
+        "loss": [1, 2, 3],
+        "accuracy": [1, 2, 3],
+        "test_accuracy": [3],
+    }
     assert list((model_dir / "train").glob("events.out.tfevents.*"))
 
 

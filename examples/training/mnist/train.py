@@ -32,6 +32,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+
+def scalar(tf: Any, name: str, value: float, step: int) -> None:
+    """One TensorBoard scalar, written with TensorFlow alone.
+
+    Why not `tf.summary.scalar`: that API lives in the `tensorboard` package, which TensorFlow 2.21 no
+    longer depends on; the 2.21 images (`tensorflow/tensorflow:2.21.0`, the 2.21 training DLC) do not carry
+    it, and the call raises TBNotInstalledError there. `tf.summary.write` is TensorFlow's own op; with the
+    scalars plugin's metadata (what `tf.summary.scalar` itself writes) TensorBoard reads it as a scalar.
+    """
+    from tensorflow.core.framework import summary_pb2  # noqa: PLC0415 - TensorFlow is imported late, on purpose
+
+    metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+    tf.summary.write(name, tf.constant(value, dtype=tf.float32), step=step, metadata=metadata)
+
+
 FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
@@ -215,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         manager.save(checkpoint_number=epoch + 1)
         if writer is not None:
             with writer.as_default():
-                tf.summary.scalar("loss", loss, step=epoch + 1)
-                tf.summary.scalar("accuracy", accuracy, step=epoch + 1)
+                scalar(tf, "loss", loss, epoch + 1)
+                scalar(tf, "accuracy", accuracy, epoch + 1)
             writer.flush()
         print(f"epoch {epoch + 1}/{args.epochs}: loss {loss:.4f} accuracy {accuracy:.3f}", flush=True)
     if not is_chief:
@@ -232,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     test_accuracy = correct / total
     if writer is not None:
         with writer.as_default():
-            tf.summary.scalar("test_accuracy", test_accuracy, step=args.epochs)
+            scalar(tf, "test_accuracy", test_accuracy, args.epochs)
         writer.flush()
     final = {
         "strategy": kind,
