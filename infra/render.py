@@ -27,7 +27,7 @@ from rich.text import Text
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.plan import capacity, cost
-from gpuplane.infra import limits, mockrun, outdir, program, tfplan
+from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
@@ -755,12 +755,13 @@ def write_recording(
         raise ConfigError([str(exc)]) from None
     facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
+    facts["wiring"] = wiring.gpu_wiring_warnings(recording)
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
         for note in target.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
         console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
-        for warning in facts["endOfSupport"]:
+        for warning in [*facts["wiring"], *facts["endOfSupport"]]:
             console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

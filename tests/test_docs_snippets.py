@@ -19,6 +19,7 @@ Blocks without a language (sample output, file trees, synopses) and `yaml`/`json
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -163,6 +164,8 @@ def run_program(snippet: Snippet, cwd: Path) -> None:
     result = shell("gpuplane render --project snippet-program dev --json", cwd)
     assert result.returncode == 0, f"{snippet.id}: the program does not render:\n{result.stderr}"
     assert (program / "build" / "dev" / "plan.json").is_file()
+    # A documented program is a working one: its GPU groups get a device plugin and an autoscaler.
+    assert json.loads(result.stdout)["wiring"] == [], f"{snippet.id}: render warns about the program's GPU groups"
 
 
 @pytest.mark.parametrize("snippet", ALL, ids=[s.id for s in ALL])

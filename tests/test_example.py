@@ -6,6 +6,7 @@ import json
 import runpy
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 from gpuplane.infra import mockrun
@@ -60,6 +61,10 @@ def test_render_previews_the_example_program_offline(tmp_path):
     assert plan["outputs"]["clusterName"] == "team-gpu-cluster-dev"
     facts = json.loads(result.stdout)
     assert facts["counts"]["resources"] == len(plan["resources"])
+    # The GPU group works: the device plugin advertises its GPUs and the autoscaler starts it from zero.
+    charts = {yaml.safe_load(f.read_text())["chart"] for f in (out / "helm").iterdir()}
+    assert {"nvidia-device-plugin", "cluster-autoscaler"} <= charts
+    assert facts["wiring"] == []
     assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
     assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
     assert (out / ".gpuplane-render").is_file()

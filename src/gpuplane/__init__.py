@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gpuplane.components.gpu import GpuEnablement
     from gpuplane.components.network import Network
     from gpuplane.components.node_group import NodeGroup
+    from gpuplane.components.plan.gpu_nodes import GpuPlan
     from gpuplane.components.plan.placement import WorkloadContext
     from gpuplane.components.platform import Platform
     from gpuplane.components.serving import TfServing
@@ -46,6 +47,7 @@ _PUBLIC: dict[str, str] = {
     "NodeGroup": "gpuplane.components.node_group",
     "SharedStorage": "gpuplane.components.storage",
     "GpuEnablement": "gpuplane.components.gpu",
+    "GpuPlan": "gpuplane.components.plan.gpu_nodes",
     "ClusterAutoscaler": "gpuplane.components.autoscaler",
     "Workspace": "gpuplane.components.workspace",
     "PlatformArgs": "gpuplane.components.config",
@@ -68,6 +70,7 @@ __all__ = [
     "ClusterArgs",
     "ClusterAutoscaler",
     "GpuEnablement",
+    "GpuPlan",
     "Network",
     "NetworkArgs",
     "NodeGroup",

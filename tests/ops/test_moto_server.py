@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from moto.moto_server import werkzeug_app
 from moto.server import ThreadedMotoServer
 from typer.testing import CliRunner
 
@@ -15,6 +16,9 @@ from tests.ops.conftest import GOOD_QUOTAS, seed_amis
 
 @pytest.fixture
 def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    # The server runs in this process: its note about a service it does not serve (the Price List API, which
+    # preflight asks and moto lacks) would land in the command's captured stdout, ahead of the JSON.
+    monkeypatch.setattr(werkzeug_app, "print", lambda *args, **kwargs: None, raising=False)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
