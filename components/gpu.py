@@ -11,7 +11,7 @@ import yaml
 
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.plan.gpu_nodes import GpuPlan
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -64,7 +64,14 @@ def device_plugin_values(plan: GpuPlan, startup_taints: Sequence[str] = ()) -> d
     }
 
 
-def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: Sequence[str] = ()) -> dict[str, Any]:
+def gpu_operator_values(
+    plan: GpuPlan,
+    *,
+    dcgm_exporter: bool,
+    startup_taints: Sequence[str] = (),
+    metrics: bool = False,
+    remote_hostengine: bool = False,
+) -> dict[str, Any]:
     """Values of the gpu-operator chart, set not to fight the EKS NVIDIA AMIs, which have driver and toolkit.
 
     The operator's driver and toolkit containers stay off (GPU Operator docs: on EKS accelerated AMIs set
@@ -88,20 +95,33 @@ def gpu_operator_values(plan: GpuPlan, *, dcgm_exporter: bool, startup_taints: S
         },
         "gfd": {"enabled": True},
         "nfd": {"enabled": True},
-        "dcgmExporter": {"enabled": dcgm_exporter, "serviceMonitor": {"enabled": False}},
+        # serviceMonitor written on or off: v26.7 turns it on by default, which needs the Prometheus CRDs.
+        "dcgmExporter": {
+            "enabled": dcgm_exporter,
+            "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
+            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine),
+        },
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
         "daemonsets": {"tolerations": _tolerations(startup_taints), "priorityClassName": "system-node-critical"},
     }
 
 
-def dcgm_exporter_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
-    """Values of the dcgm-exporter chart: GPU nodes only, no Prometheus-operator objects assumed."""
+def dcgm_exporter_values(
+    startup_taints: Sequence[str] = (), *, metrics: bool = False, remote_hostengine: bool = False
+) -> dict[str, Any]:
+    """Values of the dcgm-exporter chart: GPU nodes only; a ServiceMonitor only when Prometheus runs.
+
+    `remote_hostengine`: use the EKS node monitoring agent's DCGM host engine, one engine per node
+    (`manifests.observability.dcgm_exporter_metrics_values`).
+    """
+    env = observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine)["env"]
     return {
         "nodeSelector": {versions.GPU_PRESENT_LABEL: "true"},
         "tolerations": _tolerations(startup_taints),
-        "serviceMonitor": {"enabled": False},
+        "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
         "service": {"port": versions.DCGM_EXPORTER_PORT},
+        **({"extraEnv": env} if env else {}),
     }
 
 
@@ -139,6 +159,8 @@ class GpuEnablement(pulumi.ComponentResource):
         kubernetes_version: str,
         dcgm_exporter: bool,
         startup_taints: Sequence[str],
+        metrics: bool = False,
+        remote_hostengine: bool = False,
         after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -150,7 +172,13 @@ class GpuEnablement(pulumi.ComponentResource):
         super().__init__("gpuplane:index:GpuEnablement", name, None, opts)
         charts: list[tuple[str, str, str, str, dict[str, Any]]] = []
         if plan.operator:
-            values = gpu_operator_values(plan, dcgm_exporter=dcgm_exporter, startup_taints=startup_taints)
+            values = gpu_operator_values(
+                plan,
+                dcgm_exporter=dcgm_exporter,
+                startup_taints=startup_taints,
+                metrics=metrics,
+                remote_hostengine=remote_hostengine,
+            )
             charts.append(
                 (
                     "gpu-operator",
@@ -178,7 +206,7 @@ class GpuEnablement(pulumi.ComponentResource):
                     versions.DCGM_EXPORTER_CHART,
                     versions.DCGM_EXPORTER_REPO,
                     versions.DCGM_EXPORTER_VERSION,
-                    dcgm_exporter_values(startup_taints),
+                    dcgm_exporter_values(startup_taints, metrics=metrics, remote_hostengine=remote_hostengine),
                 )
             )
         if any(g.efa for g in plan.gpu_groups):

@@ -25,12 +25,20 @@ _KINDS: dict[tuple[str, str], Any] = {
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 
+# Kinds of CRDs whose charts the platform installs (KEDA), applied as CustomResources: the same fields, registered
+# under the CRD's own type token (`kubernetes:keda.sh/v1alpha1:ScaledObject`).
+_CUSTOM: frozenset[tuple[str, str]] = frozenset({("keda.sh/v1alpha1", "ScaledObject")})
+
 
 def apply(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """Register `obj` under the Pulumi name `name`; ValueError for a kind this module does not map."""
     key = (obj["apiVersion"], obj["kind"])
+    if key in _CUSTOM:
+        return k8s.apiextensions.CustomResource(
+            name, api_version=obj["apiVersion"], kind=obj["kind"], metadata=obj["metadata"], spec=obj["spec"], opts=opts
+        )
     if key not in _KINDS:
-        raise ValueError(f"no pulumi_kubernetes class for {key}; known: {sorted(_KINDS)}")
+        raise ValueError(f"no pulumi_kubernetes class for {key}; known: {sorted(_KINDS) + sorted(_CUSTOM)}")
     # Top-level fields are Python keyword arguments (snake_case); nested dicts keep the API's camelCase.
     fields = {re.sub(r"(?<!^)([A-Z])", r"_\1", k).lower(): v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     resource: pulumi.CustomResource = _KINDS[key](name, opts=opts, **fields)

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
 from gpuplane.components.plan import capacity, iam_policies
+from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
 from gpuplane.manifests import versions
 
@@ -121,6 +122,9 @@ class NodeGroup(pulumi.ComponentResource):
                 min_size=args.min_size, max_size=args.max_size, desired_size=args.resolved_desired_size
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable_percentage=args.max_unavailable_percentage),
+            # EKS replaces (or reboots) nodes on the conditions the node monitoring agent reports: a GPU that
+            # fell off the bus leaves a node that still looks Ready (components.plan.node_repair).
+            node_repair_config=_repair_args(args),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
@@ -188,6 +192,16 @@ class NodeGroup(pulumi.ComponentResource):
             )
             extra["placement"] = {"group_name": group.name}
         return extra
+
+
+def _repair_args(args: NodeGroupArgs) -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    """The plan's repair config as the typed pulumi_aws args (a wrong argument name fails here, not in AWS)."""
+    config = dict(repair_config(args))
+    overrides = [
+        aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(**o)
+        for o in config.pop("node_repair_config_overrides", [])
+    ]
+    return aws.eks.NodeGroupNodeRepairConfigArgs(**config, node_repair_config_overrides=overrides or None)
 
 
 def _slug(key: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pulumi
@@ -14,7 +15,8 @@ from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
-from gpuplane.components.plan import addons, capacity, cross_checks
+from gpuplane.components.observability import Observability
+from gpuplane.components.plan import capacity, cross_checks, node_repair
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import queue_spec
@@ -58,7 +60,7 @@ class Platform(pulumi.ComponentResource):
         # A program that builds the platform itself gets the stack config's checks across sections and its
         # add-on refusal (issue 16), before anything is registered.
         cross_checks.check_platform(args)
-        unavailable = addons.region_problems(args, region)
+        unavailable = cross_checks.region_problems(args, region)
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
         super().__init__("gpuplane:index:Platform", name, None, opts)
@@ -144,6 +146,27 @@ class Platform(pulumi.ComponentResource):
         startup_keys = [t.key for t in startup]
         coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
         self.cluster_services_ready = [*system_nodes, *coredns]
+        if node_repair.needs_monitoring_agent(args.resolved_node_groups):
+            self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
+        # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
+        self.observability: Observability | None = None
+        metrics_after: list[pulumi.Resource] = []
+        if args.observability.metrics == "prometheus":
+            self.observability = Observability(
+                f"{name}-metrics",
+                args.observability,
+                cluster=self.cluster,
+                kubernetes_version=args.cluster.kubernetes_version,
+                workload_namespace=args.workload_namespace if args.serving else None,
+                workload_namespace_resource=self.workspace.namespace_resource,
+                startup_taints=startup_keys,
+                after=self.cluster_services_ready,
+                region=region,
+                tags=tags,
+                cluster_name=cluster_name,
+                opts=child,
+            )
+            metrics_after = [self.observability.release]
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
             self.gpu = GpuEnablement(
@@ -153,7 +176,10 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_version=args.cluster.kubernetes_version,
                 dcgm_exporter=args.observability.dcgm_exporter,
                 startup_taints=startup_keys,
-                after=self.cluster_services_ready,
+                metrics=self.observability is not None,
+                # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.
+                remote_hostengine=any(g.repair.enabled for g in self.gpu_plan.gpu_groups),
+                after=[*self.cluster_services_ready, *metrics_after],
                 opts=child,
             )
         # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
@@ -207,6 +233,60 @@ class Platform(pulumi.ComponentResource):
             }
         )
 
+    def _keda(self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource]) -> pulumi.Resource:
+        """KEDA, for variants that scale on a Prometheus signal: it creates and owns their HPAs.
+
+        Why KEDA: its `prometheus` trigger runs a PromQL query per variant with no adapter rules to keep in step
+        (prometheus-adapter's), it is a CNCF graduated project released monthly, and the same trigger reads a
+        managed Prometheus (Amazon Managed Service for Prometheus) with SigV4 and Pod Identity if the store moves.
+        """
+        provider = pulumi.ResourceOptions(
+            parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
+        )
+        ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns = k8s.core.v1.Namespace(f"{name}-keda-ns", metadata=ns_doc["metadata"], opts=provider)
+        startup = [versions.EFS_STARTUP_TAINT_KEY] if args.storage.enabled else []
+        return k8s.helm.v3.Release(
+            f"{name}-keda",
+            name="keda",
+            namespace=versions.KEDA_NAMESPACE,
+            chart=versions.KEDA_CHART,
+            version=versions.KEDA_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KEDA_REPO),
+            # It mounts no EFS: it tolerates the EFS driver's startup taint, like the autoscaler.
+            values={"tolerations": [{"key": k, "operator": "Exists", "effect": "NoExecute"} for k in startup]},
+            create_namespace=False,
+            opts=pulumi.ResourceOptions.merge(
+                provider,
+                pulumi.ResourceOptions(
+                    depends_on=[ns, *schedulable, *([self.observability.release] if self.observability else [])]
+                ),
+            ),
+        )
+
+    def _node_monitoring_agent(
+        self, name: str, tags: dict[str, str], system_nodes: list[pulumi.Resource], startup_keys: list[str]
+    ) -> aws.eks.Addon:
+        """The EKS node monitoring agent: the NodeConditions (`AcceleratedHardwareReady`...) that repair acts on.
+
+        Its node agent tolerates every taint; its `dcgm-server` DaemonSet (NVIDIA's host engine) tolerates none
+        by default, so it gets the GPU taint and the startup taints, or it would never run on a GPU node.
+        """
+        return aws.eks.Addon(
+            f"{name}-addon-{versions.ADDON_NODE_MONITORING_AGENT}",
+            cluster_name=self.cluster.cluster_name,
+            addon_name=versions.ADDON_NODE_MONITORING_AGENT,
+            configuration_values=json.dumps(
+                {"dcgmAgent": {"tolerations": node_repair.dcgm_server_tolerations(startup_keys)}}, sort_keys=True
+            ),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(
+                self.cluster.addon_deletion, pulumi.ResourceOptions(parent=self, depends_on=system_nodes)
+            ),
+        )
+
     def _subnets_of(self, group: NodeGroupArgs, args: PlatformArgs) -> pulumi.Input[Sequence[str]]:
         """The private subnets a group's nodes use: all of them, or its reservation's AZ only (issue 31)."""
         positions = capacity.subnet_positions(group, args.network)
@@ -232,7 +312,10 @@ class Platform(pulumi.ComponentResource):
             *admission,
             *([self.storage] if self.storage else []),
         ]
-        if any(v.autoscaling for s in args.serving for v in s.variants):
+        scaled_on = {v.autoscaling.metric for s in args.serving for v in s.variants if v.autoscaling}
+        if scaled_on - {"cpu"}:
+            after.append(self._keda(name, args, schedulable))
+        if "cpu" in scaled_on:
             # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
             after.append(
                 aws.eks.Addon(
@@ -302,7 +385,8 @@ class Platform(pulumi.ComponentResource):
             cluster=self.cluster,
             kubernetes_version=args.cluster.kubernetes_version,
             startup_taints=startup_keys,
-            after=[self.workspace, *crd, *schedulable],
+            after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
+            metrics=self.observability is not None,
             opts=pulumi.ResourceOptions(parent=self),
         )
         context = WorkloadContext.of(args)

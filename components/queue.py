@@ -47,8 +47,10 @@ class TrainingQueue(pulumi.ComponentResource):
         kubernetes_version: str,
         startup_taints: Sequence[str],
         after: Sequence[pulumi.Resource],
+        metrics: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`metrics`: Prometheus runs (and its CRDs exist: `after` holds its release), so Kueue's are scraped."""
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", kubernetes_version)
@@ -64,6 +66,7 @@ class TrainingQueue(pulumi.ComponentResource):
                 pods_ready_timeout=args.pods_ready_timeout,
                 requeue_limit=args.requeue_limit,
                 startup_taints=startup_taints,
+                metrics=metrics,
             ),
             opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, *after])),
         )

@@ -45,7 +45,8 @@ def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving
                 gpus=gpus,
                 gpu_shared=bool(placed.runtime_gpu.get("gpu_shared")),
                 gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
-                hpa=(hpa.min_replicas, hpa.max_replicas, hpa.target_cpu_utilization) if hpa else None,
+                hpa=(hpa.min_replicas, hpa.max_replicas, hpa.resolved_target) if hpa else None,
+                scale_on=hpa.metric if hpa else "cpu",
                 gpu_check=variant.gpu_check,
             )
         )

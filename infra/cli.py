@@ -80,14 +80,14 @@ def render(
         typer.Option(
             help="Output folder, taken as given (relative to the current folder). Default: build/<stack> in the "
             "project, whatever the current folder. A render replaces only what a render wrote there (plan.json, "
-            "tfplan.json, cost.json, stack.md, manifests/, helm/); other files stay."
+            "tfplan.json, cost.json, stack.md, manifests/, helm/, observability/); other files stay."
         ),
     ] = None,
     stacks_dir: StacksDirOption = None,
     project_dir: ProjectOption = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Render STACK offline: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md, and a summary.
+    """Render STACK offline: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md, a summary.
 
     Renders gpuplane's own program, or any Pulumi Python program (the project's `main`) built from its
     components. Exits 2 on invalid config or invalid component arguments, writing nothing.

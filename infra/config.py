@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.components.config.base import FieldErrors
 from gpuplane.components.facts import addresses, partition
-from gpuplane.components.plan import addons, cross_checks
+from gpuplane.components.plan import cross_checks
 from gpuplane.infra import limits, stackyaml
 
 NAMESPACE = "gpuplane"
@@ -268,7 +268,9 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         if wrong:
             problems.append(f"{NAMESPACE}:network.availabilityZones: {wrong} are not in the stack's region {region}")
         problems.extend(_partition_problems(platform, region))
-        problems.extend(f"{NAMESPACE}:{key}: {message}" for key, message in addons.region_problems(platform, region))
+        problems.extend(
+            f"{NAMESPACE}:{key}: {message}" for key, message in cross_checks.region_problems(platform, region)
+        )
     if platform is not None:
         name = platform.cluster_name or f"{project}-{stack}"
         problems += [

@@ -175,6 +175,7 @@ def platform_problems(platform: PlatformArgs, cluster_name: str, namespace: str,
         node_groups=[g.name for g in platform.resolved_node_groups],
         flow_logs=platform.network.flow_logs,
         import_roles=imports,
+        alert_role=platform.observability.metrics == "prometheus",
     )
     problems += [f"{namespace}:{p.field}: {p.message}" for p in names.problems(roles)]
     base = {"gpuplane:project": project, "gpuplane:stack": stack, **platform.tags}

@@ -9,11 +9,10 @@ is one rename) and moved in one entry at a time, the marker last.
 A render killed at any moment (SIGKILL included) leaves the folder in one of these states, and the next render
 (`recover`, under the lock) finishes or discards what it left before doing anything else:
 
-- `.gpuplane-new/` without its marker, no `.gpuplane-old/`: staging was cut short; it is deleted and the
-  previous render stands (untouched all along).
-- `.gpuplane-new/` with its marker: a complete render was being moved in; the move is finished.
-- `.gpuplane-new/` without its marker, and `.gpuplane-old/`: every entry was moved in, the clean-up was cut
-  short; both are deleted.
+- `.gpuplane-new/` without its entry list (`.gpuplane-entries`), no `.gpuplane-old/`: staging was cut short;
+  it is deleted and the previous render stands (untouched all along).
+- `.gpuplane-new/` with its entry list: a complete render was being moved in; the move is finished (the list
+  says which entries are new, so a previous entry the new render lacks goes too).
 - `.gpuplane-old/` alone: the clean-up was cut short; it is deleted.
 
 Between two moves the folder holds some new and some previous entries, with the previous marker; the next
@@ -34,10 +33,14 @@ from pathlib import Path
 
 MARKER = ".gpuplane-render"
 """File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", MARKER)
+OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", "observability", MARKER)
 """What a render writes, and so all it ever replaces (the marker last): any other file is the user's and stays."""
 STAGING = ".gpuplane-new"
 ASIDE = ".gpuplane-old"
+# In the staging folder, written once `fill` is done: the entries the new render has. Its presence says the
+# staging is complete; its list says which previous entries go (a render without `observability/` removes an
+# old one), so a move stopped anywhere is finished the same way.
+ENTRIES = ".gpuplane-entries"
 LOCK = ".gpuplane-lock"
 # How long a render waits for another one writing into the same folder before giving up.
 LOCK_WAIT_S = 300.0
@@ -81,7 +84,7 @@ def problem(out_dir: Path) -> str | None:
             return None
         if not out_dir.is_dir():
             return f"--out {out_dir}: is a file; allowed: a folder (new, or one a render may write into)"
-        if (out_dir / MARKER).is_file() or (out_dir / STAGING / MARKER).is_file() or (out_dir / ASIDE).is_dir():
+        if (out_dir / MARKER).is_file() or (out_dir / STAGING / ENTRIES).is_file() or (out_dir / ASIDE).is_dir():
             return None
         clashes = [name for name in OWNED if os.path.lexists(out_dir / name)]
     except OSError as exc:
@@ -175,22 +178,26 @@ def _remove(path: Path) -> None:
 def swap_in(out_dir: Path) -> None:
     """Move the complete render in `<out>/.gpuplane-new/` into `out_dir`, replacing the previous render's entries.
 
-    Each entry: the previous one aside into `.gpuplane-old/`, the new one in; the marker last. Safe to run again
-    from any point it was stopped at (that is how `recover` finishes a killed render's move).
+    Each entry of OWNED: the previous one aside into `.gpuplane-old/`, the new one (if the entry list names it)
+    in; the marker last. Safe to run again from any point it was stopped at (that is how `recover` finishes a
+    killed render's move).
     """
     staging, aside = out_dir / STAGING, out_dir / ASIDE
+    entries = set((staging / ENTRIES).read_text().split())
     on_step("aside")
     aside.mkdir(exist_ok=True)
     for name in OWNED:
-        if not os.path.lexists(staging / name):
+        new = name in entries
+        if new and not os.path.lexists(staging / name):
             continue  # moved in already
-        if os.path.lexists(out_dir / name):
+        if os.path.lexists(out_dir / name):  # the previous render's (a new one is still in staging)
             on_step(f"aside:{name}")
             if os.path.lexists(aside / name):
                 _remove(aside / name)
             _move(out_dir / name, aside / name)
-        on_step(f"in:{name}")
-        _move(staging / name, out_dir / name)
+        if new:
+            on_step(f"in:{name}")
+            _move(staging / name, out_dir / name)
     on_step("clean:staging")
     shutil.rmtree(staging)
     on_step("clean:aside")
@@ -201,7 +208,7 @@ def swap_in(out_dir: Path) -> None:
 def recover(out_dir: Path) -> None:
     """Finish or discard what a killed render left in `out_dir` (the table in this module's docstring)."""
     staging, aside = out_dir / STAGING, out_dir / ASIDE
-    if (staging / MARKER).is_file():
+    if (staging / ENTRIES).is_file():
         swap_in(out_dir)
         return
     if os.path.lexists(staging):
@@ -221,6 +228,11 @@ def write(out_dir: Path, fill: Callable[[Path], None]) -> None:
             fill(staging)
             if not (staging / MARKER).is_file():
                 raise OutputError(f"--out {out_dir}: the render did not complete; nothing was replaced")
+            present = [name for name in OWNED if os.path.lexists(staging / name)]
+            listed = staging / f"{ENTRIES}.tmp"
+            listed.write_text("".join(f"{name}\n" for name in present))
+            on_step("entries")
+            listed.rename(staging / ENTRIES)  # atomically: from here on the staging is complete
         except OSError as exc:
             raise OutputError(f"--out {_describe(exc, staging)}; the previous render, if any, is unchanged") from None
         try:

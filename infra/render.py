@@ -203,6 +203,57 @@ def helm_releases(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
     return dict(sorted(releases.items()))
 
 
+def observability_files(recording: mockrun.Recording) -> dict[str, str]:
+    """`observability/`: the alert rules as a Prometheus rule file and each dashboard as its JSON.
+
+    The same content as the PrometheusRule and the dashboard ConfigMaps in `manifests/`, in the forms the tools
+    take directly: `promtool check rules observability/rules.yaml`, Grafana's "Import dashboard".
+    """
+    files: dict[str, str] = {}
+    for rule in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule"):
+        name = rule.inputs.get("metadata", {}).get("name", rule.name)
+        files[f"rules-{name}.yaml"] = yaml.safe_dump(
+            {"groups": rule.inputs.get("spec", {}).get("groups", [])}, sort_keys=True
+        )
+    for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
+        if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
+            for file_name, text in config_map.inputs.get("data", {}).items():
+                files[f"dashboards/{file_name}"] = text if text.endswith("\n") else text + "\n"
+    return files
+
+
+def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
+    """What the stack collects and alerts on, for the summary and `stack.md`."""
+    releases = {r.inputs.get("name") for r in recording.by_type("kubernetes:helm.sh/v3:Release")}
+    alerts = sorted(
+        rule["alert"]
+        for r in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+        for group in r.inputs.get("spec", {}).get("groups", [])
+        for rule in group.get("rules", [])
+        if "alert" in rule
+    )
+    dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    return {
+        "metrics": "prometheus" if "kube-prometheus-stack" in releases else "none",
+        "alerts": alerts,
+        "dashboards": dashboards,
+        "metricScaler": "keda" if "keda" in releases else None,
+    }
+
+
+def _repair(inputs: dict[str, Any]) -> str:
+    """A node group's repair config in a few words: off, or its pace and how many GPU overrides."""
+    repair = inputs.get("nodeRepairConfig") or {}
+    if not repair.get("enabled"):
+        return "off"
+    threshold = repair.get("maxUnhealthyNodeThresholdCount", f"{repair.get('maxUnhealthyNodeThresholdPercentage')}%")
+    pace = repair.get("maxParallelNodesRepairedCount", f"{repair.get('maxParallelNodesRepairedPercentage')}%")
+    overrides = len(repair.get("nodeRepairConfigOverrides") or [])
+    return f"on, {pace} at a time, stops above {threshold} unhealthy" + (
+        f", {overrides} overrides" if overrides else ""
+    )
+
+
 def images_in(document: Any) -> set[str]:
     """Every container image a Kubernetes object or Helm values name: `image: repo:tag`, or `{repository, tag}`."""
     found: set[str] = set()
@@ -346,8 +397,35 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
         "that another path already implies is left out. Node groups show their cost per hour, idle-max.\n\n"
         f"```mermaid\n{chr(10).join(lines)}\n```\n\n"
         f"{cost_markdown(priced)}\n"
-        f"| resource type | count |\n|---|---|\n{table}\n"
+        f"| resource type | count |\n|---|---|\n{table}\n\n" + _observability_section(recording)
     )
+
+
+def _observability_section(recording: mockrun.Recording) -> str:
+    """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
+    facts = observability_summary(recording)
+    rows = [
+        f"| `{r.inputs.get('labels', {}).get('gpuplane.io/node-group', r.name)}` | {_repair(r.inputs)} |"
+        for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
+    ]
+    lines = [
+        "## Metrics, alerts and node repair",
+        "",
+        f"- Metrics: {facts['metrics']}"
+        + (
+            " (kube-prometheus-stack in `monitoring`; files under `observability/`)"
+            if facts["metrics"] != "none"
+            else ""
+        ),
+        f"- Alert rules: {', '.join(facts['alerts']) or 'none'}",
+        f"- Dashboards: {', '.join(facts['dashboards']) or 'none'}",
+        f"- Serving scaled on Prometheus signals by: {facts['metricScaler'] or 'nothing (CPU HPAs only, if any)'}",
+        "",
+        "| node group | auto repair |",
+        "|---|---|",
+        *rows,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def cost_markdown(priced: dict[str, Any]) -> str:
@@ -454,6 +532,7 @@ def summary(
                 "desiredSize": sc.get("desiredSize"),
                 "maxSize": sc.get("maxSize"),
                 "taints": [f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in inputs.get("taints", [])],
+                "repair": _repair(inputs),
                 "gpuSharing": inputs.get("labels", {}).get("gpuplane.io/gpu-sharing"),
                 "costPerHour": {k: group_costs.get(f"node group {name}", {}).get(k) for k in ("idle", "max")},
             }
@@ -474,6 +553,7 @@ def summary(
         "availabilityZones": availability_zones(recording),
         "counts": counts(recording),
         "nodeGroups": groups,
+        "observability": observability_summary(recording),
         "workloads": workloads(recording),
         "trainingRuns": [
             {
@@ -742,6 +822,9 @@ def write_recording(
             (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
                 (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
+        for file_name, text in observability_files(recording).items():
+            (staging / "observability" / file_name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / "observability" / file_name).write_text(text)
         (staging / "stack.md").write_text(picture(target, recording))
         # The marker last: a staging folder that holds it is a complete render (infra/outdir.py).
         (staging / MARKER).write_text(
@@ -761,7 +844,9 @@ def write_recording(
         console.print(workloads_table(facts))
         for note in target.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        console.print(f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, stack.md")
+        console.print(
+            f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md"
+        )
         for warning in [*facts["wiring"], *facts["endOfSupport"]]:
             console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

@@ -265,7 +265,12 @@ def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) 
 
 
 def kueue_values(
-    namespace: str, *, pods_ready_timeout: str, requeue_limit: int, startup_taints: Sequence[str] = ()
+    namespace: str,
+    *,
+    pods_ready_timeout: str,
+    requeue_limit: int,
+    startup_taints: Sequence[str] = (),
+    metrics: bool = False,
 ) -> dict[str, Any]:
     """Values of the Kueue chart: the released image, our manager config, nothing optional switched on.
 
@@ -273,6 +278,11 @@ def kueue_values(
     which `restricted` admits. It runs on the pod network (no hostNetwork): the API server reaches the
     webhook (9443) and the visibility API (8082) through the cluster security group that every node has.
     It mounts no EFS, so it tolerates the EFS driver's startup taint like the autoscaler.
+
+    `metrics`: the chart's ServiceMonitor (`enablePrometheus`) scrapes the controller's HTTPS metrics port
+    (8443) with Prometheus's service-account token and its self-signed certificate unchecked
+    (charts/kueue/templates/prometheus/monitor.yaml: `insecureSkipVerify: true` without cert-manager);
+    kube-prometheus-stack's Prometheus may `get` the `/metrics` URL, which Kueue's authorizer asks for.
     """
     return {
         "controllerManager": {
@@ -290,7 +300,7 @@ def kueue_values(
                 manager_config(namespace, pods_ready_timeout, requeue_limit), sort_keys=False
             )
         },
-        "enablePrometheus": False,
+        "enablePrometheus": metrics,
         "enableCertManager": False,
         "enableKueueViz": False,
     }

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import tf_runtime, versions, workload_security
+from gpuplane.manifests import observability, tf_runtime, versions, workload_security
 
 APP_NAME: Final = "tensorflow-serving"
 LABEL_VARIANT: Final = "gpuplane.io/variant"
@@ -29,6 +29,7 @@ CONFIG_DIR: Final = "/etc/tfserving"
 MODEL_ROOT: Final = "/models"
 MODELS_CONFIG: Final = "models.config"
 BATCHING_CONFIG: Final = "batching.config"
+MONITORING_CONFIG: Final = "monitoring.config"
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ class Variant:
     gpu_shared: bool = False
     gpu_memory_fraction: float | None = None
     hpa: tuple[int, int, int] | None = None
-    """(minReplicas, maxReplicas, target CPU utilization %)."""
+    """(minReplicas, maxReplicas, target): the target of `scale_on` (CPU utilization % for `cpu`)."""
+    scale_on: str = "cpu"
+    """`cpu` (an HPA) or a Prometheus signal KEDA reads (`requestsPerSecond`, `gpuUtilization`, `latencyP90Ms`)."""
     gpu_check: bool = True
     """With GPUs: the runtime helper refuses to start the server when the container cannot use its GPU."""
 
@@ -124,9 +127,18 @@ def _cpu_threads(variant: Variant) -> int:
     return max(1, int(millis // 1000))
 
 
+def monitoring_config() -> str:
+    """`--monitoring_config_file` text proto: TF Serving's Prometheus endpoint on the REST port.
+
+    Off unless asked for (tensorflow_serving/config/monitoring_config.proto); on, the served model's request
+    counts and latency histogram are scraped by the PodMonitor of `manifests.observability`.
+    """
+    return f'prometheus_config {{\n  enable: true\n  path: "{versions.TF_SERVING_METRICS_PATH}"\n}}\n'
+
+
 def config_map(serving: Serving) -> dict[str, Any]:
     """The model config file, and the batching file when batching is on (threads: smallest variant's CPUs)."""
-    data = {MODELS_CONFIG: model_config(serving)}
+    data = {MODELS_CONFIG: model_config(serving), MONITORING_CONFIG: monitoring_config()}
     if serving.batching is not None:
         threads = min(_cpu_threads(v) for v in serving.variants)
         data[BATCHING_CONFIG] = batching_config(serving.batching, threads)
@@ -141,6 +153,7 @@ def server_args(serving: Serving) -> list[str]:
         f"--model_config_file={CONFIG_DIR}/{MODELS_CONFIG}",
         f"--file_system_poll_wait_seconds={serving.poll_seconds}",
         "--enable_grpc_healthcheck_service=true",
+        f"--monitoring_config_file={CONFIG_DIR}/{MONITORING_CONFIG}",
     ]
     if serving.batching is not None:
         args += ["--enable_batching=true", f"--batching_parameters_file={CONFIG_DIR}/{BATCHING_CONFIG}"]
@@ -262,8 +275,8 @@ def pod_disruption_budget(serving: Serving, variant: Variant) -> dict[str, Any] 
 
 
 def horizontal_pod_autoscaler(serving: Serving, variant: Variant) -> dict[str, Any] | None:
-    """autoscaling/v2 HPA on average CPU utilization (of requests), when the variant asks for one."""
-    if variant.hpa is None:
+    """autoscaling/v2 HPA on average CPU utilization (of requests), when the variant scales on CPU."""
+    if variant.hpa is None or variant.scale_on != "cpu":
         return None
     low, high, target = variant.hpa
     name = f"{serving.name}-{variant.name}"
@@ -285,6 +298,35 @@ def horizontal_pod_autoscaler(serving: Serving, variant: Variant) -> dict[str, A
     }
 
 
+def scaled_object(serving: Serving, variant: Variant) -> dict[str, Any] | None:
+    """A KEDA ScaledObject on the variant's Prometheus signal, when it scales on one (KEDA makes the HPA).
+
+    Never below one replica: a server at zero emits no metric, so nothing would wake it.
+    """
+    if variant.hpa is None or variant.scale_on == "cpu":
+        return None
+    low, high, target = variant.hpa
+    query, metric_type = observability.scaling_query(variant.scale_on, serving.namespace, serving.name, variant.name)
+    name = f"{serving.name}-{variant.name}"
+    return {
+        "apiVersion": versions.KEDA_API,
+        "kind": "ScaledObject",
+        "metadata": _meta(serving, name, variant.name),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicaCount": max(1, low),
+            "maxReplicaCount": high,
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "metricType": metric_type,
+                    "metadata": {"serverAddress": versions.PROMETHEUS_URL, "query": query, "threshold": str(target)},
+                }
+            ],
+        },
+    }
+
+
 def objects(serving: Serving) -> list[dict[str, Any]]:
     """Every object of the workload, in apply order."""
     ports = [versions.TF_SERVING_GRPC_PORT, versions.TF_SERVING_REST_PORT]
@@ -293,7 +335,13 @@ def objects(serving: Serving) -> list[dict[str, Any]]:
     for variant in serving.variants:
         result += [deployment(serving, variant), service(serving, variant.name)]
         result += [
-            o for o in (pod_disruption_budget(serving, variant), horizontal_pod_autoscaler(serving, variant)) if o
+            o
+            for o in (
+                pod_disruption_budget(serving, variant),
+                horizontal_pod_autoscaler(serving, variant),
+                scaled_object(serving, variant),
+            )
+            if o
         ]
     return result
 

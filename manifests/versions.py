@@ -783,6 +783,65 @@ LABEL_EFA: Final = "gpuplane.io/efa"
 # `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
 VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
 
+# --- Observability and node health (issue 29) ------------------------------------------------------------
+# A block of its own, apart from the pins other issues bump. Each pin: the release's date and what was read.
+# kube-prometheus-stack 88.5.3 (Chart.yaml at prometheus-community/helm-charts cf408a2, last changed
+# 2026-08-21; appVersion v0.93.1 of prometheus-operator). Prometheus, Alertmanager, the operator and its CRDs
+# (ServiceMonitor, PodMonitor, PrometheusRule), kube-state-metrics, node-exporter and Grafana; values.yaml there:
+# `serviceMonitorSelectorNilUsesHelmValues`, `podMonitorSelectorNilUsesHelmValues`, `ruleSelectorNilUsesHelmValues`
+# (default true: only objects labelled with the release are read) and Grafana's dashboard sidecar
+# (`grafana.sidecar.dashboards.label: grafana_dashboard`, `labelValue: "1"`, `searchNamespace: ALL`).
+KUBE_PROMETHEUS_STACK: Final = Pin(
+    datasource="helm",
+    name="kube-prometheus-stack",
+    package="kube-prometheus-stack",
+    version="88.5.3",
+    registry="https://prometheus-community.github.io/helm-charts",
+    released="2026-08-21",
+    source="prometheus-community/helm-charts charts/kube-prometheus-stack/Chart.yaml at cf408a2 (repository tip "
+    "2026-08-22; the file last changed 2026-08-21): version 88.5.3, appVersion v0.93.1; values.yaml and the crds "
+    "subchart at the same commit. Read 2026-11-26. No end of support published.",
+)
+KUBE_PROMETHEUS_STACK_CHART: Final = KUBE_PROMETHEUS_STACK.package
+KUBE_PROMETHEUS_STACK_REPO: Final = KUBE_PROMETHEUS_STACK.helm_repository
+KUBE_PROMETHEUS_STACK_VERSION: Final = KUBE_PROMETHEUS_STACK.version
+MONITORING_NAMESPACE: Final = "monitoring"
+MONITORING_API: Final = "monitoring.coreos.com/v1"
+GRAFANA_DASHBOARD_LABEL: Final = "grafana_dashboard"
+# EKS node monitoring agent add-on (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04; chart values.yaml and
+# configuration.schema.json): sets the NodeConditions node auto repair acts on. Its node agent tolerates every
+# taint; its `dcgm-server` DaemonSet (nv-hostengine, localhost:5555 on the node) has no tolerations by default,
+# so it is given ours (`dcgmAgent.tolerations`, in the add-on's configuration schema).
+ADDON_NODE_MONITORING_AGENT: Final = "eks-node-monitoring-agent"
+DCGM_HOSTENGINE_PORT: Final = 5555
+# TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
+# (tensorflow_serving/config/monitoring_config.proto; FACTS.md "Operating GPUs").
+TF_SERVING_METRICS_PATH: Final = "/monitoring/prometheus/metrics"
+# KEDA 2.20.2 (kedacore/charts keda/Chart.yaml, version and appVersion 2.20.2, last changed 2026-07-31; mirror at
+# 1444d00, 2026-08-13): scales a serving variant on a PromQL query (its `prometheus` trigger) by creating and
+# owning the variant's HPA. Its pods run non-root, no capabilities, read-only root, RuntimeDefault seccomp
+# (values.yaml `securityContext`/`podSecurityContext`), which `restricted` admits. API `keda.sh/v1alpha1`
+# (keda/templates/crds/crd-scaledobjects.yaml).
+KEDA: Final = Pin(
+    datasource="helm",
+    name="keda",
+    package="keda",
+    version="2.20.2",
+    registry="https://kedacore.github.io/charts",
+    released="2026-07-31",
+    source="kedacore/charts keda/Chart.yaml at 1444d00 (repository tip 2026-08-13; the file last changed "
+    "2026-07-31, cbb9bb8): version and appVersion 2.20.2; values.yaml and templates/crds/crd-scaledobjects.yaml "
+    "at the same commit. Read 2026-11-26. No end of support published.",
+)
+KEDA_CHART: Final = KEDA.package
+KEDA_REPO: Final = KEDA.helm_repository
+KEDA_VERSION: Final = KEDA.version
+KEDA_NAMESPACE: Final = "keda"
+KEDA_API: Final = "keda.sh/v1alpha1"
+# The stack's Prometheus Service: `<fullname>-prometheus` on 9090, fullname `kube-prometheus-stack` for the release
+# of that name (kube-prometheus-stack templates/prometheus/service.yaml).
+PROMETHEUS_URL: Final = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"
+
 # --- Every pin, and which of them have aged ------------------------------------------------------------
 PINS: Final[tuple[Pin, ...]] = (
     GPU_OPERATOR,
@@ -796,6 +855,8 @@ PINS: Final[tuple[Pin, ...]] = (
     JOBSET,
     KUEUE,
     EFA_DEVICE_PLUGIN,
+    KUBE_PROMETHEUS_STACK,
+    KEDA,
 )
 """Every default upstream release, one entry each (tests/manifests/test_pins.py checks that none is missed)."""
 

@@ -6,7 +6,9 @@ import kubernetes_validate
 import pytest
 
 from gpuplane.infra import config, render
+from gpuplane.manifests import versions
 from gpuplane.manifests.namespaces import namespace
+from tests.manifests.test_observability import monitoring_problems
 from tests.queue import kueue_api
 
 
@@ -20,6 +22,10 @@ def test_rendered_objects_validate_strictly(request, fixture):
         if obj["apiVersion"].startswith("kueue.x-k8s.io/"):
             # Kueue's CRDs are not in the Kubernetes schemas: checked against the v1beta2 API (tests/queue).
             assert kueue_api.problems(obj) == [], name
+            continue
+        if obj["apiVersion"] == versions.MONITORING_API:
+            # Nor the Prometheus operator's CRDs: their fields are checked in tests/manifests/test_observability.
+            assert monitoring_problems(obj) == [], name
             continue
         assert kubernetes_validate.validate(obj, version, strict=True), name
 
@@ -44,10 +50,12 @@ def test_only_the_nvidia_namespace_is_privileged(request, fixture):
     }
     # jobset-system, kueue-system: the JobSet controller and Kueue, installed because the dev stack declares training.
     training = {"jobset-system", "kueue-system"}
-    assert set(levels) == ({"ml", "nvidia-gpu", *training} if fixture == "dev_run" else {"ml", "nvidia-gpu"})
+    # monitoring: kube-prometheus-stack, whose node-exporter reads the host's network and /proc (issue 29).
+    privileged = {"nvidia-gpu", "monitoring"}
+    assert set(levels) == ({"ml", *privileged, *training} if fixture == "dev_run" else {"ml", *privileged})
     version = config.load("dev" if fixture == "dev_run" else "prod").platform.cluster.kubernetes_version
     for name, labels in levels.items():
-        expected = "privileged" if name == "nvidia-gpu" else "restricted"
+        expected = "privileged" if name in privileged else "restricted"
         for mode in ("enforce", "audit", "warn"):
             assert labels[f"pod-security.kubernetes.io/{mode}"] == expected
             assert labels[f"pod-security.kubernetes.io/{mode}-version"] == f"v{version}"

@@ -32,6 +32,7 @@ from gpuplane.components.config.node_groups import (
     Taint,
     TaintEffect,
 )
+from gpuplane.components.config.node_repair import NodeRepairArgs, RepairAction, RepairOverrideArgs
 from gpuplane.components.config.platform import AutoscalerArgs, ObservabilityArgs, PlatformArgs
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import (
@@ -67,10 +68,13 @@ __all__ = [
     "NatMode",
     "NetworkArgs",
     "NodeGroupArgs",
+    "NodeRepairArgs",
     "ObservabilityArgs",
     "PlatformArgs",
     "Profile",
     "QueueArgs",
+    "RepairAction",
+    "RepairOverrideArgs",
     "ReservationPreference",
     "ServingArgs",
     "StorageArgs",

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import Profile
 from gpuplane.components.config.gpu import GpuSharingArgs
+from gpuplane.components.config.node_repair import NodeRepairArgs
 from gpuplane.components.facts import catalog, efa
 from gpuplane.components.facts.name_limits import LABEL_VALUE_RE, QUALIFIED_NAME_RE
 from gpuplane.manifests import versions
@@ -239,6 +240,12 @@ class NodeGroupArgs(_Args):
         description="EFA groups: launch into a cluster placement group of their own. Default: on for EFA groups "
         "without a reservation target, off with one (a reservation not made in that placement group cannot "
         "serve it: launches fail with InsufficientInstanceCapacity).",
+    )
+    repair: NodeRepairArgs = Field(
+        default_factory=NodeRepairArgs,
+        description="EKS node auto repair (the API's `nodeRepairConfig`). Default on: one node at a time, paused "
+        "when more than a fifth of the group is unhealthy; GPU groups replace nodes with GPU failures after 10 "
+        "minutes. See NodeRepairArgs.",
     )
 
     @field_validator("name")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -38,12 +39,64 @@ class AutoscalerArgs(_Args):
 
 
 class ObservabilityArgs(_Args):
-    """GPU metrics."""
+    """GPU, serving and queue metrics, alert rules and dashboards (docs/operations.md, "Metrics and alerts")."""
 
     dcgm_exporter: bool = Field(
         default=True,
         description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true.",
     )
+    metrics: Literal["prometheus", "none"] = Field(
+        default="prometheus",
+        description="`prometheus`: kube-prometheus-stack in namespace `monitoring` (Prometheus, Alertmanager, "
+        "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert rules "
+        "and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge of its "
+        "own). `none`: nothing collected. Default `prometheus`.",
+    )
+    retention: str = Field(
+        default="7d",
+        description="How long Prometheus keeps samples (its data is on the node's disk, lost with the pod). "
+        "Default `7d`.",
+    )
+    grafana: bool = Field(
+        default=True,
+        description="Install Grafana with the gpuplane dashboards (reach it with kubectl port-forward). Default true.",
+    )
+    serving_p99_ms: int = Field(
+        default=500,
+        ge=1,
+        le=600000,
+        description="Alert when a serving variant's p99 latency stays above this. Default 500.",
+    )
+    queue_wait_minutes: int = Field(
+        default=30,
+        ge=1,
+        le=10080,
+        description="Alert when training runs have waited in a queue this long without a break. Default 30.",
+    )
+    gpu_memory_percent: int = Field(
+        default=95, ge=50, le=100, description="Alert when a GPU's memory stays fuller than this. Default 95."
+    )
+    alert_topic_arn: str | None = Field(
+        default=None,
+        description="SNS topic Alertmanager sends the alerts to (same region). Default: a topic the stack creates, "
+        "`<cluster>-alerts` (subscribe to it to receive them).",
+    )
+
+    @field_validator("alert_topic_arn")
+    @classmethod
+    def _topic(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(
+            r"arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}", value
+        ):
+            raise ValueError(f"'{value}' is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)")
+        return value
+
+    @field_validator("retention")
+    @classmethod
+    def _retention(cls, value: str) -> str:
+        if not re.fullmatch(r"([0-9]+(ms|s|m|h|d|w|y))+", value) or not re.search(r"[1-9]", value):
+            raise ValueError(f"'{value}' is not a Prometheus duration like 12h, 7d or 2w")
+        return value
 
 
 # Defaults that the prod profile changes, applied to fields the user did not set.

@@ -333,20 +333,62 @@ class ResourcesArgs(_Args):
         return {"requests": requests, "limits": limits}
 
 
+ScaleOn = Literal["cpu", "requestsPerSecond", "gpuUtilization", "latencyP90Ms"]
+
+
 class AutoscalingArgs(_Args):
-    """A HorizontalPodAutoscaler on CPU utilization (needs requests; the platform installs metrics-server)."""
+    """Autoscaling of a serving variant: on CPU (an HPA), or on what loads a GPU server (KEDA on Prometheus).
+
+    A GPU-bound TF Serving process never reaches a high CPU utilization, so a GPU variant scaled on CPU never
+    scales. `requestsPerSecond` (per replica), `gpuUtilization` (average percent of the variant's GPUs) and
+    `latencyP90Ms` (the variant's p90) are read from the stack's Prometheus by KEDA, which needs
+    `observability.metrics: prometheus`. At least one replica always: a server at zero emits no metric to wake it.
+    """
 
     min_replicas: int = Field(default=1, ge=1, le=100, description="Fewest replicas. Default 1.")
     max_replicas: int = Field(ge=1, le=100, description="Most replicas. Required.")
-    target_cpu_utilization: int = Field(
-        default=70, ge=1, le=100, description="Average CPU, in percent of requests, to hold. Default 70."
+    metric: ScaleOn = Field(
+        default="cpu",
+        description="What to scale on: `cpu` (HPA on CPU utilization of requests), `requestsPerSecond`, "
+        "`gpuUtilization` or `latencyP90Ms` (KEDA on Prometheus). Default `cpu`.",
+    )
+    target_cpu_utilization: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        description="`metric: cpu`: average CPU, in percent of requests, to hold. Default 70.",
+    )
+    target: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000000,
+        description="The other metrics: requests per second per replica, average GPU percent, or p90 milliseconds "
+        "to hold. Required with them.",
     )
 
     @model_validator(mode="after")
     def _range(self) -> AutoscalingArgs:
         if self.min_replicas > self.max_replicas:
             raise FieldError("minReplicas", f"{self.min_replicas} is greater than maxReplicas {self.max_replicas}")
+        if self.metric == "cpu":
+            if self.target is not None:
+                raise FieldError("target", "is for the Prometheus metrics; with metric cpu set targetCpuUtilization")
+        else:
+            if self.target_cpu_utilization is not None:
+                raise FieldError("targetCpuUtilization", f"is for metric cpu; with metric {self.metric} set target")
+            if self.target is None:
+                raise FieldError("target", f"is required with metric {self.metric} (what one replica should hold)")
+            if self.metric == "gpuUtilization" and self.target > 100:
+                raise FieldError("target", f"{self.target} is a GPU utilization above 100 percent")
         return self
+
+    @property
+    def resolved_target(self) -> int:
+        """The value the scaler holds: CPU percent (default 70) or the metric's target."""
+        if self.metric == "cpu":
+            return self.target_cpu_utilization or 70
+        assert self.target is not None  # checked above
+        return self.target
 
 
 class ServingVariantArgs(_Args):
@@ -389,7 +431,10 @@ class ServingVariantArgs(_Args):
     @model_validator(mode="after")
     def _hpa_needs_requests(self) -> ServingVariantArgs:
         check_declared_version(self.image, self.tensorflow_version)
-        if self.autoscaling is not None and "cpu" not in self.resources.requests:
+        scaling = self.autoscaling
+        if scaling is not None and scaling.metric == "gpuUtilization" and not self.resources.gpus:
+            raise FieldError("autoscaling.metric", "gpuUtilization needs a variant with GPUs (resources.gpus)")
+        if scaling is not None and scaling.metric == "cpu" and "cpu" not in self.resources.requests:
             raise FieldError(
                 "autoscaling", "scales on CPU utilization, a share of resources.requests.cpu: set requests.cpu"
             )

@@ -35,11 +35,15 @@ def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
     ]
     if args.storage.enabled:
         needed.append(NeededAddon(versions.ADDON_EFS_CSI, "storage.enabled"))
+    repaired = [f"nodeGroups[{i}].repair" for i, g in enumerate(args.resolved_node_groups) if g.repair.enabled]
+    if repaired:
+        # Node auto repair acts on the conditions this agent sets (EKS user guide "node-health").
+        needed.append(NeededAddon(versions.ADDON_NODE_MONITORING_AGENT, repaired[0]))
     scaled = [
         f"serving[{i}].variants[{j}].autoscaling"
         for i, serving in enumerate(args.serving)
         for j, variant in enumerate(serving.variants)
-        if variant.autoscaling is not None
+        if variant.autoscaling is not None and variant.autoscaling.metric == "cpu"
     ]
     if scaled:
         needed.append(NeededAddon(versions.ADDON_METRICS_SERVER, scaled[0]))

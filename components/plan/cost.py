@@ -73,6 +73,9 @@ class StackUsage:
     """Sum of the EFS-backed persistent volumes' stated capacity (EFS bills what is stored, not this)."""
     load_balancers: int = 0
     kms_keys: int = 0
+    metrics_stack: bool = False
+    """kube-prometheus-stack runs in the cluster (`observability.metrics: prometheus`, issue 29)."""
+    sns_topics: int = 0
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,22 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
                 "KMS keys", f"{usage.kms_keys} x ${versions.KMS_KEY_MONTHLY_USD}/month", round(kms, 4), round(kms, 4)
             )
         )
+    if usage.metrics_stack or usage.sns_topics:
+        # Stated, not left out: the issue asks each metrics choice's added $/h on the render.
+        lines.append(
+            CostLine(
+                "metrics and alerts",
+                ("kube-prometheus-stack on the system nodes" if usage.metrics_stack else "no metrics stack")
+                + f"; {usage.sns_topics} SNS topic(s)",
+                0.0,
+                0.0,
+                (
+                    "no AWS charge of its own: its pods (about 0.5 vCPU and 1.5 GiB requested) use the system nodes "
+                    "priced above, and may make the autoscaler add one",
+                    "SNS bills per message delivered (not estimated)",
+                ),
+            )
+        )
     return Estimate(
         region=usage.region,
         lines=tuple(lines),
@@ -315,6 +334,10 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         + len(by_type.get("kubernetes:networking.k8s.io/v1:Ingress", []))
         + len(by_type.get("aws:lb/loadBalancer:LoadBalancer", [])),
         kms_keys=len(by_type.get("aws:kms/key:Key", [])),
+        metrics_stack=any(
+            r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
+        ),
+        sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
     )
 
 

@@ -19,7 +19,7 @@ from gpuplane.components.config import PlatformArgs
 from gpuplane.components.config.base import FieldError, FieldErrors, raise_all
 from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, dynamic_access_point_path_length
-from gpuplane.components.plan import placement, training_queue
+from gpuplane.components.plan import addons, placement, training_queue
 from gpuplane.components.plan.placement import WorkloadContext
 
 __all__ = ["check_platform", "platform_problems"]
@@ -55,9 +55,43 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
                 f"{services} overlaps the VPC {vpc} (network.cidr); pick a Service CIDR outside the VPC",
             )
         )
+    problems += _metric_scaling_problems(args)
     context = WorkloadContext.of(args)
     problems += placement.workload_problems(context, args.serving, args.training)
     problems += _collect(lambda: training_queue.check_queue(context, args.queue, args.training))
+    return problems
+
+
+def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
+    """A variant scaled on a Prometheus signal needs the stack's Prometheus (KEDA reads it)."""
+    if args.observability.metrics == "prometheus":
+        return []
+    return [
+        FieldError(
+            f"serving[{i}].variants[{j}].autoscaling.metric",
+            f"'{v.autoscaling.metric}' is read from Prometheus, but observability.metrics is "
+            f"'{args.observability.metrics}'; set observability.metrics: prometheus or scale on cpu",
+        )
+        for i, s in enumerate(args.serving)
+        for j, v in enumerate(s.variants)
+        if v.autoscaling is not None and v.autoscaling.metric != "cpu"
+    ]
+
+
+def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
+    """(key, message) for what the region does not allow: missing add-ons, an alert topic of another region.
+
+    Alertmanager signs its SNS calls for the stack's region, and SNS answers for a topic only in its own.
+    """
+    problems = addons.region_problems(args, region)
+    topic = args.observability.alert_topic_arn
+    if topic is not None and topic.split(":")[3] != region:
+        problems.append(
+            (
+                "observability.alertTopicArn",
+                f"'{topic}' is in {topic.split(':')[3]}, the stack in {region}; name a topic of {region}",
+            )
+        )
     return problems
 
 

@@ -155,3 +155,8 @@ def cluster_autoscaler_policy(
         },
         sort_keys=True,
     )
+
+
+def sns_publish_policy(topic_arn: str) -> str:
+    """Publish to one SNS topic: what Alertmanager needs to send the stack's alerts (its `sns_configs`)."""
+    return _document({"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic_arn]})

@@ -44,6 +44,9 @@ HASH_CHARS: Final = 8
 # when network.flowLogs is on.
 CLUSTER_ROLE_SUFFIXES: Final = ("-cluster-role", "-cluster-vpc-cni-role", "-storage-efs-csi-role", "-autoscaler-role")
 FLOW_LOG_ROLE_SUFFIX: Final = "-network-flow-logs-role"
+# Alertmanager's SNS publisher (components.observability), when the stack collects metrics: shorter than the
+# flow-log role's suffix, so turning metrics on never shortens the longest clusterName allowed.
+ALERT_ROLE_SUFFIX: Final = "-metrics-alerts-role"
 
 
 @functools.cache
@@ -196,6 +199,7 @@ def iam_role_names(
     node_groups: Sequence[str] = (),
     flow_logs: bool = False,
     import_roles: Sequence[tuple[str, str, str]] = (),
+    alert_role: bool = False,
 ) -> list[DerivedName]:
     """IAM roles the platform makes, named by Pulumi from their logical names (plus its 8-character suffix).
 
@@ -205,7 +209,11 @@ def iam_role_names(
     limit = iam_role_name_max()
     rule = "IAM"
     suffix = "Pulumi's auto-name suffix"
-    suffixes = [*CLUSTER_ROLE_SUFFIXES, *([FLOW_LOG_ROLE_SUFFIX] if flow_logs else [])]
+    suffixes = [
+        *CLUSTER_ROLE_SUFFIXES,
+        *([FLOW_LOG_ROLE_SUFFIX] if flow_logs else []),
+        *([ALERT_ROLE_SUFFIX] if alert_role else []),
+    ]
     found = [
         DerivedName("IAM role name", f"{cluster_name}{s}", f"<clusterName>{s}", (cluster_key,), limit, rule,
                     AUTONAME_SUFFIX, suffix)

@@ -54,6 +54,7 @@ def load_checks() -> None:
     from gpuplane.infra.verify import (  # noqa: F401, PLC0415
         checks_control,
         checks_gpu,
+        checks_metrics,
         checks_other,
         checks_pods,
         checks_training,

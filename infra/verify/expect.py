@@ -99,6 +99,10 @@ class Expectations:
     autoscaler: bool = True
     scale_down_unneeded: str = "10m"
     gpu_operator: bool = False
+    metrics: bool = False
+    """The stack runs kube-prometheus-stack (`observability.metrics: prometheus`, issue 29)."""
+    dcgm_exporter: bool = True
+    """A DCGM exporter runs on every GPU node (`observability.dcgmExporter`)."""
 
     @property
     def gpu_groups(self) -> list[GroupExpect]:
@@ -169,6 +173,8 @@ def from_config(config: StackConfig) -> Expectations:
         autoscaler=platform.autoscaler.enabled,
         scale_down_unneeded=platform.autoscaler.scale_down_unneeded_time,
         gpu_operator=plan.operator,
+        metrics=platform.observability.metrics == "prometheus",
+        dcgm_exporter=platform.observability.dcgm_exporter,
     )
 
 

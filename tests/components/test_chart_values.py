@@ -31,6 +31,10 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "nfd.enabled": "values.yaml (and the node-feature-discovery dependency's condition)",
         "dcgmExporter.enabled": "values.yaml",
         "dcgmExporter.serviceMonitor.enabled": "values.yaml (true by default since v26.7.0)",
+        # Read by issue 29 at the same tag (values.yaml `dcgmExporter:`): interval 15s, honorLabels false, env [].
+        "dcgmExporter.serviceMonitor.interval": "values.yaml",
+        "dcgmExporter.serviceMonitor.honorLabels": "values.yaml",
+        "dcgmExporter.env": "values.yaml",
         "migManager.enabled": "values.yaml",
         "mig.strategy": "values.yaml",
         "daemonsets.tolerations": "values.yaml",
@@ -53,6 +57,10 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "nodeSelector": "values.yaml",
         "tolerations": "values.yaml",
         "serviceMonitor.enabled": "values.yaml (true by default)",
+        # Read by issue 29 at the same tag: serviceMonitor.interval (15s), .honorLabels (false), extraEnv ([]).
+        "serviceMonitor.interval": "values.yaml",
+        "serviceMonitor.honorLabels": "values.yaml",
+        "extraEnv": "values.yaml",
         "service.port": "values.yaml",
     },
 }
@@ -105,8 +113,11 @@ def test_operator_values_use_documented_keys(run_platform: Any) -> None:
     release = releases(run_platform(OPERATOR_STACK))["gpu-operator"]
     documented = DOCUMENTED[("gpu-operator", release["version"])]
     assert value_paths(release["values"]) - set(documented) == set()
-    # v26.7.0's new default would ask for a ServiceMonitor, whose CRD (Prometheus operator) the cluster lacks.
-    assert release["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
+    # v26.7.0 turns the ServiceMonitor on by default; gpuplane writes it either way: on where the stack runs the
+    # Prometheus operator (metrics on, the default, issue 29), off without it (the CRD would be missing).
+    assert release["values"]["dcgmExporter"]["serviceMonitor"]["enabled"] is True
+    off = releases(run_platform({**OPERATOR_STACK, "observability": {"metrics": "none"}}))["gpu-operator"]
+    assert off["values"]["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 
 def test_an_undocumented_key_is_caught() -> None:

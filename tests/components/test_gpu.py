@@ -98,8 +98,8 @@ def test_bottlerocket_only_cluster_gets_no_plugin(run_platform):
 
 def test_no_gpu_groups_no_nvidia_namespace(run_platform):
     rec = run_platform({"nodeGroups": [SYSTEM]})
-    assert releases(rec) == {"cluster-autoscaler"}
-    assert {n.inputs["metadata"]["name"] for n in rec.by_type("kubernetes:core/v1:Namespace")} == {"ml"}
+    assert releases(rec) == {"cluster-autoscaler", "kube-prometheus-stack"}  # metrics are on by default
+    assert {n.inputs["metadata"]["name"] for n in rec.by_type("kubernetes:core/v1:Namespace")} == {"ml", "monitoring"}
 
 
 def test_operator_mode(run_platform):
@@ -129,8 +129,16 @@ def test_operator_mode(run_platform):
     assert values["driver"] == {"enabled": False}  # the EKS NVIDIA AMI has driver and toolkit
     assert values["toolkit"] == {"enabled": False}
     assert values["migManager"] == {"enabled": True}
-    # v26.7.0 turns the ServiceMonitor on by default; the cluster has no Prometheus-operator CRD for it.
-    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
+    # The ServiceMonitor is written on (Prometheus runs) whatever the operator's default (v26.7 turns it on), and
+    # the exporter uses the node monitoring agent's DCGM host engine (repair is on by default).
+    assert values["dcgmExporter"] == {
+        "enabled": True,
+        "serviceMonitor": {"enabled": True, "honorLabels": True, "interval": "30s"},
+        "env": [
+            {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "$(NODE_IP):5555"},
+        ],
+    }
     assert set(values["devicePlugin"]["config"]["data"]) == {"default", "op", "plain"}
     assert labels(rec, "op")["nvidia.com/mig.config"] == "all-1g.5gb"
     assert labels(rec, "plain")["nvidia.com/gpu.deploy.driver"] == "false"  # the AMI has it
@@ -158,7 +166,9 @@ def test_autoscaler_discovers_our_groups_and_may_only_scale_them(dev_run):
     # the ASGs carry exactly the discovery tags the autoscaler looks for
     for tag in values["autoDiscovery"]["tags"]:
         assert any(t.inputs["tag"]["key"] == tag for t in dev_run.by_type("aws:autoscaling/tag:Tag"))
-    association = dev_run.one("aws:eks/podIdentityAssociation:PodIdentityAssociation").inputs
+    association = dev_run.one(
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation", "gpuplane-dev-autoscaler-pod-identity"
+    ).inputs
     assert (association["namespace"], association["serviceAccount"]) == ("kube-system", "cluster-autoscaler")
     assert values["rbac"]["serviceAccount"]["name"] == "cluster-autoscaler"
     role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.name.endswith("autoscaler-role"))
@@ -166,7 +176,7 @@ def test_autoscaler_discovers_our_groups_and_may_only_scale_them(dev_run):
     assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {
         "Service": "pods.eks.amazonaws.com"
     }
-    policy = json.loads(dev_run.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    policy = json.loads(dev_run.one("aws:iam/rolePolicy:RolePolicy", "gpuplane-dev-autoscaler-policy").inputs["policy"])
     scale = next(s for s in policy["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"])
     assert scale["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/gpuplane-dev": "owned"}}
 
@@ -183,7 +193,10 @@ def test_dev_gpu_group_scales_from_zero(dev_run):
 def test_autoscaler_can_be_switched_off(run_platform):
     rec = run_platform({"autoscaler": {"enabled": False}})
     assert "cluster-autoscaler" not in releases(rec)
-    assert rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    # Only Alertmanager's (issue 29) remains: no role for an autoscaler that does not run.
+    assert [
+        a.inputs["serviceAccount"] for a in rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    ] == ["gpuplane-alertmanager"]
 
 
 def test_gpu_nodes_carry_the_autoscaler_accelerator_label(dev_run):

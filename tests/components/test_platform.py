@@ -207,7 +207,8 @@ def test_core_addons_order_and_cni_identity(dev_run):
     addons = {a.inputs["addonName"]: a for a in dev_run.by_type("aws:eks/addon:Addon")}
     # metrics-server: the dev stack's serving variant has an HPA (tests/workloads).
     core = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
-    assert set(addons) == core | {"metrics-server"}
+    # eks-node-monitoring-agent: node auto repair is on by default (issue 29), and acts on the agent's conditions.
+    assert set(addons) == core | {"metrics-server", "eks-node-monitoring-agent"}
     for ng in dev_run.by_type(NODE_GROUP):
         assert addons["vpc-cni"].urn in ng.dependencies
         assert addons["eks-pod-identity-agent"].urn in ng.dependencies
@@ -241,7 +242,8 @@ def test_component_tree(dev_run):
         "gpuplane:index:GpuEnablement",
         "gpuplane:index:ClusterAutoscaler",
         "gpuplane:index:TfServing",  # the dev stack's example model
-        "aws:eks/addon:Addon",  # metrics-server, for its HPA
+        "aws:eks/addon:Addon",  # metrics-server, for its HPA; the node monitoring agent, for node repair
+        "gpuplane:index:Observability",  # kube-prometheus-stack, rules, dashboards (metrics on by default)
         "gpuplane:index:TfTraining",  # the dev stack's example training workload
         "gpuplane:index:TrainingQueue",  # Kueue, because the dev stack declares training
         "kubernetes:core/v1:Namespace",  # jobset-system

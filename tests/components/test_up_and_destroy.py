@@ -181,12 +181,16 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(requ
     ]
     # After DNS, one cluster service closes the path: the autoscaler, metrics-server where an HPA (dev's
     # serving example) needs it, or a training stack's JobSet or Kueue chart (installed side by side).
-    # Nothing that waits for GPU nodes, NAT or EFS.
+    # Nothing that waits for GPU nodes, NAT or EFS. With metrics on (the default), the charts that create
+    # ServiceMonitors (Kueue's, dcgm-exporter's) wait for kube-prometheus-stack, whose CRDs they need: one
+    # chart more on the path (issue 29).
+    stack_release = (RELEASE, f"gpuplane-{stack}-metrics-kube-prometheus-stack")
     assert slow[4:] in (
         [(RELEASE, f"gpuplane-{stack}-autoscaler-release")],
         [(ADDON, f"gpuplane-{stack}-addon-metrics-server")],
         [(RELEASE, f"gpuplane-{stack}-jobset")],
-        [(RELEASE, f"gpuplane-{stack}-queue-kueue")],
+        [stack_release, (RELEASE, f"gpuplane-{stack}-queue-kueue")],
+        [stack_release, (RELEASE, f"gpuplane-{stack}-gpu-dcgm-exporter")],
     )
     assert not any("gpu-ng" in name or "nat" in name or "efs" in name for name in path.names())
 
@@ -199,7 +203,15 @@ def test_destroy_skips_objects_deleted_with_the_cluster(prod_run):
     assert path.types().index(NODE_GROUP) < path.types().index(CLUSTER)
 
 
-ADDONS = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
+# eks-node-monitoring-agent: node auto repair is on by default and acts on its conditions (issue 29).
+ADDONS = {
+    "vpc-cni",
+    "kube-proxy",
+    "coredns",
+    "eks-pod-identity-agent",
+    "aws-efs-csi-driver",
+    "eks-node-monitoring-agent",
+}
 
 
 @pytest.mark.parametrize(("fixture", "extra"), [("dev_run", {"metrics-server"}), ("prod_run", set())])

@@ -19,6 +19,7 @@ from gpuplane.infra.cli import app
 runner = CliRunner()
 STACK = "config:\n  aws:region: us-west-2\n  gpuplane:cluster: {publicAccessCidrs: [198.51.100.7/32]}\n"
 STEPS = [
+    "entries",
     "aside",
     *(f"aside:{name}" for name in outdir.OWNED),
     *(f"in:{name}" for name in outdir.OWNED),
@@ -28,11 +29,13 @@ STEPS = [
 ]
 
 
-def _fill(label: str, *, die_after: str | None = None) -> Callable[[Path], None]:
+def _fill(label: str, *, die_after: str | None = None, without: str = "") -> Callable[[Path], None]:
     """A render's files, each saying which render wrote it; the marker last (`die_after`: SIGKILL there)."""
 
     def fill(staging: Path) -> None:
         for name in outdir.OWNED:
+            if name == without:
+                continue
             if name in ("manifests", "helm"):
                 (staging / name).mkdir()
                 (staging / name / "a.yaml").write_text(label)
@@ -48,6 +51,8 @@ def _labels(out: Path) -> set[str]:
     """Which renders the folder's entries come from (one label: a consistent render)."""
     found = set()
     for name in outdir.OWNED:
+        if not (out / name).exists():
+            continue
         path = out / name
         found.add((path / "a.yaml").read_text() if path.is_dir() else path.read_text())
     return found
@@ -92,7 +97,8 @@ def test_a_kill_at_any_step_leaves_a_folder_the_next_render_recovers(tmp_path, s
     # The folder is still ours: nothing refuses it, and a recovery makes it one whole render.
     assert outdir.problem(out) is None
     outdir.recover(out)
-    assert _labels(out) in ({"old"}, {"new"}), step
+    # The previous render, or the new one; a first render killed before its staging was complete leaves none.
+    assert _labels(out) in ({"old"}, {"new"}) if previous or step != "entries" else _labels(out) == set(), step
     assert not (out / outdir.STAGING).exists() and not (out / outdir.ASIDE).exists()
     outdir.write(out, _fill("next"))
     assert _labels(out) == {"next"}
@@ -101,6 +107,27 @@ def test_a_kill_at_any_step_leaves_a_folder_the_next_render_recovers(tmp_path, s
     )
     if previous:
         assert (out / "mine.txt").read_text() == "the user's"
+
+
+@pytest.mark.parametrize("step", ["entries", "aside", "aside:observability", "in:helm", "in:.gpuplane-render", "done"])
+def test_a_render_without_an_entry_removes_the_previous_one_wherever_it_is_killed(tmp_path, step):
+    """A render that writes no `observability/` (observability off) leaves none of the previous render's."""
+    out = tmp_path / "out"
+    outdir.write(out, _fill("old"))
+
+    def killed_render() -> None:
+        outdir.on_step = _kill_at(step)
+        outdir.write(out, _fill("new", without="observability"))
+
+    status = _in_child(killed_render)
+    assert os.WIFSIGNALED(status), step
+    outdir.recover(out)
+    if (out / "observability").exists():
+        assert _labels(out) == {"old"}, step  # (only before the staging was complete)
+    else:
+        assert {p.name for p in out.iterdir()} == set(outdir.OWNED) - {"observability"} | {outdir.LOCK}
+    outdir.write(out, _fill("next", without="observability"))
+    assert not (out / "observability").exists()
 
 
 @pytest.mark.parametrize("die_after", ["plan.json", "helm"])

@@ -66,6 +66,7 @@ def test_the_dev_stack_uses_these_pins(dev_run: Any) -> None:
         "cluster-autoscaler-chart",
         "dcgm-exporter",
         "jobset",
+        "kube-prometheus-stack",
         "kueue",
         "nvidia-device-plugin",
         "python",
@@ -122,7 +123,7 @@ def test_preflight_reports_the_same(dev_run: Any, monkeypatch) -> None:
     check = preflight.pinned_defaults(cfg, dev_run)
     assert (check.name, check.status) == ("default versions", "pass")
     assert check.detail == (
-        f"11 default images and charts, none past end of support; the first to age: {versions.PYTHON_IMAGE} on "
+        f"12 default images and charts, none past end of support; the first to age: {versions.PYTHON_IMAGE} on "
         f"{PYTHON_EOS}"
     )
     monkeypatch.setenv(versions.TODAY_ENV, PYTHON_EOS)  # (past EKS 1.36 too: preflight reports that apart)

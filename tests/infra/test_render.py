@@ -111,6 +111,31 @@ def test_manifests_and_helm_dirs_exist_and_hold_yaml(dev_out):
             assert isinstance(document, dict)
 
 
+def test_observability_files_are_what_the_tools_take(dev_out):
+    """The alert rules as a rule file (promtool, AMP) and each dashboard as importable JSON (issue 29)."""
+    rules = yaml.safe_load((dev_out / "observability" / "rules-gpuplane.yaml").read_text())
+    manifest = yaml.safe_load((dev_out / "manifests" / "prometheusrule-monitoring-gpuplane.yaml").read_text())
+    assert rules == {"groups": manifest["spec"]["groups"]}
+    boards = sorted(p.name for p in (dev_out / "observability" / "dashboards").glob("*.json"))
+    assert boards == ["gpuplane-gpus.json", "gpuplane-queue.json", "gpuplane-serving.json"]
+    for name in boards:
+        board = json.loads((dev_out / "observability" / "dashboards" / name).read_text())
+        assert board["templating"]["list"][0]["name"] == "datasource"
+    stack_md = (dev_out / "stack.md").read_text()
+    assert "## Metrics, alerts and node repair" in stack_md
+    assert "| `gpu` | on, 1 at a time, stops above 1 unhealthy, 8 overrides |" in stack_md
+    assert "GpuXidError" in stack_md
+
+
+def test_summary_names_observability_and_repair(tmp_path):
+    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.output[result.output.index("{") :])
+    assert facts["observability"]["metrics"] == "prometheus"
+    assert "TrainingRunsWaiting" in facts["observability"]["alerts"]
+    assert {g["name"]: g["repair"].split(",")[0] for g in facts["nodeGroups"]} == {"gpu": "on", "system": "on"}
+
+
 def test_summary_table_is_printed(tmp_path):
     result = runner.invoke(app, ["render", "prod", "--out", str(tmp_path / "prod")])
     assert result.exit_code == 0

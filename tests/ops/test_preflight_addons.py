@@ -88,6 +88,7 @@ def test_stack_addons_name_the_key_that_needs_each() -> None:
         "kube-proxy": "cluster",
         "coredns": "cluster",
         "aws-efs-csi-driver": "storage.enabled",
+        "eks-node-monitoring-agent": "nodeGroups[0].repair",  # node auto repair acts on its conditions (issue 29)
         "metrics-server": "serving[0].variants[0].autoscaling",
     }
 

@@ -22,7 +22,7 @@ from gpuplane.components.config import (
 
 # The public names the package has offered since `components/config.py` became a package, and those added
 # since (the queue's settings, the several-errors exception). Private helpers are not re-exported: each
-# stays in the module that uses it (issue 25).
+# stays in the module that uses it (issue 25). Node repair's settings (issue 29).
 PUBLIC_NAMES = (
     "AmiType", "AutoscalerArgs", "CapacityReservationArgs", "CapacityType", "ClusterArgs",
     "EFS_BASE_PATH_MAX_COMPONENTS", "EFS_PATH_MAX_CHARS", "EFS_UNIQUE_SUFFIX_CHARS", "FieldError", "FieldErrors",
@@ -30,6 +30,7 @@ PUBLIC_NAMES = (
     "NetworkArgs", "NodeGroupArgs", "ObservabilityArgs", "POSIX_ID_MAX", "POSIX_ID_MIN", "PlatformArgs", "Profile",
     "QueueArgs", "ReservationPreference", "ServingArgs", "StorageArgs", "Taint", "TaintEffect", "TimeSlicingArgs",
     "TrainingArgs", "VolumeArgs",
+    "NodeRepairArgs", "RepairAction", "RepairOverrideArgs",
 )  # fmt: skip
 
 

@@ -254,3 +254,23 @@ def test_reserved_capacity_is_named_on_its_line():
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
     }
     assert cost.usage_from_resources("us-east-1", resources).groups[0].reservation == "cr-0123456789abcdef0"
+
+
+def test_metrics_and_alerts_are_a_line_of_their_own_at_no_aws_charge():
+    """Issue 29: each metrics choice's added $/h is stated on the render, here zero beyond the system nodes."""
+    resources = [
+        {
+            "urn": "r",
+            "type": "kubernetes:helm.sh/v3:Release",
+            "dependencies": [],
+            "inputs": {"name": "kube-prometheus-stack"},
+        },
+        {"urn": "t", "type": "aws:sns/topic:Topic", "dependencies": [], "inputs": {}},
+    ]
+    usage = cost.usage_from_resources("us-east-1", resources)
+    assert (usage.metrics_stack, usage.sns_topics) == (True, 1)
+    (line,) = [x for x in cost.estimate(usage).lines if x.item == "metrics and alerts"]
+    assert (line.idle, line.max) == (0.0, 0.0)
+    assert line.detail == "kube-prometheus-stack on the system nodes; 1 SNS topic(s)"
+    assert any("system nodes" in note for note in line.notes)
+    assert [x for x in cost.estimate(cost.StackUsage(region="us-east-1")).lines if x.item == "metrics and alerts"] == []

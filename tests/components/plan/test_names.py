@@ -24,9 +24,10 @@ def test_every_iam_role_of_the_program_is_a_derived_name(run_platform):
         node_groups=["system", "gpu"],
         flow_logs=True,
         import_roles=[("serving", "resnet", "serving[0].name"), ("training", "mnist", "training[0].name")],
+        alert_role=True,
     )
     assert made == sorted(d.name for d in derived)
-    assert len(made) == 9  # 4 cluster roles, flow logs, 2 groups, 2 imports
+    assert len(made) == 10  # 4 cluster roles, flow logs, Alertmanager's, 2 groups, 2 imports
 
 
 def test_the_longest_name_per_keys_is_the_one_reported():

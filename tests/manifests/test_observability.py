@@ -1,0 +1,441 @@
+"""Metrics, alert rules and dashboards: rules unit-tested with promtool, every query parsed and its names known.
+
+promtool comes from Debian's `prometheus` package (`.ci/run` installs it); without it the promtool tests skip
+with a message saying so, and the rest still runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuplane.components.config import ObservabilityArgs
+from gpuplane.infra import config as infra_config
+from gpuplane.manifests import observability, serving, versions
+from tests.conftest import DEV_CLUSTER, stack_config
+
+PROMTOOL = shutil.which("promtool")
+# A tool of .ci/tools: skipped where missing, a failure where CI requires it (tests/tools.py).
+needs_promtool = pytest.mark.tool("promtool")
+BOUNDS = observability.AlertBounds(serving_p99_ms=500, queue_wait_minutes=30, gpu_memory_percent=95)
+
+# The fields of the Prometheus operator's CRDs (monitoring.coreos.com/v1, prometheus-operator v0.93) that these
+# objects may use: a typo in a field the operator would drop silently fails here.
+_ALLOWED: dict[str, set[str]] = {
+    "PodMonitor.spec": {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel", "podTargetLabels"},
+    "PodMonitor.endpoint": {"port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"},
+    "relabeling": {"sourceLabels", "targetLabel", "regex", "replacement", "action", "separator", "modulus"},
+    "PrometheusRule.spec": {"groups"},
+    "PrometheusRule.group": {"name", "rules", "interval", "limit"},
+    "PrometheusRule.rule": {"alert", "record", "expr", "for", "labels", "annotations", "keep_firing_for"},
+}
+
+
+def monitoring_problems(obj: dict[str, Any]) -> list[str]:
+    """What the Prometheus operator's CRD would not take in `obj` (fields we use, names, durations)."""
+    problems: list[str] = []
+
+    def extra(where: str, value: dict[str, Any]) -> None:
+        unknown = set(value) - _ALLOWED[where]
+        if unknown:
+            problems.append(f"{where}: unknown {sorted(unknown)}")
+
+    if set(obj) != {"apiVersion", "kind", "metadata", "spec"} or obj["apiVersion"] != versions.MONITORING_API:
+        problems.append(f"top level: {sorted(obj)} {obj.get('apiVersion')}")
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", obj["metadata"]["name"]):
+        problems.append(f"name {obj['metadata']['name']}")
+    spec = obj["spec"]
+    if obj["kind"] == "PodMonitor":
+        extra("PodMonitor.spec", spec)
+        for endpoint in spec["podMetricsEndpoints"]:
+            extra("PodMonitor.endpoint", endpoint)
+            if not re.fullmatch(r"[0-9]+(ms|s|m|h)", endpoint.get("interval", "30s")):
+                problems.append(f"interval {endpoint['interval']}")
+            for relabel in endpoint.get("relabelings", []):
+                extra("relabeling", relabel)
+    elif obj["kind"] == "PrometheusRule":
+        extra("PrometheusRule.spec", spec)
+        for group in spec["groups"]:
+            extra("PrometheusRule.group", group)
+            for rule in group["rules"]:
+                extra("PrometheusRule.rule", rule)
+    else:
+        problems.append(f"kind {obj['kind']} not expected")
+    return problems
+
+
+def promtool(*args: str, cwd: Path) -> str:
+    assert PROMTOOL is not None, "promtool is not on PATH (the test is marked tool('promtool'))"
+    done = subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def write_rules(tmp_path: Path, groups: list[dict[str, Any]], name: str = "rules.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    return path
+
+
+def all_expressions() -> list[str]:
+    exprs = [r["expr"] for g in observability.alert_rule_groups(BOUNDS) for r in g["rules"]]
+    for dashboard in observability.dashboards().values():
+        exprs += observability.dashboard_expressions(dashboard)
+    return exprs
+
+
+# --- rules ---------------------------------------------------------------------------------------------------
+@needs_promtool
+def test_rules_pass_promtool_check(tmp_path):
+    out = promtool("check", "rules", str(write_rules(tmp_path, observability.alert_rule_groups(BOUNDS))), cwd=tmp_path)
+    assert "SUCCESS: 7 rules found" in out
+
+
+def _case(series: list[tuple[str, str]], alert: str, at: str, fires: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "interval": "1m",
+        "input_series": [{"series": s, "values": v} for s, v in series],
+        "alert_rule_test": [
+            {"eval_time": at, "alertname": alert, "exp_alerts": [{"exp_labels": labels} for labels in fires]}
+        ],
+    }
+
+
+GPU = 'gpu="0",Hostname="node-1",pod="train-0",namespace="ml"'
+# Each alert, on the series that must fire it and on a healthy one that must not.
+CASES: list[tuple[str, list[tuple[str, str]], str, list[dict[str, str]]]] = [
+    (
+        "GpuXidError",
+        [(f"DCGM_FI_DEV_XID_ERRORS{{{GPU}}}", "0 0 79 79")],
+        "3m",
+        [{"severity": "critical", "gpu": "0", "Hostname": "node-1", "pod": "train-0", "namespace": "ml"}],
+    ),
+    ("GpuXidError", [(f"DCGM_FI_DEV_XID_ERRORS{{{GPU}}}", "0x20")], "20m", []),
+    (
+        "GpuMemoryNearFull",
+        [(f"DCGM_FI_DEV_FB_USED{{{GPU}}}", "23000x20"), (f"DCGM_FI_DEV_FB_FREE{{{GPU}}}", "28x20")],
+        "15m",
+        [{"severity": "warning", "gpu": "0", "Hostname": "node-1", "pod": "train-0", "namespace": "ml"}],
+    ),
+    (
+        "GpuMemoryNearFull",
+        [(f"DCGM_FI_DEV_FB_USED{{{GPU}}}", "12000x20"), (f"DCGM_FI_DEV_FB_FREE{{{GPU}}}", "11000x20")],
+        "15m",
+        [],
+    ),
+    (
+        "GpuNodeNotReady",
+        [
+            ('kube_node_status_condition{condition="Ready",status="true",node="gpu-1"}', "1 1 0x10"),
+            ('kube_node_status_capacity{resource="nvidia_com_gpu",node="gpu-1"}', "1x12"),
+            ('kube_node_status_condition{condition="Ready",status="true",node="cpu-1"}', "0x12"),
+            ('kube_node_status_capacity{resource="cpu",node="cpu-1"}', "2x12"),
+        ],
+        "10m",
+        [{"severity": "critical", "node": "gpu-1", "condition": "Ready", "status": "true"}],
+    ),
+    (
+        "GpuNodeNotReady",
+        [
+            ('kube_node_status_condition{condition="Ready",status="true",node="gpu-1"}', "1x12"),
+            ('kube_node_status_capacity{resource="nvidia_com_gpu",node="gpu-1"}', "1x12"),
+        ],
+        "10m",
+        [],
+    ),
+    (
+        "GpuNodeHardwareUnhealthy",
+        [('kube_node_status_condition{condition="AcceleratedHardwareReady",status="false",node="gpu-1"}', "0 0 1x5")],
+        "5m",
+        [{"severity": "critical", "node": "gpu-1", "condition": "AcceleratedHardwareReady", "status": "false"}],
+    ),
+    (
+        "GpuNodeHardwareUnhealthy",
+        [('kube_node_status_condition{condition="AcceleratedHardwareReady",status="false",node="gpu-1"}', "0x8")],
+        "5m",
+        [],
+    ),
+    (
+        "DcgmExporterDown",
+        [('up{job="nvidia-dcgm-exporter",instance="10.0.1.5:9400"}', "1 0x10")],
+        "8m",
+        [{"severity": "warning", "job": "nvidia-dcgm-exporter", "instance": "10.0.1.5:9400"}],
+    ),
+    ("DcgmExporterDown", [('up{job="dcgm-exporter",instance="10.0.1.5:9400"}', "1x10")], "8m", []),
+    (
+        "ServingLatencyP99High",
+        # 100 requests a minute, every one slower than 1 s (the 2,000,000 us bucket).
+        [
+            (
+                f':tensorflow:serving:request_latency_bucket{{le="{le}",serving="m",variant="cpu",model_name="m",namespace="ml"}}',
+                f"0+{n}x30",
+            )
+            for le, n in (("100000", 0), ("1000000", 0), ("2000000", 100), ("+Inf", 100))
+        ],
+        "20m",
+        [{"severity": "warning", "serving": "m", "variant": "cpu", "model_name": "m", "namespace": "ml"}],
+    ),
+    (
+        "ServingLatencyP99High",
+        [
+            (
+                f':tensorflow:serving:request_latency_bucket{{le="{le}",serving="m",variant="gpu",model_name="m",namespace="ml"}}',
+                f"0+{n}x30",
+            )
+            for le, n in (("100000", 100), ("1000000", 100), ("2000000", 100), ("+Inf", 100))
+        ],
+        "20m",
+        [],
+    ),
+    (
+        "TrainingRunsWaiting",
+        [('kueue_pending_workloads{cluster_queue="training",status="active"}', "2x40")],
+        "35m",
+        [{"severity": "warning", "cluster_queue": "training"}],
+    ),
+    # Waiting, admitted, waiting again: the clock starts again, no alert at 35 minutes.
+    (
+        "TrainingRunsWaiting",
+        [('kueue_pending_workloads{cluster_queue="training",status="active"}', "2x20 0 2x20")],
+        "35m",
+        [],
+    ),
+]
+
+
+@needs_promtool
+def test_each_alert_fires_on_its_series_and_stays_quiet_on_a_healthy_one(tmp_path):
+    # promtool compares annotations too; their templates are checked by `check rules` above, so the unit tests
+    # run on the same rules without them and compare the labels, which carry what fires.
+    groups = observability.alert_rule_groups(BOUNDS)
+    for group in groups:
+        for rule in group["rules"]:
+            del rule["annotations"]
+    rules = write_rules(tmp_path, groups)
+    tests = {
+        "rule_files": [rules.name],
+        "evaluation_interval": "1m",
+        "tests": [_case(series, alert, at, fires) for alert, series, at, fires in CASES],
+    }
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    print(promtool("test", "rules", "tests.yaml", cwd=tmp_path))
+
+
+def test_every_alert_has_a_firing_and_a_quiet_case():
+    alerts = {r["alert"] for g in observability.alert_rule_groups(BOUNDS) for r in g["rules"]}
+    assert {a for a, *_, fires in CASES if fires} == alerts
+    assert {a for a, *_, fires in CASES if not fires} == alerts
+
+
+def test_bounds_come_from_the_config():
+    groups = observability.alert_rule_groups(observability.AlertBounds(serving_p99_ms=250, queue_wait_minutes=90))
+    rules = {r["alert"]: r for g in groups for r in g["rules"]}
+    assert rules["ServingLatencyP99High"]["expr"].endswith("> 250")
+    assert rules["TrainingRunsWaiting"]["for"] == "90m"
+
+
+# --- every expression parses and queries only known metrics ---------------------------------------------------
+@needs_promtool
+def test_every_expression_parses(tmp_path):
+    groups = [
+        {
+            "name": "parse",
+            "rules": [{"record": f"gpuplane:check{i}", "expr": e} for i, e in enumerate(all_expressions())],
+        }
+    ]
+    promtool("check", "rules", str(write_rules(tmp_path, groups, "parse.yaml")), cwd=tmp_path)
+
+
+_FUNCTIONS = {
+    "sum", "avg", "max", "min", "rate", "histogram_quantile", "by", "on", "group_left", "and", "or", "unless",
+    "max_over_time", "le", "humanize",
+}  # fmt: skip
+
+
+def metric_names(expr: str) -> set[str]:
+    """Metric names of a PromQL expression: identifiers outside braces and label lists that are not keywords."""
+    bare = re.sub(r"\{[^}]*\}", "", expr)
+    bare = re.sub(r"\b(by|on|group_left|without)\s*\([^)]*\)", "", bare)
+    bare = re.sub(r"\[[^\]]*\]", "", bare)
+    names = set(re.findall(r"(?<![\w:])([A-Za-z_:][\w:]*)", bare))
+    return {n for n in names if n not in _FUNCTIONS and not re.fullmatch(r"[0-9.e+-]+", n)}
+
+
+def test_metric_names_are_parsed_as_expected():
+    expr = 'histogram_quantile(0.99, sum by (a, le) (rate(:tensorflow:serving:request_latency_bucket{x="1"}[5m])))'
+    assert metric_names(expr) == {":tensorflow:serving:request_latency_bucket"}
+
+
+def test_every_expression_queries_only_known_metrics():
+    unknown = {name for expr in all_expressions() for name in metric_names(expr)} - observability.KNOWN_METRICS
+    assert unknown == set()
+
+
+# --- dashboards ------------------------------------------------------------------------------------------------
+def test_dashboards_are_json_with_the_datasource_as_a_variable():
+    boards = observability.dashboards()
+    assert set(boards) == {"gpuplane-gpus.json", "gpuplane-serving.json", "gpuplane-queue.json"}
+    for board in boards.values():
+        text = json.dumps(board)
+        assert json.loads(text) == board
+        assert board["templating"]["list"][0] == {
+            "name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus"
+        }  # fmt: skip
+        for panel in board["panels"]:
+            assert panel["datasource"]["uid"] == "${datasource}"
+            assert panel["targets"]
+        assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+
+
+def test_gpu_use_per_run_and_per_model_is_one_query():
+    exprs = observability.dashboard_expressions(observability.dashboards()["gpuplane-gpus.json"])
+    assert any("label_jobset_sigs_k8s_io_jobset_name" in e and "DCGM_FI_DEV_GPU_UTIL" in e for e in exprs)
+    assert any("label_gpuplane_io_variant" in e and "DCGM_FI_DEV_GPU_UTIL" in e for e in exprs)
+    # kube-state-metrics must copy those pod labels, or the joins are empty.
+    values = observability.stack_values(retention="7d", grafana=True, tolerations=[])
+    allow = values["kube-state-metrics"]["metricLabelsAllowlist"][0]
+    for label in ("jobset.sigs.k8s.io/jobset-name", "gpuplane.io/variant", "app.kubernetes.io/instance"):
+        assert label in allow
+
+
+def test_serving_dashboard_shows_variants_side_by_side():
+    exprs = observability.dashboard_expressions(observability.dashboards()["gpuplane-serving.json"])
+    assert all("variant" in e for e in exprs)
+    assert sum("histogram_quantile" in e for e in exprs) == 3
+
+
+def test_dashboard_config_map_is_what_grafanas_sidecar_loads():
+    doc = observability.dashboard_config_map(
+        "gpuplane-gpus.json", observability.dashboards()["gpuplane-gpus.json"], "monitoring"
+    )
+    assert doc["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert json.loads(doc["data"]["gpuplane-gpus.json"])["uid"] == "gpuplane-gpus"
+
+
+# --- what the stack renders -----------------------------------------------------------------------------------
+def test_serving_monitor_matches_the_serving_pods():
+    monitor = observability.serving_pod_monitor("ml")
+    assert monitoring_problems(monitor) == []
+    assert monitor["spec"]["selector"]["matchLabels"] == {"app.kubernetes.io/name": serving.APP_NAME}
+    endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+    assert endpoint["port"] == "http" and endpoint["path"] == "/monitoring/prometheus/metrics"
+
+
+def test_tf_serving_starts_with_its_prometheus_endpoint():
+    assert serving.monitoring_config() == (
+        'prometheus_config {\n  enable: true\n  path: "/monitoring/prometheus/metrics"\n}\n'
+    )
+
+
+def test_monitoring_problems_catches_a_typo():
+    rule = observability.prometheus_rule(
+        "x", "monitoring", [{"name": "g", "rules": [{"alert": "A", "expr": "1", "fro": "5m"}]}]
+    )
+    assert monitoring_problems(rule) == ["PrometheusRule.rule: unknown ['fro']"]
+
+
+def test_dev_render_has_the_stack_rules_dashboards_and_monitors(dev_run):
+    releases = {r.inputs["name"]: r.inputs for r in dev_run.by_type("kubernetes:helm.sh/v3:Release")}
+    stack = releases["kube-prometheus-stack"]
+    assert (stack["chart"], stack["version"]) == ("kube-prometheus-stack", versions.KUBE_PROMETHEUS_STACK_VERSION)
+    spec = stack["values"]["prometheus"]["prometheusSpec"]
+    assert spec["serviceMonitorSelectorNilUsesHelmValues"] is False and spec["ruleSelectorNilUsesHelmValues"] is False
+    # dcgm-exporter's ServiceMonitor needs the operator's CRDs: its release waits for the stack's.
+    dcgm = next(r for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "dcgm-exporter")
+    assert dcgm.inputs["values"]["serviceMonitor"]["enabled"] is True
+    stack_urn = next(
+        r.urn for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kube-prometheus-stack"
+    )
+    assert stack_urn in dcgm.dependencies
+    assert releases["kueue"]["values"]["enablePrometheus"] is True
+    kinds = {r.inputs["kind"] for r in dev_run.resources if r.type.startswith("kubernetes:monitoring.coreos.com")}
+    assert kinds == {"PrometheusRule", "PodMonitor"}
+    serving_pods = [r for r in dev_run.by_type("kubernetes:apps/v1:Deployment") if "tfserving" in json.dumps(r.inputs)]
+    assert serving_pods
+    for deployment in serving_pods:
+        args = deployment.inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert "--monitoring_config_file=/etc/tfserving/monitoring.config" in " ".join(args)
+
+
+def test_metrics_none_installs_nothing_and_says_so_to_the_exporters(run_platform):
+    rec = run_platform({"observability": {"metrics": "none"}})
+    releases = {r.inputs["name"]: r.inputs for r in rec.by_type("kubernetes:helm.sh/v3:Release")}
+    assert "kube-prometheus-stack" not in releases
+    # Written off, not left to the chart: GPU Operator v26.7's default is on, and there would be no CRD.
+    assert releases["dcgm-exporter"]["values"]["serviceMonitor"]["enabled"] is False
+    assert not [r for r in rec.resources if r.type.startswith("kubernetes:monitoring.coreos.com")]
+
+
+@pytest.mark.parametrize("bad", ["7", "0d", "seven days", "-1d"])
+def test_bad_retention_is_refused(bad):
+    with pytest.raises(ValueError, match="not a Prometheus duration"):
+        ObservabilityArgs(retention=bad)
+
+
+# --- notifications ---------------------------------------------------------------------------------------------
+AMTOOL = shutil.which("amtool")
+
+
+@pytest.mark.tool("amtool")
+def test_alertmanager_config_passes_amtool(tmp_path):
+    assert AMTOOL is not None
+    path = tmp_path / "alertmanager.yaml"
+    config = observability.alertmanager_config("arn:aws:sns:us-west-2:123456789012:gpuplane-dev-alerts", "us-west-2")
+    path.write_text(yaml.safe_dump(config))
+    done = subprocess.run([AMTOOL, "check-config", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 receivers" in done.stdout
+
+
+def test_alerts_go_to_the_stacks_sns_topic_through_pod_identity(dev_run):
+    (topic,) = dev_run.by_type("aws:sns/topic:Topic")
+    assert topic.inputs["name"] == "gpuplane-dev-alerts"
+    assert topic.inputs["kmsMasterKeyId"] == "alias/aws/sns"
+    associations = {
+        (a.inputs["namespace"], a.inputs["serviceAccount"]): a
+        for a in dev_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    }
+    association = associations[("monitoring", observability.ALERTMANAGER_SA)]
+    role = next(r for r in dev_run.by_type("aws:iam/role:Role") if r.urn.endswith("metrics-alerts-role"))
+    policies = dev_run.by_type("aws:iam/rolePolicy:RolePolicy")
+    policy = next(p for p in policies if p.urn.endswith("metrics-alerts-policy"))
+    assert json.loads(policy.inputs["policy"])["Statement"] == [
+        {"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic.outputs["arn"]]}
+    ]
+    assert association.inputs["roleArn"] == role.outputs["arn"]
+    stack = next(
+        r for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kube-prometheus-stack"
+    )
+    assert association.urn in stack.dependencies  # Alertmanager starts with its credentials in place
+    alertmanager = stack.inputs["values"]["alertmanager"]
+    assert alertmanager["serviceAccount"]["name"] == observability.ALERTMANAGER_SA
+    (sns,) = alertmanager["config"]["receivers"][1]["sns_configs"]
+    assert sns["topic_arn"] == topic.outputs["arn"] and sns["sigv4"] == {"region": "us-west-2"}
+
+
+def test_a_named_topic_is_used_and_none_is_created(run_platform):
+    arn = "arn:aws:sns:us-west-2:123456789012:team-pager"
+    rec = run_platform({"observability": {"alertTopicArn": arn}})
+    assert rec.by_type("aws:sns/topic:Topic") == []
+    policy = next(p for p in rec.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("metrics-alerts-policy"))
+    assert json.loads(policy.inputs["policy"])["Statement"][0]["Resource"] == [arn]
+
+
+@pytest.mark.parametrize(
+    ("arn", "needle"),
+    [
+        ("arn:aws:sns:eu-west-1:123456789012:team-pager", "is in eu-west-1, the stack in us-west-2"),
+        ("arn:aws:sqs:us-west-2:123456789012:queue", "is not an SNS topic ARN"),
+    ],
+)
+def test_a_bad_topic_is_refused_with_its_key(arn, needle):
+    with pytest.raises(infra_config.ConfigError) as err:
+        stack_config({"cluster": DEV_CLUSTER, "observability": {"alertTopicArn": arn}})
+    assert "gpuplane:observability.alertTopicArn" in str(err.value) and needle in str(err.value)
