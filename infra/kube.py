@@ -210,6 +210,17 @@ def _tar_of(files: Sequence[Path]) -> bytes:
     return buffer.getvalue()
 
 
+def pod_log(core: Any, name: str, namespace: str, container: str) -> str:
+    """The container's log as text, read raw and decoded here.
+
+    Why not the client's own decoding: kubernetes 36.0.x returns the log as the repr of its bytes
+    (`"b'...'"`, newlines escaped; kubernetes-client/python#2596, seen with 36.0.3, the pinned client), so a
+    summary line in it would never be found. `_preload_content=False` hands back the HTTP response.
+    """
+    answer = core.read_namespaced_pod_log(name, namespace, container=container, _preload_content=False)
+    return bytes(answer.data).decode("utf-8", errors="replace")
+
+
 class JobRunner:
     """Runs a one-shot Job with its ConfigMap and NetworkPolicy, waits for it, and reads its log."""
 
@@ -321,8 +332,7 @@ class JobRunner:
             time.sleep(3)
         if not pods:
             raise RuntimeError(f"job {namespace}/{name} finished without a pod")
-        log: str = self.core.read_namespaced_pod_log(pods[0].metadata.name, namespace, container="client")
-        return log
+        return pod_log(self.core, pods[0].metadata.name, namespace, "client")
 
     def scale_up_refusal(self, namespace: str, pod: str) -> str:
         """The autoscaler's reason when its latest word on `pod` is that no node will come; else ''."""
