@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed-dev
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv venv-dev render check notice lint typecheck docs test scan bench clean
+.PHONY: venv venv-dev render check notice lint typecheck docs test scan tools bench clean
 
 # Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
@@ -92,7 +92,12 @@ notice:
 	@echo "            docs/getting-started.md for the sizes) and run it."
 	@echo "            Skip them with: make check PYTEST_ARGS='-m \"not tensorflow\"'"
 
-check: notice lint typecheck docs test scan
+# The tools some tests need beyond Python (dash, busybox, shellcheck, Chromium, Go's yaml.v3...): .ci/tools lists
+# them; at the end of `make check` it says which are missing, what could not run, and the command that installs them.
+tools:
+	@.ci/tools
+
+check: notice lint typecheck docs test scan tools
 
 clean:
 	rm -rf build $(VENV) .venv-checkov .venv-docs

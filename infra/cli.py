@@ -27,10 +27,13 @@ from gpuplane.infra.options import (
     ProjectOption,
     StackArgument,
     StacksDirOption,
+    cluster_failed,
     console,
+    error,
     load_or_exit,
     project_or_exit,
     refuse,
+    styled,
 )
 from gpuplane.infra.verify import command as verify_command
 
@@ -109,11 +112,13 @@ def render(
         entry = paths.program_file(project)
         if entry is None:
             config = load_or_exit(stack, project, nothing=nothing)
+            for warning in config.warnings:  # renders, but cannot work once deployed
+                console().print(styled(("warning:", "yellow"), " ", warning), soft_wrap=True)
             result = renderer.write(config, target, console_out)
         else:
             result = renderer.write_program(project, stack, target, console_out)
     except tfplan.UnmappedTypeError as exc:  # a resource left out of tfplan.json would escape the scan
-        console().print(f"[bold red]Cannot write tfplan.json:[/] {exc}", soft_wrap=True)
+        error(str(exc), "Cannot write tfplan.json:")
         console().print(nothing)
         raise typer.Exit(EXIT_FAILED) from None
     except (ConfigError, mockrun.UnansweredInvoke) as exc:
@@ -122,7 +127,7 @@ def render(
     if json_output:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
         for warning in result.get("endOfSupport", []):  # also in the JSON; said on stderr for a person
-            console().print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+            console().print(styled(("warning:", "yellow"), " ", warning), soft_wrap=True)
 
 
 train_command.register(app)  # `gpuplane train`: submits training runs (infra/train.py)
@@ -154,16 +159,15 @@ def _session(config: StackConfig, profile: str | None) -> Any:
     return stack_session(config.region, profile or config.profile, config.assume_roles)
 
 
-def _fail(error: AwsError) -> typer.Exit:
+def _fail(failure: AwsError) -> typer.Exit:
     """Print an AWS failure as one message and its fix (never a traceback); the caller raises the result."""
-    err = console()
-    err.print(f"[bold red]Error:[/] {error.message}", soft_wrap=True, highlight=False)
-    if error.fix:
-        err.print(f"[bold]Fix:[/] {error.fix}", soft_wrap=True, highlight=False)
+    error(failure.message)
+    if failure.fix:
+        console().print(styled(("Fix:", "bold"), " ", failure.fix), soft_wrap=True)
     return typer.Exit(EXIT_FAILED)
 
 
-_STATUS_STYLE = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[bold red]FAIL[/]"}
+_STATUS_STYLE = {"pass": ("pass", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
 
 
 @app.command()
@@ -210,12 +214,14 @@ def preflight(
         for column in ("check", "result", "detail", "fix"):
             table.add_column(column, overflow="fold")
         for check in checks:
-            table.add_row(check.name, _STATUS_STYLE[check.status], check.detail, check.fix)
+            table.add_row(check.name, styled(_STATUS_STYLE[check.status]), check.detail, check.fix)
         console(stderr=False, wide=True).print(table)
         warned = sum(c.status == "warn" for c in checks)
         summary = f"{len(checks) - len(failed) - warned} passed, {warned} warnings, {len(failed)} failed"
         err.print(
-            f"[bold red]{summary}; fix the failures before `pulumi up`.[/]" if failed else f"[green]{summary}.[/]"
+            styled((f"{summary}; fix the failures before `pulumi up`.", "bold red"))
+            if failed
+            else styled((f"{summary}.", "green"))
         )
     if failed:
         raise typer.Exit(EXIT_FAILED)
@@ -268,6 +274,7 @@ def kubeconfig(
     project_dir: ProjectOption = None,
 ) -> None:
     """Write a kubeconfig for STACK's live cluster whose credentials come from `gpuplane token`."""
+    from gpuplane.infra import kubeaccess  # noqa: PLC0415
     from gpuplane.infra import project as paths  # noqa: PLC0415
     from gpuplane.infra.aws import kubeconfig as kubeconfig_ops  # noqa: PLC0415
     from gpuplane.infra.aws.session import AwsError  # noqa: PLC0415
@@ -286,10 +293,23 @@ def kubeconfig(
     except AwsError as exc:
         raise _fail(exc) from None
     path = out or paths.kubeconfig_path(project, stack)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(kubeconfig_ops.dump(document))
-    path.chmod(0o600)
-    console().print(f"Wrote {path}. Use it with: export KUBECONFIG={path.resolve()}", highlight=False, soft_wrap=True)
+    try:
+        # 0600 in 0700 folders from the start, never through a link, with the record that lets `train`,
+        # `queue` and `compare` trust it later (infra/kubeaccess.py).
+        kubeaccess.write(
+            path,
+            kubeconfig_ops.dump(document),
+            config.cluster_name,
+            project_state=None if out else project.root / paths.STATE_DIR,
+        )
+    except kubeaccess.KubeError as exc:
+        raise cluster_failed(exc, None, nothing=nothing) from None
+    except OSError as exc:
+        raise refuse([f"{exc.filename or path}: {exc.strerror or exc}"], "Cannot write the kubeconfig:") from None
+    console().print(
+        f"Wrote {path}. gpuplane's commands read it from there; for kubectl: export KUBECONFIG={path.resolve()}",
+        soft_wrap=True,
+    )
 
 
 @app.command()
@@ -329,7 +349,7 @@ def janitor(
     if found.vpc_id is None:
         err.print(f"No VPC tagged gpuplane:stack={stack} in {config.region}; only volumes were looked for.")
     if found.blocked:
-        err.print(f"[yellow]{found.blocked}[/]", soft_wrap=True, highlight=False)
+        err.print(styled((found.blocked, "yellow")), soft_wrap=True)
     orphans = found.findings.orphans
     if dry_run:
         err.print(f"Dry run: nothing deleted. {len(orphans)} to delete; run with --delete to remove them.")
@@ -341,20 +361,20 @@ def janitor(
         raise typer.Exit(EXIT_FAILED)
     if not yes:
         if not sys.stdin.isatty():
-            err.print("[bold red]Not deleting:[/] no --yes and no terminal to ask on.")
+            error("no --yes and no terminal to ask on.", "Not deleting:")
             raise typer.Exit(EXIT_FAILED)
         if not typer.confirm(f"Delete these {len(orphans)} resources of {config.cluster_name}?", default=False):
             err.print("Nothing deleted.")
             raise typer.Exit(EXIT_FAILED)
     try:
-        outcome = janitor_ops.execute(found, session, timeout_s=timeout, log=lambda m: err.print(m, highlight=False))
+        outcome = janitor_ops.execute(found, session, timeout_s=timeout, log=lambda m: err.print(m, soft_wrap=True))
     except AwsError as exc:
         raise _fail(exc) from None
     err.print(
         f"Deleted {len(outcome.deleted)}, already gone {len(outcome.already_gone)}, left {len(outcome.remaining)}."
     )
     for orphan, why in outcome.remaining:
-        err.print(f"  [red]left[/] {orphan.kind} {orphan.id}: {why}", highlight=False, soft_wrap=True)
+        err.print(styled("  ", ("left", "red"), f" {orphan.kind} {orphan.id}: {why}"), soft_wrap=True)
     if outcome.remaining:
         raise typer.Exit(EXIT_FAILED)
 
@@ -369,11 +389,21 @@ def _janitor_table(found: janitor_ops.Plan) -> Table:
     for column in ("action", "kind", "id", "name", "identified by"):
         table.add_column(column, overflow="fold")
     for orphan in found.findings.orphans:
-        table.add_row("[red]delete[/]", orphan.kind, orphan.id, orphan.name, orphan.reason)
+        table.add_row(styled(("delete", "red")), orphan.kind, orphan.id, orphan.name, orphan.reason)
     for orphan, why in found.findings.kept:
-        table.add_row("[green]keep[/]", orphan.kind, orphan.id, f"{orphan.name} ({why})", orphan.reason)
+        table.add_row(styled(("keep", "green")), orphan.kind, orphan.id, f"{orphan.name} ({why})", orphan.reason)
     return table
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main() -> None:
+    """The `gpuplane` console script: the app, with the exit codes of docs/commands.md, "Exit codes".
+
+    Ctrl-C is 130: typer turns the KeyboardInterrupt into `Exit(130)` after it unwinds, so `finally` blocks run
+    (a render removes its staging folder) and a command that catches it (verify cleans up what it created and
+    reports) still does (tests/infra/test_exit_codes.py).
+    """
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -30,9 +30,13 @@ from gpuplane.infra.options import (
     ProjectOption,
     StackArgument,
     StacksDirOption,
+    cluster_failed,
     console,
+    error,
+    kube_source,
     load_or_exit,
     project_or_exit,
+    styled,
 )
 from gpuplane.manifests import loadtest
 
@@ -473,7 +477,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     Exits 2 on bad input (nothing is created), 1 when the run fails.
     """
-    from gpuplane.infra import compare_report, kube  # noqa: PLC0415
+    from gpuplane.infra import compare_report, kube, kubeaccess  # noqa: PLC0415
     from gpuplane.infra import project as paths  # noqa: PLC0415
 
     err = console()
@@ -492,16 +496,23 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         )
         urls = _parse_endpoints(endpoint, variants) if endpoint else None
         if not plan and urls is None:
-            cluster = kube.JobRunner(kubeconfig or paths.kubeconfig_path(project, stack))
-    except (CompareError, kube.KubeconfigMissing, ValueError) as exc:
-        err.print("[bold red]Error:[/]", end=" ")
-        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+            cluster = kube.JobRunner(kube_source(kubeconfig, project, stack, config))
+    except kube.KubeError as exc:
+        raise cluster_failed(exc, None, nothing=nothing) from None
+    except (CompareError, ValueError) as exc:
+        error(str(exc))
         err.print(nothing)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     if len(variants) == 1:
         err.print(
-            f"[yellow]Only variant '{variants[0].name}' serves model '{model}': running a single-variant "
-            "benchmark (no comparison).[/]"
+            styled(
+                (
+                    f"Only variant '{variants[0].name}' serves model '{model}': running a single-variant "
+                    "benchmark (no comparison).",
+                    "yellow",
+                )
+            ),
+            soft_wrap=True,
         )
     if plan:
         import yaml  # noqa: PLC0415
@@ -509,6 +520,13 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         typer.echo(yaml.safe_dump_all(the_plan.objects, sort_keys=False), nl=False)
         return
     out_dir = out or paths.compare_dir(project, stack, run_id)
+    if out is None:  # the project's .gpuplane/ is private: 0700 folders, never through a link
+        try:
+            kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
+        except (kubeaccess.KubeError, OSError) as exc:
+            error(str(exc))
+            err.print(nothing)
+            raise typer.Exit(EXIT_BAD_INPUT) from None
     try:
         if urls is not None:
             summary = run_local(
@@ -532,10 +550,12 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
                 log = cluster.run_job(the_plan, status.update)
             summary = parse_summary(log)
     except Exception as exc:
-        err.print(f"[bold red]Run {run_id} failed:[/]", end=" ")
-        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        connection = getattr(cluster, "connection", None) if urls is None else None
+        if connection is not None and kubeaccess.is_client_failure(exc):
+            exc = kubeaccess.explain(exc, connection)
+        error(str(exc), f"Run {run_id} failed:")
         raise typer.Exit(EXIT_FAILED) from None
     machine = machine_facts(config.platform, variants, client_cpu, client_memory)
     compare_report.print_report(summary, console(stderr=False, wide=True))
     json_path, html_path = compare_report.write(summary, machine, out_dir)
-    err.print(f"Wrote {json_path} and {html_path}; raw per-request data: {summary.get('raw')}", highlight=False)
+    err.print(f"Wrote {json_path} and {html_path}; raw per-request data: {summary.get('raw')}", soft_wrap=True)

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 PALETTE: Final = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 DASHES: Final = ("", "6 4", "2 3", "8 3 2 3")
@@ -63,8 +64,10 @@ def table(summary: dict[str, Any]) -> Table:
     result.add_column("client CPU", justify="right")
     for c in summary["cells"]:
         client = c.get("client", {})
-        cpu = _fmt(client.get("cpuCores"), 2) + (" [red]saturated[/]" if client.get("saturated") else "")
-        errors = f"[red]{c['errors']}[/]" if c["errors"] else "0"
+        cpu = Text(_fmt(client.get("cpuCores"), 2))
+        if client.get("saturated"):
+            cpu.append(" saturated", style="red")
+        errors = Text(str(c["errors"]), style="red") if c["errors"] else Text("0")
         result.add_row(
             c["variant"],
             str(c["size"]),
@@ -85,7 +88,7 @@ def print_report(summary: dict[str, Any], console: Console) -> None:
     """The table and the caveats on the terminal."""
     console.print(table(summary))
     for line in notes(summary):
-        console.print(f"- {line}", highlight=False, soft_wrap=True)
+        console.print(Text(f"- {line}"), soft_wrap=True)
 
 
 # --- charts -----------------------------------------------------------------------------------------

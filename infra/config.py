@@ -17,22 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.components.config.base import FieldErrors
-from gpuplane.components.facts import partition
+from gpuplane.components.facts import addresses, partition
 from gpuplane.components.plan import cross_checks
-from gpuplane.infra import limits
+from gpuplane.infra import limits, stackyaml
 
 NAMESPACE = "gpuplane"
 PROJECT = "gpuplane"
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
-# Bounds on what a stack file may make us read: no real stack file comes near them, a hostile one
-# (megabytes, or a few lines of nested YAML aliases that expand to billions of nodes) stops here.
-MAX_FILE_BYTES = 1 << 20
-MAX_YAML_NODES = 100_000
+# Bounds on what a stack file may make us read (infra/stackyaml.py).
+MAX_FILE_BYTES = stackyaml.MAX_FILE_BYTES
+MAX_YAML_NODES = stackyaml.MAX_YAML_NODES
 # Keys a Pulumi stack file holds at its top level (the engine's `workspace.ProjectStack`).
 STACK_FILE_KEYS = frozenset({"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"})
 # Namespaces a typo is checked against (`gpuplan:`, `aws_:`): a close miss is refused, anything else is
@@ -61,6 +59,7 @@ class StackConfig:
     profile: str | None = None
     assume_roles: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # what renders but cannot work once deployed (`cidr_warnings`)
 
     @property
     def cluster_name(self) -> str:
@@ -107,9 +106,9 @@ def read_project(path: Path) -> Project:
         full = str(key) if ":" in str(key) else f"{name}:{key}"
         if isinstance(value, dict) and set(value) <= {"type", "description", "default", "value", "secret", "items"}:
             if "value" in value or "default" in value:
-                config[full] = value.get("value", value.get("default"))
+                config[full] = stackyaml.engine_text(value.get("value", value.get("default")))
         else:
-            config[full] = value
+            config[full] = stackyaml.engine_text(value)
     return Project(root=root, name=name, stacks_dir=stacks, main=main, config=config)
 
 
@@ -130,93 +129,30 @@ def stack_short_name(stack: str) -> str:
     return parts[-1]
 
 
-def stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
-    """Path of a stack's config file (`org/project/dev` reads `Pulumi.dev.yaml`, as the engine does)."""
-    return stacks_dir / f"Pulumi.{stack_short_name(stack)}.yaml"
+def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
+    """Path of a stack's config file (`org/project/dev` reads `Pulumi.dev.yaml`, as the engine does).
 
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that records duplicate keys instead of keeping the last one silently.
-
-    YAML merge keys (`<<: *base`) work as YAML says: the merged mapping's keys come in, and a key the
-    mapping itself writes wins over a merged one (not a duplicate). Only a key written twice in the
-    same mapping is one.
+    `stacks_dir` defaults to `STACKS_DIR`, read when called (the tests point it at their pristine copy).
     """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[str] = []
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == _MERGE_TAG:
-                continue  # SafeConstructor.flatten_mapping (in super) merges it, own keys winning
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool) and key in seen:
-                self.duplicates.append(
-                    f"line {key_node.start_mark.line + 1}: key {key!r} appears twice in one mapping; "
-                    "allowed: each key once (YAML keeps only the last)"
-                )
-            seen.add(key) if isinstance(key, str | int | float | bool) else None
-        return super().construct_mapping(node, deep=deep)
-
-
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
-    """How many nodes `node` stands for once every alias is expanded (memoised: aliases share nodes)."""
-    known = memo.get(id(node))
-    if known is not None:
-        return known
-    memo[id(node)] = 1  # a recursive alias counts once instead of looping
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    memo[id(node)] = min(size, MAX_YAML_NODES * 10)
-    return memo[id(node)]
+    return (stacks_dir or STACKS_DIR) / f"Pulumi.{stack_short_name(stack)}.yaml"
 
 
 def _read_yaml(path: Path) -> tuple[Any, list[str]]:
-    """Read a YAML file within the bounds above: (document, problems); document is None on a problem."""
+    """Read a stack file or `Pulumi.yaml` as the engine reads it (infra/stackyaml.py): (document, problems).
+
+    The document is None when there is a problem: every problem names the file, the line and column, and the
+    key path. An empty file is an empty mapping.
+    """
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, [f"{path}: is {size} bytes; allowed: at most {MAX_FILE_BYTES} bytes"]
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, [f"{path}: cannot be read ({exc.strerror})"]
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, [f"{path}: is UTF-16; allowed: UTF-8 (save the file as UTF-8)"]
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, [f"{path}: byte {exc.start} ({data[exc.start]:#04x}) is not UTF-8; allowed: UTF-8 text"]
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return {}, []
-        expanded = _expanded_size(node, {})
-        if expanded > MAX_YAML_NODES:
-            return None, [
-                f"{path}: expands to more than {MAX_YAML_NODES} YAML nodes (aliases); allowed: at most {MAX_YAML_NODES}"
-            ]
-        document = loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        return None, [f"{path}: not valid YAML: {' '.join(str(exc).split())}"]
-    except RecursionError:
-        return None, [f"{path}: nested too deeply; allowed: a plain stack config"]
-    finally:
-        loader.dispose()
-    return document, [f"{path}: {d}" for d in loader.duplicates]
+        document = stackyaml.read(path)
+    except stackyaml.StackFileError as exc:
+        return None, exc.problems
+    return ({} if document is None else document), []
 
 
-def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
+def read_stack_file(stack: str, stacks_dir: Path | None = None) -> dict[str, Any]:
     """The `config:` map of `Pulumi.<stack>.yaml`, or ConfigError listing every problem of the file."""
+    stacks_dir = stacks_dir or STACKS_DIR
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
         known = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in stacks_dir.glob("Pulumi.*.yaml"))
@@ -238,6 +174,8 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]
         config = {}
     if not isinstance(config, dict):
         raise ConfigError([*problems, f"{path}: 'config' must be a mapping of keys to values"])
+    # Each value as the program receives it from the engine: text for a scalar, the structure for a list or map.
+    config = {key: stackyaml.engine_text(value) for key, value in config.items()}
     if problems:
         # Reported together with every config problem by `load`.
         config = {**config, FILE_PROBLEMS: problems}
@@ -348,7 +286,29 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         profile=profile,
         assume_roles=roles,
         raw={k: v for k, v in raw.items() if k != FILE_PROBLEMS},
+        warnings=tuple(cidr_warnings(platform)),
     )
+
+
+def cidr_warnings(platform: PlatformArgs) -> list[str]:
+    """`cluster.publicAccessCidrs` entries nobody on the internet comes from (documentation, private, loopback...).
+
+    A warning, not an error: the shipped dev stack holds the documentation range 203.0.113.0/24 as an example
+    and must still render; `gpuplane preflight` refuses it before `pulumi up` (infra/aws/preflight.py).
+    """
+    cluster = platform.cluster
+    if not cluster.endpoint_public_access:
+        return []
+    found = []
+    for index, cidr in enumerate(cluster.public_access_cidrs):
+        why = addresses.unreachable(cidr)
+        if why:
+            found.append(
+                f"{NAMESPACE}:cluster.publicAccessCidrs[{index}]: {cidr} is inside {why}; nobody can reach the API "
+                "through it. Replace it with the address you run `pulumi up` and kubectl from "
+                "(`curl -s ifconfig.me`, then /32) before deploying"
+            )
+    return found
 
 
 def _identity(raw: Mapping[str, Any], problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
@@ -400,7 +360,7 @@ def eks_regions() -> frozenset[str]:
 
 
 def load(
-    stack: str, stacks_dir: Path = STACKS_DIR, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
+    stack: str, stacks_dir: Path | None = None, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
 ) -> StackConfig:
     """Read and validate `Pulumi.<stack>.yaml`, over the project's own `config:` values (`defaults`)."""
     short = stack_short_name(stack)

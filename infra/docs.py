@@ -120,6 +120,7 @@ EXAMPLES: dict[str, Any] = {
     "serving[].batching": {"maxBatchSize": 32},
     "serving[].model.name": "mobilenet",
     "serving[].model.path": "vision/mobilenet",
+    "serving[].model.fromTraining": "mnist",
     "serving[].model.import": {"source": "https://example.com/mobilenet.tar.gz"},
     "serving[].model.import.source": "s3://models/mobilenet.tar.gz",
     "serving[].model.import.sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -155,6 +156,8 @@ EXAMPLES: dict[str, Any] = {
     "training[].dataImport.path": "mnist",
     "training[].dataImport.sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "training[].tensorboard.path": "mnist",
+    "training[].export": {"path": "mnist"},
+    "training[].export.path": "mnist",
 }
 
 

@@ -18,6 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpuplane.infra.kubeaccess import ClusterError, KubeconfigError, KubeError, Source, connect
+
+__all__ = ["ClusterError", "KubeError", "KubeconfigError", "Source"]
+
 JOBSET_GROUP = "jobset.x-k8s.io"
 JOBSET_VERSION = "v1alpha2"
 JOBSET_PLURAL = "jobsets"
@@ -38,19 +42,9 @@ TRIGGERED_SCALE_UP = "TriggeredScaleUp"
 AUTOSCALER_COMPONENT = "cluster-autoscaler"
 
 
-class KubeconfigMissing(Exception):
-    """No kubeconfig where a command looked: the message names the path and how to write one."""
-
-
-def api_client(kubeconfig: Path) -> Any:
-    """An API client for `kubeconfig` (KubeconfigMissing when the file is not there)."""
-    if not kubeconfig.is_file():
-        raise KubeconfigMissing(
-            f"--kubeconfig: '{kubeconfig}' does not exist; write it with `gpuplane kubeconfig STACK` first"
-        )
-    from kubernetes import config  # noqa: PLC0415 - only a command that talks to a cluster loads the client
-
-    return config.new_client_from_config(config_file=str(kubeconfig))
+def api_client(source: Source) -> Any:
+    """A checked API client for `source` (infra/kubeaccess.py: trust, `/version`); KubeError otherwise."""
+    return connect(source).api
 
 
 def _missing(exc: Exception) -> bool:
@@ -88,10 +82,11 @@ class KubeApi(Protocol):
 class ClusterApi:
     """`KubeApi` on a real cluster."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, source: Source) -> None:
         from kubernetes import client  # noqa: PLC0415
 
-        api = api_client(kubeconfig)
+        self.connection = connect(source)
+        api = self.connection.api
         self._custom = client.CustomObjectsApi(api)
         self._core = client.CoreV1Api(api)
 
@@ -215,13 +210,25 @@ def _tar_of(files: Sequence[Path]) -> bytes:
     return buffer.getvalue()
 
 
+def pod_log(core: Any, name: str, namespace: str, container: str) -> str:
+    """The container's log as text, read raw and decoded here.
+
+    Why not the client's own decoding: kubernetes 36.0.x returns the log as the repr of its bytes
+    (`"b'...'"`, newlines escaped; kubernetes-client/python#2596, seen with 36.0.3, the pinned client), so a
+    summary line in it would never be found. `_preload_content=False` hands back the HTTP response.
+    """
+    answer = core.read_namespaced_pod_log(name, namespace, container=container, _preload_content=False)
+    return bytes(answer.data).decode("utf-8", errors="replace")
+
+
 class JobRunner:
     """Runs a one-shot Job with its ConfigMap and NetworkPolicy, waits for it, and reads its log."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, source: Source) -> None:
         from kubernetes import client  # noqa: PLC0415
 
-        api = api_client(kubeconfig)
+        self.connection = connect(source)
+        api = self.connection.api
         self.core = client.CoreV1Api(api)
         self.batch = client.BatchV1Api(api)
         self.networking = client.NetworkingV1Api(api)
@@ -325,8 +332,7 @@ class JobRunner:
             time.sleep(3)
         if not pods:
             raise RuntimeError(f"job {namespace}/{name} finished without a pod")
-        log: str = self.core.read_namespaced_pod_log(pods[0].metadata.name, namespace, container="client")
-        return log
+        return pod_log(self.core, pods[0].metadata.name, namespace, "client")
 
     def scale_up_refusal(self, namespace: str, pod: str) -> str:
         """The autoscaler's reason when its latest word on `pod` is that no node will come; else ''."""

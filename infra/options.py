@@ -16,11 +16,17 @@ import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from gpuplane.infra.config import Project, StackConfig
+    from gpuplane.infra.kubeaccess import Connection, Source
 
-EXIT_INVALID_CONFIG = 2
-EXIT_FAILED = 1
+# The exit codes of every command (docs/commands.md, "Exit codes"; tests/infra/test_exit_codes.py):
+EXIT_OK = 0
+EXIT_FAILED = 1  # the operation failed: the cluster, AWS, the run itself
+EXIT_INVALID_INPUT = 2  # invalid input: config, arguments, a path or file the user named (or must create first)
+EXIT_INVALID_CONFIG = EXIT_INVALID_INPUT
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 
 ProjectOption = Annotated[
     Path | None,
@@ -49,24 +55,41 @@ _console: dict[bool, Any] = {}
 
 
 def console(*, stderr: bool = True, wide: bool = False) -> Console:
-    """A rich console (stderr by default; `wide`: at least 140 columns, for tables), made on first use."""
+    """A rich console (stderr by default; `wide`: at least 140 columns, for tables), made on first use.
+
+    Markup and highlighting are off: every string printed (titles, table cells, statuses) is shown as it is,
+    so a path, stack name, run id or server message holding `[/x]` is text, never a style tag. Our own colours
+    come as `styled(...)` text.
+    """
     from rich.console import Console  # noqa: PLC0415 - rich costs start-up time that --help does not need
 
     if wide:
-        return Console(width=max(Console().width, 140))
+        return Console(width=max(Console().width, 140), markup=False, highlight=False)
     if stderr not in _console:
-        _console[stderr] = Console(stderr=stderr)
+        _console[stderr] = Console(stderr=stderr, markup=False, highlight=False)
     made: Console = _console[stderr]
     return made
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Text made of plain parts and (text, style) parts; no part is ever read as markup."""
+    from rich.text import Text  # noqa: PLC0415
+
+    return Text.assemble(*parts)
+
+
+def error(message: str, label: str = "Error:") -> None:
+    """Print `label` in bold red and the message literally, on stderr (soft-wrapped: paths stay whole)."""
+    console().print(styled((label, "bold red"), " ", message), soft_wrap=True)
 
 
 def refuse(problems: list[str], title: str, *, nothing: str = "Nothing was created.") -> typer.Exit:
     """Print a refusal (a title, one line per problem, what was not done); the caller raises the exit 2."""
     err = console()
-    err.print(f"[bold red]{title}[/]", soft_wrap=True, highlight=False)
+    err.print(styled((title, "bold red")), soft_wrap=True)
     for problem in problems:
-        err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
-    err.print(nothing, highlight=False)
+        err.print(f"  - {problem}", soft_wrap=True)
+    err.print(nothing)
     return typer.Exit(EXIT_INVALID_CONFIG)
 
 
@@ -93,3 +116,41 @@ def load_or_exit(stack: str, project: Project, *, nothing: str = "Nothing was cr
         raise refuse(
             exc.problems, f"Invalid config for stack '{stack}' ({project.stacks_dir}):", nothing=nothing
         ) from None
+
+
+def cluster_hint(config: StackConfig) -> str:
+    """What to do when the stack's API server cannot be reached: depends on whether its endpoint is public."""
+    if not config.platform.cluster.endpoint_public_access:
+        return (
+            "The cluster's API endpoint is private (gpuplane:cluster.endpointPublicAccess is false): run this from "
+            "inside the VPC (a runner or bastion there, a VPN or a peered VPC allowed by cluster.apiAccessCidrs)"
+        )
+    return "Check that the stack is up (`pulumi up`) and that your address is in gpuplane:cluster.publicAccessCidrs"
+
+
+def kube_source(kubeconfig: Path | None, project: Project, stack: str, config: StackConfig) -> Source:
+    """The kubeconfig a cluster command uses (infra/kubeaccess.py): `--kubeconfig`, else the project's own."""
+    from gpuplane.infra import project as paths  # noqa: PLC0415
+    from gpuplane.infra.config import stack_short_name  # noqa: PLC0415
+    from gpuplane.infra.kubeaccess import Source  # noqa: PLC0415
+
+    default = paths.kubeconfig_path(project, stack)
+    return Source.of(kubeconfig, default, stack_short_name(stack), config.cluster_name, cluster_hint(config))
+
+
+def cluster_failed(exc: BaseException, connection: Connection | None, *, nothing: str = "") -> typer.Exit:
+    """Print a cluster command's failure as one line; the caller raises the returned exit.
+
+    `exc` is a kubeaccess.KubeError, or a client exception explained through `connection` (anything else is
+    re-raised: a bug of ours keeps its traceback). Exit 2 for the kubeconfig, 1 for the cluster.
+    """
+    from gpuplane.infra import kubeaccess  # noqa: PLC0415
+
+    if not isinstance(exc, kubeaccess.KubeError):
+        if connection is None or not kubeaccess.is_client_failure(exc):
+            raise exc
+        exc = kubeaccess.explain(exc, connection)
+    error(str(exc))
+    if nothing:
+        console().print(nothing)
+    return typer.Exit(exc.exit_code)

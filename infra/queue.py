@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from gpuplane.infra.options import (
-    EXIT_FAILED,
     EXIT_INVALID_CONFIG,
     KubeconfigOption,
     ProjectOption,
     StackArgument,
     StacksDirOption,
+    cluster_failed,
     console,
+    error,
+    kube_source,
     load_or_exit,
     project_or_exit,
 )
@@ -238,26 +240,25 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table  # noqa: PLC0415
 
         from gpuplane.infra import kube  # noqa: PLC0415
-        from gpuplane.infra import project as paths  # noqa: PLC0415
         from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
         from gpuplane.manifests import versions  # noqa: PLC0415
 
-        err = console()
         nothing = "Nothing was read."
         project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
         config = load_or_exit(stack, project, nothing=nothing)
         if not config.platform.training:
-            err.print(f"[bold red]Error:[/] stack '{stack}' declares no training (gpuplane:training): it has no queue")
+            error(f"stack '{stack}' declares no training (gpuplane:training): it has no queue")
             raise typer.Exit(EXIT_INVALID_CONFIG)
-        path = kubeconfig or paths.kubeconfig_path(project, stack)
         try:
-            api = kube.ClusterApi(path)
-        except kube.KubeconfigMissing as exc:
-            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
-            raise typer.Exit(EXIT_FAILED) from None
+            api = kube.ClusterApi(kube_source(kubeconfig, project, stack, config))
+        except kube.KubeError as exc:
+            raise cluster_failed(exc, None, nothing=nothing) from None
         namespace = config.platform.workload_namespace
-        workloads = api.list_workloads(namespace)
-        rows = queue_rows(api, namespace, queue_manifests.LOCAL_QUEUE, workloads)
+        try:
+            workloads = api.list_workloads(namespace)
+            rows = queue_rows(api, namespace, queue_manifests.LOCAL_QUEUE, workloads)
+        except Exception as exc:
+            raise cluster_failed(exc, getattr(api, "connection", None)) from None
         table = Table(title=f"queue {namespace}/{queue_manifests.LOCAL_QUEUE} (Kueue {versions.KUEUE_IMAGE_TAG})")
         for column in ("run", "state", "GPUs", "detail"):
             table.add_column(column)

@@ -3,16 +3,15 @@
 Contract (docs/getting-started.md, "What a render writes"): `plan.json`, `manifests/` (one Kubernetes object per file),
 `helm/` (one file per Helm release), a picture of the stack (`stack.md`, Mermaid, which GitHub and most
 editors draw) and a summary table on the terminal. A render replaces only what a render wrote (`OWNED`)
-and leaves every other file in its folder; the new files are staged beside it and moved in at the end, so
-a failed render never leaves half of one behind, and invalid config writes nothing at all.
+and leaves every other file in its folder; the new files are staged inside the folder and moved in at the end
+(infra/outdir.py: a lock, recovery after a killed render), so a failed render never leaves half of one behind,
+and invalid config writes nothing at all.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import traceback
 from collections import Counter
 from dataclasses import dataclass
@@ -23,11 +22,12 @@ import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.plan import capacity, cost
-from gpuplane.infra import limits, mockrun, program, tfplan, wiring
+from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
@@ -87,10 +87,8 @@ def _picture_key(r: mockrun.RecordedResource) -> tuple[str | None, str, str]:
     return (r.parent, r.type, str(value))
 
 
-MARKER = ".gpuplane-render"
-"""File every render leaves in its output folder: the entries it names are the render's, and only those."""
-OWNED = ("plan.json", "tfplan.json", "cost.json", "stack.md", "manifests", "helm", "observability", MARKER)
-"""What a render writes, and so all it ever replaces: any other file in the folder is the user's and stays."""
+MARKER = outdir.MARKER
+OWNED = outdir.OWNED
 
 
 @dataclass(frozen=True)
@@ -124,25 +122,8 @@ class Target:
 
 
 def out_dir_problem(out_dir: Path) -> str | None:
-    """Why a render may not write into `out_dir`, or None.
-
-    A render replaces only its own entries (`OWNED`): a folder holding a previous render (its marker) or none
-    of those names is fine, and any other file in it is left alone. A folder holding `plan.json`,
-    `manifests/`... without the marker is someone else's: refused, so no file of the user's is replaced.
-    """
-    if not out_dir.exists():
-        return None
-    if not out_dir.is_dir():
-        return f"--out {out_dir}: is a file; allowed: a folder (new, or one a render may write into)"
-    if (out_dir / MARKER).is_file():
-        return None
-    clashes = [name for name in OWNED if (out_dir / name).exists()]
-    if clashes:
-        return (
-            f"--out {out_dir}: holds {', '.join(clashes)}, which no gpuplane render wrote (no {MARKER}); allowed: "
-            f"a folder without {', '.join(n for n in OWNED if n != MARKER)}, or a previous render. Nothing was deleted."
-        )
-    return None
+    """Why a render may not write into `out_dir`, or None (infra/outdir.py: `problem`)."""
+    return outdir.problem(out_dir)
 
 
 def run_stack(config: StackConfig) -> mockrun.Recording:
@@ -721,37 +702,6 @@ def cost_caption(priced: dict[str, Any]) -> str:
     )
 
 
-def _swap_in(staging: Path, out_dir: Path) -> None:
-    """Put the staged render in `out_dir`, replacing the previous render's entries and nothing else.
-
-    A new folder is one atomic rename. Into an existing folder, the old entries move aside first and come
-    back if a move fails, so a failed render leaves the previous one as it was.
-    """
-    if not out_dir.exists():
-        staging.rename(out_dir)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-old-", dir=out_dir.parent))
-    moved: list[str] = []
-    placed: list[str] = []
-    try:
-        for name in OWNED:
-            if (out_dir / name).exists():
-                (out_dir / name).rename(aside / name)
-                moved.append(name)
-        for name in OWNED:
-            if (staging / name).exists():
-                (staging / name).rename(out_dir / name)
-                placed.append(name)
-    except BaseException:
-        for name in placed:
-            shutil.rmtree(out_dir / name) if (out_dir / name).is_dir() else (out_dir / name).unlink()
-        for name in moved:
-            (aside / name).rename(out_dir / name)
-        raise
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
-
-
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
     with mockrun.no_cycle_collection():  # the files are written from a heap the collector need not walk
@@ -855,10 +805,9 @@ def write_recording(
     problem = out_dir_problem(out_dir)
     if problem:
         raise ConfigError([problem])
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    try:
+    out_dir = out_dir.absolute()
+
+    def fill(staging: Path) -> None:
         plan = plan_document(target, recording)
         (staging / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n")
         (staging / "tfplan.json").write_text(tfplan.dumps(tfplan.from_recording(plan, recording)))
@@ -877,13 +826,16 @@ def write_recording(
             (staging / "observability" / file_name).parent.mkdir(parents=True, exist_ok=True)
             (staging / "observability" / file_name).write_text(text)
         (staging / "stack.md").write_text(picture(target, recording))
+        # The marker last: a staging folder that holds it is a complete render (infra/outdir.py).
         (staging / MARKER).write_text(
             "gpuplane render output: `gpuplane render` replaces these entries and nothing else in this folder:\n"
             + "".join(f"{name}\n" for name in OWNED)
         )
-        _swap_in(staging, out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    try:
+        outdir.write(out_dir, fill)
+    except outdir.OutputError as exc:
+        raise ConfigError([str(exc)]) from None
     facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
     facts["wiring"] = wiring.gpu_wiring_warnings(recording)
@@ -896,6 +848,5 @@ def write_recording(
             f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md"
         )
         for warning in [*facts["wiring"], *facts["endOfSupport"]]:
-            console.print("[yellow]warning:[/] ", end="")
-            console.print(warning, soft_wrap=True, highlight=False, markup=False)
+            console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

@@ -24,7 +24,10 @@ from gpuplane.infra.options import (
     ProjectOption,
     StackArgument,
     StacksDirOption,
+    cluster_failed,
     console,
+    error,
+    kube_source,
     load_or_exit,
     project_or_exit,
 )
@@ -207,7 +210,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Submit training run NAME of STACK through the queue, once per spec or run id (docs/workloads.md)."""
         from gpuplane.infra import kube  # noqa: PLC0415
-        from gpuplane.infra import project as paths  # noqa: PLC0415
 
         err = console()
         nothing = "Nothing was submitted."
@@ -219,32 +221,34 @@ def register(app: typer.Typer) -> None:
             obj = build(config, name, run_id)
         except ConfigError as exc:
             for problem in exc.problems:
-                err.print(f"  - {problem}", markup=False, highlight=False, soft_wrap=True)
+                err.print(f"  - {problem}", soft_wrap=True)
             err.print(nothing)
             raise typer.Exit(EXIT_INVALID_CONFIG) from None
         except ValueError as exc:
-            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            error(str(exc))
             err.print(nothing)
             raise typer.Exit(EXIT_INVALID_CONFIG) from None
         if plan_only:
             typer.echo(plan(obj, queue_objects(config)).manifest, nl=False)
             return
-        path = kubeconfig or paths.kubeconfig_path(project, stack)
         try:
-            api = kube.ClusterApi(path)
-        except kube.KubeconfigMissing as exc:
-            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
-            raise typer.Exit(EXIT_FAILED) from None
+            api = kube.ClusterApi(kube_source(kubeconfig, project, stack, config))
+        except kube.KubeError as exc:
+            raise cluster_failed(exc, None, nothing=nothing) from None
         try:
             outcome = submit(api, obj, rerun=rerun)
+            typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
+            if wait_ and outcome.action in ("submitted", "exists"):
+                final = wait(
+                    api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
+                )
+                typer.echo(f"{outcome.run}: {final}")
+                if final in ("Failed", "Deactivated"):
+                    raise typer.Exit(EXIT_FAILED)
         except StillDeleting as exc:
-            err.print(f"[bold red]Error:[/] {exc}", soft_wrap=True, highlight=False)
+            error(str(exc))
             raise typer.Exit(EXIT_FAILED) from None
-        typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
-        if wait_ and outcome.action in ("submitted", "exists"):
-            final = wait(
-                api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
-            )
-            typer.echo(f"{outcome.run}: {final}")
-            if final in ("Failed", "Deactivated"):
-                raise typer.Exit(EXIT_FAILED)
+        except typer.Exit:
+            raise
+        except Exception as exc:
+            raise cluster_failed(exc, getattr(api, "connection", None)) from None

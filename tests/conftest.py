@@ -16,6 +16,7 @@ import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
+from tests import shipped, tools
 
 # The day the version rules judge by in the whole suite (issue 16): the day the version table was last
 # checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
@@ -28,6 +29,33 @@ def pinned_today() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pristine_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test runs in a copy of the shipped project (tests/shipped.py), never the checkout's `stacks/`.
+
+    `config.STACKS_DIR` (the default stack folder) points at the copy's `stacks/`, and the current folder is
+    the copy: a command run without `--project` finds its `Pulumi.yaml` there and writes its `build/` and
+    `.gpuplane/` there. A user's edited or added stack file in the checkout changes no test.
+    """
+    root = shipped.make_project(tmp_path_factory.mktemp("project"))
+    before = os.getcwd()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(config, "STACKS_DIR", root / "stacks")
+        os.chdir(root)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+
+@pytest.fixture(autouse=True)
+def private_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpuplane's per-user key (infra/kubeaccess.py) in a folder of the test's, never the user's ~/.config;
+    and no KUBECONFIG of the user's reaches a test."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
 
 
 T = TypeVar("T")
@@ -85,3 +113,31 @@ def run_platform() -> Callable[..., mockrun.Recording]:
         return render.run_stack(stack_config(overrides, stack, region))
 
     return _run
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`@pytest.mark.tool(name)`: skip where the tool is missing, fail where CI requires it (tests/tools.py)."""
+    for mark in item.iter_markers("tool"):
+        name = str(mark.args[0])
+        if name not in tools.table():
+            pytest.fail(f"tool {name!r} is not in .ci/tools; add a row there")
+        if not tools.present(name):
+            if tools.required():
+                pytest.fail(f"{tools.skip_reason(name)}; {tools.REQUIRE_ENV}=1 requires every tool")
+            pytest.skip(tools.skip_reason(name))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """At the end: which tests could not run for a missing tool, and the one command that installs them."""
+    by_tool: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        if reason.startswith(f"Skipped: {tools.SKIP_PREFIX} ") or reason.startswith(f"{tools.SKIP_PREFIX} "):
+            name = reason.split(f"{tools.SKIP_PREFIX} ", 1)[1].split(":", 1)[0]
+            by_tool[name] = by_tool.get(name, 0) + 1
+    if not by_tool:
+        return
+    terminalreporter.section("tests that could not run: missing tools", sep="-", yellow=True)
+    for name, count in sorted(by_tool.items()):
+        terminalreporter.write_line(f"{count:4d} skipped without {name}: {tools.table()[name].why}")
+    terminalreporter.write_line(f"Install them with: {tools.INSTALL}")

@@ -97,3 +97,14 @@ def make(root: Path) -> Path:
 def with_program(root: Path, program: str) -> None:
     """Replace the team's program (e.g. with one that passes an invalid argument)."""
     (root / "infra" / "__main__.py").write_text(textwrap.dedent(program))
+
+
+def own_program(root: Path, *, private_endpoint: bool = False) -> Path:
+    """gpuplane's own program (no `main` folder) in `root`, with this team's stack as `dev` (with training)."""
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: gpuplane\nruntime: python\nmain: infra/\nstackConfigDir: stacks\n")
+    stack = STACK.replace(f"  {NAME}:owner: vision\n", "")
+    if private_endpoint:
+        stack = stack.replace("    publicAccessCidrs: [198.51.100.0/24]\n", "    endpointPublicAccess: false\n")
+    (root / "stacks" / "Pulumi.dev.yaml").write_text(stack)
+    return root

@@ -35,6 +35,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import shipped
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 RUN = ("sh", "bash", "console", "python")
@@ -102,10 +104,8 @@ ALL = [s for doc in DOCS for s in snippets(doc)]
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of what the snippets read, outside the checkout (so they write nothing into it)."""
-    work = tmp_path / "project"
-    work.mkdir()
-    shutil.copy(ROOT / "Pulumi.yaml", work)
-    for folder in ("stacks", "examples", ".checkov"):
+    work = shipped.make_project(tmp_path / "project")  # the shipped stacks, pristine (tests/shipped.py)
+    for folder in ("examples", ".checkov"):
         shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("venv", "build", ".gpuplane"))
     shutil.copytree(ROOT / "manifests" / "runtime", work / "manifests" / "runtime")
     if (ROOT / ".venv-checkov").exists():

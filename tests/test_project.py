@@ -11,12 +11,13 @@ import yaml
 import gpuplane
 from gpuplane.components.node_group import NodeGroup
 from gpuplane.components.platform import Platform
+from tests import shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_pulumi_project_file():
-    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    project = yaml.safe_load(shipped.PULUMI_YAML.read_text())
     assert project["name"] == "gpuplane"
     assert project["main"] == "infra/"
     assert project["stackConfigDir"] == "stacks"
@@ -37,14 +38,14 @@ def test_distribution_packages_and_console_script():
     for folder in ("components", "manifests", "infra"):
         link = ROOT / "src" / "gpuplane" / folder
         assert link.is_symlink() and link.resolve() == (ROOT / folder).resolve()
-    assert pyproject["project"]["scripts"]["gpuplane"] == "gpuplane.infra.cli:app"
+    assert pyproject["project"]["scripts"]["gpuplane"] == "gpuplane.infra.cli:main"
     for dep in pyproject["project"]["dependencies"]:
         assert "==" in dep, f"unpinned dependency {dep}"
 
 
 def test_stack_files_exist_for_both_shipped_stacks():
     for stack in ("dev", "prod"):
-        config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        config = yaml.safe_load((shipped.STACKS / f"Pulumi.{stack}.yaml").read_text())["config"]
         assert config["gpuplane:profile"] == stack
         assert config["aws:region"]
 

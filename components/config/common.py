@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Final, Literal
 
@@ -12,15 +11,6 @@ Profile = Literal["dev", "prod"]
 LOG_RETENTION_DAYS: Final = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 )  # fmt: skip
-
-
-def check_cidr(value: str) -> str:
-    """`value` if it is an IPv4 network with its host bits zero; ValueError naming it otherwise."""
-    try:
-        ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"'{value}' is not an IPv4 network in CIDR notation with host bits zero ({exc})") from exc
-    return value
 
 
 _DURATION_RE: Final = re.compile(r"([0-9]+)(h|m|s)")

@@ -9,7 +9,8 @@ from typing import Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.config.base import FieldError, _Args
-from gpuplane.components.config.common import LOG_RETENTION_DAYS, check_cidr
+from gpuplane.components.config.common import LOG_RETENTION_DAYS
+from gpuplane.components.facts.addresses import check_cidr
 from gpuplane.components.facts.subnets import plan_subnets
 
 NatMode = Literal["single", "perAz"]

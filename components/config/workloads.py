@@ -246,6 +246,13 @@ class ModelArgs(_Args):
     import_: ImportArgs | None = Field(
         default=None, alias="import", description="Fetch the model before serving starts. Default: none."
     )
+    from_training: str | None = Field(
+        default=None,
+        description="The training workload (`training[].name`) whose export this model is. The render then checks "
+        "that the model's volume and path are where that training writes it (`training[].export`) and that every "
+        "variant's TensorFlow loads what the training's image writes. Default: none (a model from elsewhere, "
+        "e.g. TF Hub: nothing links it to the stack's training, so nothing is compared).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -255,6 +262,16 @@ class ModelArgs(_Args):
         return value
 
     _path = field_validator("path")(classmethod(lambda cls, v: None if v is None else check_relative_path(v)))
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelArgs:
+        if self.from_training is not None and self.import_ is not None:
+            raise FieldError(
+                "fromTraining",
+                f"'{self.from_training}' and `import` both say where the model comes from; keep one "
+                "(a training export, or an import)",
+            )
+        return self
 
     @property
     def resolved_path(self) -> str:
@@ -498,6 +515,18 @@ class DataImportArgs(ImportArgs):
     _rel = field_validator("path")(classmethod(lambda cls, v: check_relative_path(v)))
 
 
+class ExportArgs(_Args):
+    """Where a training program writes the SavedModel it exports (so a serving model can load it)."""
+
+    volume: str = Field(default="models", description="Named volume, mounted in the training. Default `models`.")
+    path: str = Field(
+        description="Directory inside the volume the program writes `<version>/saved_model.pb` under: the "
+        "serving model's `path`. Required."
+    )
+
+    _rel = field_validator("path")(classmethod(lambda cls, v: check_relative_path(v)))
+
+
 class TensorboardArgs(_Args):
     """TensorBoard on the logs volume, reached with `kubectl port-forward` (or an Ingress)."""
 
@@ -543,6 +572,11 @@ class TrainingArgs(_Args):
     volumes: list[VolumeMountArgs] = Field(default_factory=list, description="Named volumes to mount. Default none.")
     data_import: DataImportArgs | None = Field(
         default=None, description="Fill a datasets directory before the run starts. Default none."
+    )
+    export: ExportArgs | None = Field(
+        default=None,
+        description="Where the program writes the model it exports (it says so in `command`; this names it for the "
+        "render): a serving model with `fromTraining` naming this workload loads it from there. Default none.",
     )
     tensorboard: TensorboardArgs | None = Field(default=None, description="A TensorBoard Deployment. Default none.")
     ttl_seconds_after_finished: int = Field(

@@ -494,19 +494,70 @@ def training_tensorflow(training: TrainingArgs) -> tuple[str, str | None]:
     return pinned.image, pinned.tensorflow
 
 
+def export_problems(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> list[FieldError]:
+    """A serving model that names a training (`model.fromTraining`) reads where that training writes its export."""
+    by_name = {run.name: (index, run) for index, run in enumerate(training)}
+    problems: list[FieldError] = []
+    for s_index, one in enumerate(serving):
+        model, key = one.model, f"serving[{s_index}].model"
+        if model.from_training is None:
+            continue
+        if model.from_training not in by_name:
+            known = ", ".join(sorted(by_name)) or "none"
+            problems.append(
+                FieldError(
+                    f"{key}.fromTraining",
+                    f"'{model.from_training}' is not a training workload of this stack; allowed: {known}",
+                )
+            )
+            continue
+        t_index, run = by_name[model.from_training]
+        if run.export is None:
+            problems.append(
+                FieldError(
+                    f"training[{t_index}].export",
+                    f"serving '{one.name}' loads the export of training '{run.name}' ({key}.fromTraining): say where "
+                    f"its program writes it, e.g. export: {{volume: {model.volume}, path: {model.resolved_path}}}",
+                )
+            )
+            continue
+        mounted = [v.volume for v in run.volumes]
+        if run.export.volume not in mounted:
+            problems.append(
+                FieldError(
+                    f"training[{t_index}].export.volume",
+                    f"'{run.export.volume}' is not mounted in training '{run.name}' (volumes: "
+                    f"{', '.join(mounted) or 'none'}); mount it so its program can write the export there",
+                )
+            )
+        if (run.export.volume, run.export.path) != (model.volume, model.resolved_path):
+            problems.append(
+                FieldError(
+                    f"{key}.path",
+                    f"serving '{one.name}' reads {model.volume}:{model.resolved_path}, but training '{run.name}' "
+                    f"writes its export to {run.export.volume}:{run.export.path}; make them the same",
+                )
+            )
+    return problems
+
+
 def serving_loads_training_problems(
     serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]
 ) -> list[FieldError]:
-    """Every serving variant's TensorFlow is at least every training workload's; each FieldError names both.
+    """A serving model from a training's export runs a TensorFlow at least the training's; each error names both.
 
-    TensorFlow promises only that a SavedModel loads in the same or a newer runtime.
+    TensorFlow promises only that a SavedModel loads in the same or a newer runtime. Only the pairs the config
+    links are compared (`model.fromTraining`): a model from elsewhere (TF Hub) has nothing to do with the
+    stack's training, and an image of its own then needs no declared version.
     """
-    problems: list[FieldError] = []
+    problems: list[FieldError] = export_problems(serving, training)
     for s_index, one in enumerate(serving):
         for v_index, variant in enumerate(one.variants):
             s_image, s_tf = serving_tensorflow(variant)
             key = f"serving[{s_index}].variants[{v_index}]"
             for t_index, run in enumerate(training):
+                if run.name != one.model.from_training:
+                    continue
                 t_image, t_tf = training_tensorflow(run)
                 where = f"training[{t_index}] ({t_image}"
                 if s_tf is None or t_tf is None:

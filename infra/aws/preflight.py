@@ -24,6 +24,7 @@ import botocore.exceptions
 
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.facts import prices
+from gpuplane.components.facts.addresses import unreachable
 from gpuplane.components.facts.catalog import lookup
 from gpuplane.components.plan import addons
 from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
@@ -634,6 +635,17 @@ def api_reachability(config: StackConfig, addresses: list[str]) -> Check:
     cluster = config.platform.cluster
     name = "API endpoint access"
     if cluster.endpoint_public_access:
+        nobody = [c for c in cluster.public_access_cidrs if unreachable(c)]
+        if nobody:
+            return Check(
+                name,
+                "fail",
+                f"public endpoint open only to {', '.join(cluster.public_access_cidrs)}; "
+                + "; ".join(f"{c} is inside {unreachable(c)}" for c in nobody)
+                + ": nobody can reach the API from there, and every Kubernetes object of `pulumi up` would time out",
+                "Set cluster.publicAccessCidrs to the public address you run `pulumi up` and kubectl from "
+                "(`curl -s ifconfig.me`, then /32), or your office's range",
+            )
         return Check(name, "pass", f"public endpoint, open to {', '.join(cluster.public_access_cidrs)}")
     cidrs = config.platform.resolved_api_access_cidrs
     networks = [ipaddress.IPv4Network(c) for c in cidrs]

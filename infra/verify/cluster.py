@@ -117,9 +117,14 @@ class KubeCluster:
         self._custom = client.CustomObjectsApi(self._api)
 
     @classmethod
-    def from_kubeconfig(cls, kubeconfig: Path) -> KubeCluster:
-        """On the cluster of `kubeconfig` (`kube.KubeconfigMissing` when there is no such file)."""
-        return cls(kube.api_client(kubeconfig))
+    def from_kubeconfig(cls, kubeconfig: kube.Source | Path) -> KubeCluster:
+        """On the cluster of `kubeconfig`; `kube.KubeError` when it cannot be used (infra/kubeaccess.py).
+
+        A `kube.Source` (the project's, trusted only as gpuplane wrote it), or a path the user named (used as
+        kubectl would).
+        """
+        source = kubeconfig if isinstance(kubeconfig, kube.Source) else kube.Source(kubeconfig, "STACK", None)
+        return cls(kube.api_client(source))
 
     def _json(self, obj: Any) -> Any:
         return self._api.sanitize_for_serialization(obj)

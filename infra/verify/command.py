@@ -22,13 +22,18 @@ from gpuplane.infra.options import (
     ProjectOption,
     StackArgument,
     StacksDirOption,
+    cluster_failed,
     console,
+    error,
+    kube_source,
     load_or_exit,
     project_or_exit,
+    styled,
 )
 
 if TYPE_CHECKING:
     from gpuplane.infra.config import StackConfig
+    from gpuplane.infra.kubeaccess import Source
     from gpuplane.infra.verify.expect import Expectations
     from gpuplane.infra.verify.model import Check
 
@@ -76,10 +81,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _bad_input(message: str, nothing: str) -> typer.Exit:
-    err = console()
-    err.print("[bold red]Error:[/]", end=" ")
-    err.print(message, markup=False, highlight=False, soft_wrap=True)
-    err.print(nothing)
+    error(message)
+    console().print(nothing)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -136,47 +139,49 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
 
         typer.echo(yaml.safe_dump_all(plan_objects(expect, checks, run_id), sort_keys=False), nl=False)
         return
-    try:
-        cluster = _cluster(kubeconfig or paths.kubeconfig_path(project, stack))
-    except kube.KubeconfigMissing as exc:
-        raise _bad_input(str(exc), nothing) from None
-    err = console()
-    from rich.markup import escape  # noqa: PLC0415
+    try:  # the project's kubeconfig only as gpuplane wrote it; --kubeconfig as kubectl would (infra/kubeaccess.py)
+        cluster = _cluster(kube_source(kubeconfig, project, stack, config))
+    except kube.KubeError as exc:
+        raise cluster_failed(exc, None, nothing=nothing) from None
+    err = console()  # prints literally: the cluster's words are never markup
 
-    with err.status(escape(f"verify {stack}: run {run_id}")) as status:
+    with err.status(f"verify {stack}: run {run_id}") as status:
         the_runner = runner.Runner(
             expect,
             cluster,
             _aws(config, profile),
             run_id,
             _objects(cluster, expect, run_id),
-            progress=lambda message: status.update(escape(message)),  # the cluster's words, never markup
+            progress=status.update,  # the cluster's words, printed literally (the console has no markup)
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
     out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id
+    if out is None:  # the project's .gpuplane/ is private: 0700 folders, never through a link
+        from gpuplane.infra import kubeaccess  # noqa: PLC0415
+
+        kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
     json_path, html_path = report.write(result, out_dir)
     if json_output:
         typer.echo(json.dumps(report.document(result), indent=2, sort_keys=True))
     else:
         console(stderr=False, wide=True).print(report.table(result))
     line = report.summary_line(result)
-    err.print(f"[green]{line}[/]" if result.ok else f"[bold red]{line}[/]", highlight=False)
+    err.print(styled((line, "green" if result.ok else "bold red")))
     for kept in result.kept:
-        err.print(f"kept: {kept}", markup=False, highlight=False)
+        err.print(f"kept: {kept}")
     for problem in result.cleanup_problems:
-        err.print("[red]not removed:[/]", end=" ")
-        err.print(problem, markup=False, highlight=False, soft_wrap=True)
-    err.print(f"Wrote {json_path} and {html_path}", markup=False, highlight=False, soft_wrap=True)
+        err.print(styled(("not removed:", "red"), " ", problem), soft_wrap=True)
+    err.print(f"Wrote {json_path} and {html_path}", soft_wrap=True)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
 
 
-def _cluster(kubeconfig: Path) -> Any:
+def _cluster(source: Source) -> Any:
     from gpuplane.infra.verify.cluster import KubeCluster  # noqa: PLC0415
 
-    return KubeCluster.from_kubeconfig(kubeconfig)
+    return KubeCluster.from_kubeconfig(source)
 
 
 def _aws(config: StackConfig, profile: str | None) -> Any:

@@ -120,7 +120,8 @@ def document(report: RunReport) -> dict[str, Any]:
     }
 
 
-_STYLE: Final = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "skipped": "[yellow]skipped[/]"}
+# (text, style): consoles print literally (infra/options.py: markup off), so the colour comes as a style.
+_STYLE: Final = {"pass": ("pass", "green"), "fail": ("FAIL", "bold red"), "skipped": ("skipped", "yellow")}
 
 
 def _timings(timings: dict[str, float]) -> str:
@@ -145,7 +146,7 @@ def table(report: RunReport) -> Table:
             cause_fix.append("Fix: ", style="bold")
             cause_fix.append(o.fix)
         timing = f"{r.duration_s:.0f}" + (f"\n{_timings(dict(o.timings))}" if o.timings else "")
-        result.add_row(Text(r.name), _STYLE[o.status], Text(o.evidence), cause_fix, Text(timing))
+        result.add_row(Text(r.name), Text(*_STYLE[o.status]), Text(o.evidence), cause_fix, Text(timing))
     return result
 
 

@@ -127,7 +127,7 @@ def test_inputs_folder_without_images_is_refused(stacks, tmp_path):
 def test_missing_kubeconfig_is_bad_input_and_creates_nothing(stacks, tmp_path):
     result = invoke(stacks, "--model", "resnet", "--kubeconfig", str(tmp_path / "none"), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2
-    assert "write it with `gpuplane kubeconfig STACK` first" in " ".join(result.stderr.split())
+    assert "does not exist; write it with `gpuplane kubeconfig sample` first" in " ".join(result.stderr.split())
     assert not (tmp_path / "o").exists()
 
 

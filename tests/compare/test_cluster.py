@@ -5,12 +5,16 @@ A real API server is not available here; the fakes answer like the official clie
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
+from kubernetes import client
 
 from gpuplane.infra import compare, kube
 from tests.compare.conftest import write_stack
@@ -58,9 +62,10 @@ class FakeApi:
         self.event_queries.append(field_selector)
         return SimpleNamespace(items=self.events)
 
-    def read_namespaced_pod_log(self, name: str, namespace: str, container: str) -> str:
+    def read_namespaced_pod_log(self, name: str, namespace: str, container: str, _preload_content: bool) -> Any:
         self.calls.append(("log", name))
-        return "[compare] cell 1/1\n" + SUMMARY_LINE + "\n"
+        assert _preload_content is False  # the raw response: the client's own decoding is broken (kube.pod_log)
+        return SimpleNamespace(data=("[compare] cell 1/1\n" + SUMMARY_LINE + "\n").encode())
 
 
 def make_plan(tmp_path) -> compare.Plan:
@@ -168,3 +173,36 @@ def test_latest_scale_up_refusal(events, refusal):
 def test_parse_summary_failures(log, message):
     with pytest.raises(RuntimeError, match=message):
         compare.parse_summary(log)
+
+
+class _LogServer(BaseHTTPRequestHandler):
+    """Answers the pod-log path as the API server does: text/plain, the container's bytes."""
+
+    body = '[compare] cell 1/1\nSUMMARY {"ok": true}\nnon-ascii: \u00e9\n'
+
+    def do_GET(self) -> None:
+        assert urlparse(self.path).path == "/api/v1/namespaces/ns/pods/pod-1/log"
+        assert parse_qs(urlparse(self.path).query) == {"container": ["client"]}
+        data = self.body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_pod_log_is_the_text_the_container_wrote_with_the_real_client():
+    """The pinned client (36.0.x) returns "b'...'" from its own decoding; kube.pod_log reads the bytes."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LogServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        configuration = client.Configuration()
+        configuration.host = f"http://127.0.0.1:{server.server_address[1]}"
+        core = client.CoreV1Api(client.ApiClient(configuration))
+        assert kube.pod_log(core, "pod-1", "ns", "client") == _LogServer.body
+    finally:
+        server.shutdown()
+        server.server_close()

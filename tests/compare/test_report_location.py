@@ -31,8 +31,8 @@ def test_report_lands_in_the_projects_state_folder_and_survives_renders(team, su
     seen: list[Path] = []
 
     class FakeRunner:
-        def __init__(self, kubeconfig: Path) -> None:
-            seen.append(kubeconfig)
+        def __init__(self, source: kube.Source) -> None:
+            seen.append(source.path)
 
         def prepare(self, run: Any) -> None:
             pass
@@ -46,6 +46,9 @@ def test_report_lands_in_the_projects_state_folder_and_survives_renders(team, su
     assert result.exit_code == 0, result.output
     assert seen == [team / ".gpuplane" / "dev" / "kubeconfig"]
     (run,) = (team / ".gpuplane" / "dev" / "compare").iterdir()
+    # The project's .gpuplane/ is private (issue 26): every folder down to the report 0700.
+    for folder in (team / ".gpuplane", team / ".gpuplane" / "dev", run.parent, run):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
     report = run / "report.json"
     written = report.read_text()
     assert json.loads(written)["summary"]["model"] == team_project.MODEL

@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 from gpuplane.infra import config
 from gpuplane.infra.cli import app
+from tests import shipped
 
 runner = CliRunner()
-GOOD = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+GOOD = shipped.DEV
 GROUP = "  gpuplane:nodeGroups:\n    - {name: system, instanceTypes: [m6i.large]%s}\n"
 
 
@@ -91,6 +92,22 @@ CASES: dict[str, tuple[str | bytes, list[str]]] = {
     "duplicate-key": (
         BASE + "  gpuplane:profile: dev\n  gpuplane:profile: prod\n",
         ["'gpuplane:profile' appears twice"],
+    ),
+    # The stack file read as the engine reads it (infra/stackyaml.py, yaml.v3 and Pulumi's config code).
+    "timestamp": (
+        BASE + "  gpuplane:tags:\n    expires: 2027-03-01\n",
+        ["line 5, column 14", "gpuplane:tags.expires", "2027-03-01 00:00:00 +0000 UTC", "quote it: '2027-03-01'"],
+    ),
+    "explicit-tag": (BASE + '  gpuplane:tags: {team: !!int "two"}\n', ["gpuplane:tags.team", "!!int"]),
+    "nul-byte": (BASE + "  gpuplane:tags: {team: a\x00b}\n", ["line 4, column 26", "U+0000"]),
+    "terminal-colour": (BASE + "  gpuplane:tags: {team: \x1b[31mred}\n", ["line 4, column 25", "U+001B"]),
+    "huge-integer": (
+        BASE + "  gpuplane:storage: {provisionedThroughputMibps: " + "9" * 5000 + "}\n",
+        ["gpuplane:storage.provisionedThroughputMibps"],
+    ),
+    "rounded-integer": (
+        BASE + "  gpuplane:storage: {provisionedThroughputMibps: 123456789012345678901234}\n",
+        ["gpuplane:storage.provisionedThroughputMibps", "rounds to 1.2345678901234569e+23"],
     ),
     "prod-open-cidr-set": (
         REGION + "  gpuplane:profile: prod\n  gpuplane:cluster:\n    endpointPublicAccess: true\n"
@@ -199,3 +216,37 @@ def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith("gpuplane ")
+
+
+def test_words_yaml_1_1_calls_booleans_are_text_as_for_the_engine(tmp_path):
+    """`yes`, `on`, `off`, `No`, `y`, `1:30` and an impossible date are strings for yaml.v3: kept as written."""
+    words = ["yes", "on", "off", "No", "y", "1:30", "2024-02-30", "017"]
+    text = BASE + "  gpuplane:tags: {" + ", ".join(f"k{i}: {w}" for i, w in enumerate(words)) + "}\n"
+    code, output, out = _render(tmp_path, text)
+    assert code == 2  # only for 017: the engine reads an integer (15) where a tag value must be text
+    assert "gpuplane:tags.k7" in output and "k0" not in output and "k6" not in output
+    text = text.replace(", k7: 017", "")
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(text)
+    result = runner.invoke(app, ["render", "bad", "--out", str(out), "--stacks-dir", str(tmp_path / "stacks")])
+    assert result.exit_code == 0, result.output
+    tags = json.loads((out / "plan.json").read_text())["config"]["gpuplane:tags"]
+    assert tags == {f"k{i}": w for i, w in enumerate(words[:-1])}
+
+
+def test_a_cidr_without_a_prefix_is_refused_as_the_provider_refuses_it(tmp_path):
+    text = REGION + "  gpuplane:cluster:\n    publicAccessCidrs: [1.2.3.4]\n"
+    code, output, out = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 2, output
+    assert "gpuplane:cluster.publicAccessCidrs" in flat and "'1.2.3.4/32'" in flat and "no prefix length" in flat
+    assert not out.exists()
+
+
+def test_a_documentation_range_renders_with_a_warning_naming_the_key(tmp_path):
+    text = REGION + "  gpuplane:cluster:\n    publicAccessCidrs: [8.8.8.8/32, 203.0.113.0/24]\n"
+    code, output, out = _render(tmp_path, text)
+    flat = " ".join(output.split())
+    assert code == 0, output
+    assert "warning: gpuplane:cluster.publicAccessCidrs[1]: 203.0.113.0/24 is inside 203.0.113.0/24 is a " in flat
+    assert "documentation range" in flat and "[0]" not in flat.split("warning: gpuplane")[1].split("documentation")[0]
+    assert (out / "plan.json").is_file()

@@ -11,9 +11,10 @@ import yaml
 from pulumi.runtime import config as runtime_config
 
 from gpuplane.infra import mockrun
+from tests import shipped
 
 MAIN = Path(__file__).resolve().parents[2] / "infra" / "__main__.py"
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = shipped.STACKS
 
 
 def engine_config(stack: str) -> dict[str, str]:

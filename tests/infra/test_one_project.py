@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gpuplane.infra.cli import app
-from tests import team_project
+from tests import shipped, team_project
 
 runner = CliRunner()
 WHERE = ["", "src/deep"]  # the project's root, and a subfolder of it
@@ -215,7 +215,7 @@ def test_stacks_dir_without_a_project_renders_gpuplane_not_a_folder_found_here(t
     (tmp_path / "infra" / "__main__.py").write_text("raise SystemExit('a stray infra/ ran')\n")
     stacks = tmp_path / "mine"
     stacks.mkdir()
-    (stacks / "Pulumi.dev.yaml").write_text((Path(__file__).parents[2] / "stacks" / "Pulumi.dev.yaml").read_text())
+    (stacks / "Pulumi.dev.yaml").write_text(shipped.DEV.read_text())
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["render", "dev", "--stacks-dir", "mine", "--json"])
     assert result.exit_code == 0, result.output

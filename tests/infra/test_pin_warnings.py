@@ -101,7 +101,7 @@ def test_render_warns_and_still_exits_0_with_the_same_plan(tmp_path: Path, monke
     command = ["render", "dev", "--out", str(out), "--stacks-dir", str(stacks)]
     first = runner.invoke(app, command)
     assert first.exit_code == 0, first.output
-    assert "warning:" not in first.output
+    assert "end of support" not in first.output  # (the dev stack's documentation CIDR has a warning of its own)
     plan = (out / "plan.json").read_bytes()
     monkeypatch.setenv(versions.TODAY_ENV, DLC_EOP)
     later = runner.invoke(app, command)

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from gpuplane.infra import config
 from gpuplane.infra.cli import app
+from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -19,9 +20,7 @@ runner = CliRunner()
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the project's Pulumi.yaml (stackConfigDir: stacks) and stacks/, with no code."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
-    return tmp_path
+    return shipped.make_project(tmp_path)
 
 
 def test_render_from_a_subfolder_finds_the_nearest_pulumi_yaml(project, monkeypatch):

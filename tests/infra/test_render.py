@@ -280,7 +280,7 @@ def test_reduce_edges_keeps_every_path_and_drops_the_implied_arrows():
 def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
     result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
     assert result.exit_code == 0, result.output
-    facts = json.loads(result.output)
+    facts = json.loads(result.stdout)  # (stderr has the dev stack's CIDR warning)
     by_name = {w["name"]: w for w in facts["workloads"]}
     assert by_name["ml/mobilenet-gpu"] == {
         "name": "ml/mobilenet-gpu",

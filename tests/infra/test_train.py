@@ -526,8 +526,8 @@ def test_rerun_gives_up_on_a_run_that_stays(dev):
         (["queue", "prod"], 2, "stack 'prod' declares no training (gpuplane:training): it has no queue"),
         (
             ["queue", "dev", "--kubeconfig", "/nonexistent/kubeconfig"],
-            1,
-            "--kubeconfig: '/nonexistent/kubeconfig' does not exist; write it with `gpuplane kubeconfig STACK` first",
+            2,
+            "kubeconfig /nonexistent/kubeconfig does not exist; write it with `gpuplane kubeconfig dev` first",
         ),
     ],
 )
@@ -572,9 +572,9 @@ def test_queue_command_finds_the_project_and_its_kubeconfig_like_train(tmp_path,
     seen: list[Any] = []
 
     class Cluster(FakeApi):
-        def __init__(self, kubeconfig: Any) -> None:
+        def __init__(self, source: kube.Source) -> None:
             super().__init__()
-            seen.append(kubeconfig)
+            seen.append(source.path)
 
         def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
             seen.append(namespace)

@@ -499,11 +499,11 @@ def test_the_partition_region_pattern_applies_to_the_whole_region():
 
 
 def test_gpus_yes_is_refused_and_one_gpu_passes(tmp_path):
-    text = stack_text(nodeGroups=G5, serving=[serving(GPU)]).replace('"gpus": 1', '"gpus": yes')
-    assert '"gpus": yes' in text
-    refused(
-        tmp_path, text, "gpuplane:serving[0].variants[0].resources.gpus:", "True is a boolean; a number is expected"
-    )
+    # `yes` is the string 'yes' for the engine (yaml.v3, infra/stackyaml.py), `true` a boolean: both refused.
+    for word, said in (("yes", "got 'yes'"), ("true", "True is a boolean; a number is expected")):
+        text = stack_text(nodeGroups=G5, serving=[serving(GPU)]).replace('"gpus": 1', f'"gpus": {word}')
+        assert f'"gpus": {word}' in text
+        refused(tmp_path / word, text, "gpuplane:serving[0].variants[0].resources.gpus:", said)
     accepted(tmp_path / "ok", stack_text(nodeGroups=G5, serving=[serving(GPU)]))
 
 
@@ -569,9 +569,18 @@ def test_every_number_field_of_the_whole_config_refuses_a_boolean():
 
 def test_every_variant_older_than_the_training_is_reported(tmp_path):
     old = {"image": "tensorflow/serving:2.19.0", "tensorflowVersion": "2.19.0"}
-    text = stack_text(
-        serving=[serving(variant(CPU, **old), variant(CPU, name="cpu2", **old))],
-        training=[TRAINING],
+    exporting = {
+        **TRAINING,
+        "volumes": [{"volume": "models", "mountPath": "/models"}],
+        "export": {"volume": "models", "path": "resnet"},
+    }
+    text = stack_text(  # the model is the training's export (model.fromTraining): the pair the rule compares
+        serving=[
+            serving(
+                variant(CPU, **old), variant(CPU, name="cpu2", **old), model={"name": "resnet", "fromTraining": "mnist"}
+            )
+        ],
+        training=[exporting],
     )
     refused(
         tmp_path,

@@ -7,7 +7,6 @@ with a message saying so, and the rest still runs.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -23,12 +22,8 @@ from gpuplane.manifests import observability, serving, versions
 from tests.conftest import DEV_CLUSTER, stack_config
 
 PROMTOOL = shutil.which("promtool")
-# .ci/run installs promtool and sets GPUPLANE_REQUIRE_PROMTOOL: there these tests must run, not skip.
-REQUIRED = os.environ.get("GPUPLANE_REQUIRE_PROMTOOL") == "1"
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None and not REQUIRED,
-    reason="promtool not found (Debian: apt-get install prometheus); .ci/run installs it",
-)
+# A tool of .ci/tools: skipped where missing, a failure where CI requires it (tests/tools.py).
+needs_promtool = pytest.mark.tool("promtool")
 BOUNDS = observability.AlertBounds(serving_p99_ms=500, queue_wait_minutes=30, gpu_memory_percent=95)
 
 # The fields of the Prometheus operator's CRDs (monitoring.coreos.com/v1, prometheus-operator v0.93) that these
@@ -77,7 +72,7 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
 
 
 def promtool(*args: str, cwd: Path) -> str:
-    assert PROMTOOL is not None, "GPUPLANE_REQUIRE_PROMTOOL=1 but promtool is not on PATH"
+    assert PROMTOOL is not None, "promtool is not on PATH (the test is marked tool('promtool'))"
     done = subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -388,7 +383,7 @@ def test_bad_retention_is_refused(bad):
 AMTOOL = shutil.which("amtool")
 
 
-@pytest.mark.skipif(AMTOOL is None, reason="amtool not found (Debian: apt-get install prometheus-alertmanager)")
+@pytest.mark.tool("amtool")
 def test_alertmanager_config_passes_amtool(tmp_path):
     assert AMTOOL is not None
     path = tmp_path / "alertmanager.yaml"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ from moto import mock_aws
 from moto.servicequotas.models import ServiceQuotasBackend
 from moto.ssm.models import Parameter, ssm_backends
 
+from gpuplane.infra import config
 from gpuplane.infra.aws.preflight import ami_parameter
 from gpuplane.manifests import versions
+from tests import shipped
 
 REGION = "us-west-2"
 DEFAULT_ACCOUNT_ID = "123456789012"  # moto's account
@@ -39,6 +42,25 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+
+
+# The address a user puts in place of the dev stack's documentation range before deploying (README, deploy
+# steps): preflight refuses ranges nobody can reach the endpoint from (components/facts/addresses.py).
+DEPLOYED_CIDR = "52.94.76.10/32"
+
+
+@pytest.fixture(autouse=True)
+def deployable_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shipped project as a user deploys it: dev's documentation CIDR replaced by their address.
+
+    `config.load("dev")` and `gpuplane preflight dev` (run from here) read it; the shipped copy is untouched.
+    """
+    root = shipped.make_project(tmp_path / "deployable")
+    dev = root / "stacks" / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("- 203.0.113.0/24", f"- {DEPLOYED_CIDR}"))
+    monkeypatch.setattr(config, "STACKS_DIR", root / "stacks")
+    monkeypatch.chdir(root)
+    return root
 
 
 @pytest.fixture

@@ -17,10 +17,11 @@ from typer.testing import CliRunner
 from gpuplane.components.plan.kubeconfig import build_kubeconfig
 from gpuplane.infra.aws.session import caller_identity, stack_session
 from gpuplane.infra.cli import app
+from tests import shipped
 
 OTHER_ACCOUNT = "222222222222"
 ROLE = f"arn:aws:iam::{OTHER_ACCOUNT}:role/deployer"
-DEV = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+DEV = shipped.DEV
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import boto3
 import pytest
@@ -14,6 +13,7 @@ from gpuplane.infra import config
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
 from gpuplane.manifests import versions
+from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
 
@@ -252,7 +252,8 @@ def test_private_endpoint_reachability(cluster, addresses, status):
 
 
 def test_public_endpoint_reachability_passes():
-    assert preflight.api_reachability(stack_config({"cluster": DEV_CLUSTER}), []).status == "pass"
+    cfg = stack_config({"cluster": {"publicAccessCidrs": ["52.94.76.10/32"]}})
+    assert preflight.api_reachability(cfg, []).status == "pass"
 
 
 def test_local_addresses_are_ipv4_and_not_loopback():
@@ -277,5 +278,22 @@ def test_version_drift_after_eks_upgraded_the_cluster():
 
 
 def test_pulumi_yaml_requires_the_same_minimum_as_preflight():
-    project = yaml.safe_load((Path(__file__).resolve().parents[2] / "Pulumi.yaml").read_text())
+    project = yaml.safe_load(shipped.PULUMI_YAML.read_text())
     assert project["requiredPulumiVersion"] == f">={versions.PULUMI_CLI_MIN_VERSION}"
+
+
+@pytest.mark.parametrize(
+    ("cidrs", "status"),
+    [
+        (["203.0.113.0/24"], "fail"),
+        (["192.168.0.0/16"], "fail"),
+        (["8.8.8.8/32", "127.0.0.1/32"], "fail"),
+        (["8.8.8.8/32"], "pass"),
+    ],
+)
+def test_preflight_refuses_a_public_endpoint_nobody_can_reach(cidrs, status):
+    cfg = stack_config({"cluster": {"publicAccessCidrs": cidrs}})
+    check = preflight.api_reachability(cfg, ["10.0.0.5"])
+    assert check.status == status, check
+    if status == "fail":
+        assert "nobody can reach the API" in check.detail and "curl -s ifconfig.me" in check.fix

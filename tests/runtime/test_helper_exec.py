@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -233,10 +232,9 @@ def test_script_is_posix_sh_only() -> None:
     assert os.access(HELPER, os.R_OK)
 
 
+@pytest.mark.tool("shellcheck")
 def test_shellcheck_clean() -> None:
-    """shellcheck in POSIX sh mode finds nothing (CI installs it: apt-get install -y shellcheck)."""
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
+    """shellcheck in POSIX sh mode finds nothing (.ci/tools installs it)."""
     done = subprocess.run(["shellcheck", "-s", "sh", str(HELPER)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
 

@@ -26,6 +26,7 @@ from gpuplane.components.training import training_spec
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import train
 from gpuplane.manifests import tf_runtime, training
+from tests import shipped
 from tests.runtime import _training_run as run
 from tests.runtime._support import ROOT
 from tests.runtime.test_helper_tensorflow import tf_python  # noqa: F401 - the fixture, shared
@@ -43,7 +44,7 @@ HANG_WAIT_S = 60
 
 def dev_jobset(strategy: str) -> dict[str, Any]:
     """The dev stack's `mnist` run as `gpuplane train dev mnist --plan` builds it; mirrored: its workers only."""
-    config = stack_config.load("dev", ROOT / "stacks")
+    config = stack_config.load("dev", shipped.STACKS)
     if strategy == "parameterServer":
         return train.build(config, "mnist")
     (mnist,) = [t for t in config.platform.training if t.name == "mnist"]

@@ -19,6 +19,7 @@ from gpuplane.infra.verify.cluster import ClusterUnreachable
 from gpuplane.infra.verify.expect import Expectations, from_config
 from gpuplane.manifests import verify as probes
 from gpuplane.manifests import versions
+from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = "2026-11-26T10:00:00Z"
@@ -26,7 +27,7 @@ T0 = "2026-11-26T10:00:00Z"
 
 def stack_expect(stack: str = "dev") -> Expectations:
     """The shipped stack's promises."""
-    return from_config(stack_config.load(stack, ROOT / "stacks"))
+    return from_config(stack_config.load(stack, shipped.STACKS))
 
 
 def node(

@@ -49,7 +49,7 @@ def test_an_unknown_check_is_bad_input():
 def test_a_missing_kubeconfig_is_bad_input(tmp_path: Path):
     done = invoke("dev", "--kubeconfig", str(tmp_path / "none"))
     assert done.exit_code == 2
-    assert "does not exist; write it with `gpuplane kubeconfig STACK` first" in done.output
+    assert "does not exist; write it with `gpuplane kubeconfig dev` first" in " ".join(done.output.split())
 
 
 def test_invalid_stack_config_exits_2(tmp_path: Path):

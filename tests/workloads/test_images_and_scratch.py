@@ -44,6 +44,15 @@ TRAINING = {
 }
 
 
+# A model served from the export of the training above: the pair the TensorFlow rule compares.
+EXPORTING = {
+    **TRAINING,
+    "volumes": [*TRAINING["volumes"], {"volume": "models", "mountPath": "/models"}],
+    "export": {"volume": "models", "path": "mnist-export"},
+}
+FROM_TRAINING = {**SERVING, "model": {"name": "resnet", "fromTraining": "mnist", "path": "mnist-export"}}
+
+
 def platform(**overrides: Any) -> PlatformArgs:
     return PlatformArgs.model_validate({"cluster": DEV_CLUSTER, "nodeGroups": GROUPS, **overrides})
 
@@ -77,12 +86,14 @@ def test_default_images_per_role():
 
 
 def test_defaults_serve_what_they_train():
-    platform(serving=[SERVING], training=[TRAINING])  # no error: 2.21 serves 2.21 exports
+    platform(serving=[FROM_TRAINING], training=[EXPORTING])  # no error: 2.21 serves 2.21 exports
 
 
 def test_an_older_serving_image_than_training_is_refused_naming_both():
     old = {**CPU_VARIANT, "image": "registry.example.com/serving:2.19.1", "tensorflowVersion": "2.19.1"}
-    found = problems({"serving": [{**SERVING, "variants": [old]}], "training": [TRAINING | {"worker": CPU_WORKER}]})
+    found = problems(
+        {"serving": [{**FROM_TRAINING, "variants": [old]}], "training": [EXPORTING | {"worker": CPU_WORKER}]}
+    )
     assert found == [
         "gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.19.1 "
         "(registry.example.com/serving:2.19.1), older than TensorFlow 2.21.0 of training[0] "
@@ -95,8 +106,8 @@ CPU_WORKER = {"replicas": 2, "resources": {"limits": {"cpu": "2", "memory": "8Gi
 
 
 def test_a_newer_training_image_than_serving_is_refused():
-    newer = {**TRAINING, "image": "registry.example.com/train:2.22.0", "tensorflowVersion": "2.22.0"}
-    found = problems({"serving": [SERVING], "training": [newer]})
+    newer = {**EXPORTING, "image": "registry.example.com/train:2.22.0", "tensorflowVersion": "2.22.0"}
+    found = problems({"serving": [FROM_TRAINING], "training": [newer]})
     assert any(
         p.startswith("gpuplane:serving[0].variants[0].image: serving 'resnet' variant 'cpu' runs TensorFlow 2.21.0")
         and "older than TensorFlow 2.22.0 of training[0] (registry.example.com/train:2.22.0" in p
@@ -105,15 +116,67 @@ def test_a_newer_training_image_than_serving_is_refused():
 
 
 def test_an_image_without_a_declared_version_cannot_be_checked_and_says_so():
-    named = {**TRAINING, "image": "registry.example.com/train:7"}
-    found = problems({"serving": [SERVING], "training": [named]})
+    named = {**EXPORTING, "image": "registry.example.com/train:7"}
+    found = problems({"serving": [FROM_TRAINING], "training": [named]})
     assert found == [
         "gpuplane:training[0].tensorflowVersion: cannot know whether serving 'resnet' (tensorflow/serving:2.21.0) "
         "loads what training 'mnist' (registry.example.com/train:7) exports: registry.example.com/train:7 declares "
         'no TensorFlow version; set training[0].tensorflowVersion (e.g. "2.21.0")'
     ]
     declared = {**named, "tensorflowVersion": "2.21.0"}
-    platform(serving=[SERVING], training=[declared])  # declared and not newer: accepted
+    platform(serving=[FROM_TRAINING], training=[declared])  # declared and not newer: accepted
+
+
+def test_a_model_from_elsewhere_is_not_compared_with_the_stacks_training():
+    """Serving mobilenet from TF Hub has nothing to do with training mnist: no rule links them (issue 26)."""
+    digest = "registry.example.com/serving@sha256:" + "a" * 64
+    unrelated = {**SERVING, "variants": [{**CPU_VARIANT, "image": digest}]}
+    platform(
+        serving=[unrelated],
+        training=[{**TRAINING, "image": "registry.example.com/train:2.99.0", "tensorflowVersion": "2.99.0"}],
+    )
+
+
+@pytest.mark.parametrize(
+    ("serving", "training", "expected"),
+    [
+        (
+            {**FROM_TRAINING, "model": {"name": "resnet", "fromTraining": "cifar"}},
+            EXPORTING,
+            "gpuplane:serving[0].model.fromTraining: 'cifar' is not a training workload of this stack; allowed: mnist",
+        ),
+        (
+            FROM_TRAINING,
+            TRAINING,
+            "gpuplane:training[0].export: serving 'resnet' loads the export of training 'mnist' "
+            "(serving[0].model.fromTraining): say where its program writes it, e.g. export: "
+            "{volume: models, path: mnist-export}",
+        ),
+        (
+            {**FROM_TRAINING, "model": {"name": "resnet", "fromTraining": "mnist", "path": "elsewhere"}},
+            EXPORTING,
+            "gpuplane:serving[0].model.path: serving 'resnet' reads models:elsewhere, but training 'mnist' writes "
+            "its export to models:mnist-export; make them the same",
+        ),
+        (
+            FROM_TRAINING,
+            {**EXPORTING, "volumes": TRAINING["volumes"]},
+            "gpuplane:training[0].export.volume: 'models' is not mounted in training 'mnist' (volumes: datasets)",
+        ),
+        (
+            {
+                **FROM_TRAINING,
+                "model": {"name": "resnet", "import": {"source": "https://e.com/m.tar.gz"}, "fromTraining": "mnist"},
+            },
+            EXPORTING,
+            "gpuplane:serving[0].model.fromTraining: 'mnist' and `import` both say where the model comes from",
+        ),
+    ],
+    ids=["unknown-training", "no-export", "other-path", "export-not-mounted", "import-too"],
+)
+def test_a_model_from_a_training_reads_where_it_writes(serving, training, expected):
+    found = problems({"serving": [serving], "training": [training]})
+    assert any(p.startswith(expected) for p in found), found
 
 
 def test_a_named_image_alone_needs_no_version():
