@@ -537,3 +537,34 @@ def render_releases(recording: Recording) -> list[dict[str, Any]]:
     from gpuplane.infra import render  # noqa: PLC0415
 
     return list(render.helm_releases(recording).values())
+
+
+PS_GPU: dict[str, Any] = {
+    "name": "ps-gpu",
+    "strategy": "parameterServer",
+    "command": ["python", "train.py"],
+    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "ps": {"resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
+}
+
+
+def test_render_says_when_gpu_roles_may_split_across_groups():
+    """Two GPU roles that may use several groups: render names the run and the pin; a pinned run is quiet."""
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[PS_GPU])))
+    (note,) = [n for n in target.notes if n.startswith("training 'ps-gpu'")]
+    assert "GPU roles (chief, worker) may be admitted to different GPU groups" in note
+    assert "(p4d-odcr, p5-block)" in note and "One group per run" in note  # g6.xlarge: too small for 4 CPU, 16Gi
+    pinned = {
+        **PS_GPU,
+        "chief": {**PS_GPU["chief"], "nodeGroups": ["p5-block"]},
+        "worker": {**PS_GPU["worker"], "nodeGroups": ["p5-block"]},
+    }
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[pinned])))
+    assert not [n for n in target.notes if n.startswith("training ")]
+    # One GPU role (multiWorkerMirrored's workers): one PodSet, one flavor, no note.
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[TRAINING])))
+    assert not [n for n in target.notes if n.startswith("training ")]
