@@ -52,6 +52,13 @@ class GroupExpect:
     price_basis: str = ""
     """What that price is: the type, how it is bought, and whose region's price (`us-east-1 price (us-west-2 is
     not in the price table)`), with the table's date."""
+    reserved: bool = False
+    """The group launches into capacity reserved for it: a Capacity Block or an ODCR target (issue 31)."""
+    reservation_id: str | None = None
+    reservation_zone: str | None = None
+    """The reservation's AZ as the stack names it (`capacityReservation.availabilityZone`); None when unknown."""
+    efa_interfaces: int = 0
+    """`vpc.amazonaws.com/efa` one node advertises (the EFA devices of its launch template); 0 without EFA."""
 
     @property
     def is_gpu(self) -> bool:
@@ -140,6 +147,7 @@ def from_config(config: StackConfig) -> Expectations:
     made = []
     for group in groups:
         gpu = group.kind == "gpu"
+        reservation = group.capacity_reservation
         made.append(
             GroupExpect(
                 name=group.name,
@@ -160,6 +168,10 @@ def from_config(config: StackConfig) -> Expectations:
                 gpu_model=group.instance.gpu_model if gpu else None,
                 device_plugin=gpu and (gpu_plan.needs_standalone_plugin(group) or plan.operator),
                 **_node_price(group, config.region),
+                reserved=group.reserved,
+                reservation_id=reservation.id if reservation else None,
+                reservation_zone=reservation.availability_zone if reservation and group.reserved else None,
+                efa_interfaces=group.efa_interfaces,
             )
         )
     storage = platform.storage
