@@ -116,6 +116,9 @@ class _Logs:
                 return
         pod_name = self.pod["metadata"]["name"]
         text = self.ctx.cluster.pod_log(self.namespace, pod_name, TRAINER_CONTAINER, timestamps=True)
+        if not text and self.ctx.cluster.read_pod(self.namespace, pod_name) is None:
+            self.pod = None  # restarted by the JobSet (failurePolicy.maxRestarts): its new pod has a new name
+            return
         self.tail = _unstamped_tail(text)
         self.resumed = next((m.group(0) for m in [RESUMED.search(text)] if m), "")
         found = find_first_step(text)

@@ -158,6 +158,8 @@ class FakeCluster:
         return copy.deepcopy(self.system_pods.get(namespace, []) + labelled)
 
     def _script(self, name: str) -> Script:
+        if name in self.scripts:  # a script for exactly this pod wins over a prefix
+            return self.scripts[name]
         for prefix, script in self.scripts.items():
             if name.startswith(prefix):
                 return script

@@ -245,3 +245,28 @@ def test_the_pattern_matches_what_the_example_trainer_prints():
     again = eval(resumed.group(1), {}, {"latest": "/logs/mnist/checkpoints/ckpt-3", "first_epoch": 3})
     assert ct.RESUMED.search(again)
     assert ct.find_first_step("chief:0 parameterServer\nresumed from x at epoch 3") is None
+
+
+def test_a_restarted_run_is_followed_to_its_new_pod(dev, make_ctx):
+    cluster, ctx, check = _run(dev, make_ctx, ["Queued", "Running", "Running", "Running", "Completed"])
+    _with_pods(cluster, "")
+    first_chief = cluster.run_pods[-1]
+    original = cluster.list_workloads
+
+    def restart_after_first_read(namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+        if cluster.log_reads and first_chief in cluster.run_pods:  # the JobSet recreated the run's pods
+            cluster.run_pods.remove(first_chief)
+            again = run_pod("chief")
+            again["metadata"]["name"] = "mnist-verify-chief-0-0-r2d2x"
+            cluster.run_pods.append(again)
+            cluster.scripts["mnist-verify-chief-0-0-r2d2x"] = Script(logs={"tensorflow": CHIEF_LOG})
+        return original(namespace, label_selector)
+
+    cluster.list_workloads = restart_after_first_read
+    outcome = check(ctx)
+    assert "first step logged by mnist-verify-chief-0-0-r2d2x after 65 s" in outcome.evidence
+    assert [name for name, _c, _t in cluster.log_reads] == [
+        "mnist-verify-chief-0-0-x7k2p",
+        "mnist-verify-chief-0-0-x7k2p",
+        "mnist-verify-chief-0-0-r2d2x",
+    ]
