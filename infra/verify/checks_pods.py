@@ -320,10 +320,15 @@ def check_storage(ctx: Context) -> Outcome:
         evidence = f"{volumes}: written in {zones[0]}, read in {zones[1]}, files owned by {expect.uid}:{expect.gid}"
     else:
         groups = second_node_groups(expect, nodes)
+        how = (
+            f"run again with --second-az to start {second_az_cost(expect, groups)}; or scale the system group to 2 "
+            "nodes"
+            if groups
+            else "every untainted CPU group is at its maxSize: raise one's maxSize, then run again with --second-az"
+        )
         evidence = (
             f"{volumes}: written and read in {zones[0]} only, files owned by {expect.uid}:{expect.gid}; RWX across "
-            "AZs NOT proven: Ready CPU nodes are in one AZ (run again with --second-az to start "
-            f"{second_az_cost(expect, groups)}; or scale the system group to 2 nodes)"
+            f"AZs NOT proven: Ready CPU nodes are in one AZ ({how})"
         )
     return passed(evidence + note, timings=figures, zones=zones)
 

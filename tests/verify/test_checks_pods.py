@@ -238,6 +238,18 @@ def test_storage_in_one_az_states_what_second_az_would_cost(dev, make_ctx, tmp_p
     assert not [o for o in cluster.created if o["metadata"]["name"].startswith("gv-second-az-")]
 
 
+def test_storage_in_one_az_with_the_cpu_groups_full_says_what_to_raise(dev, make_ctx, tmp_path):
+    logs = _as_workload_owner(_storage_logs(dev, tmp_path, ["us-west-2a"]), dev)
+    labels = dev.group("system").labels
+    cluster = FakeCluster([node(f"system-{i}", "system", zone="us-west-2a", labels=labels) for i in range(3)])
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    outcome = cp.check_storage(make_ctx(dev, cluster))
+    assert outcome.evidence.endswith(
+        "Ready CPU nodes are in one AZ (every untainted CPU group is at its maxSize: raise one's maxSize, then run "
+        "again with --second-az)"
+    )
+
+
 SECOND_NODE_WAIT = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
 SCALED = {
     "reason": "TriggeredScaleUp",
@@ -547,3 +559,14 @@ def test_a_predict_too_large_to_fake_does_not_fail_the_check(dev, make_ctx):
     cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
     outcome = cp.check_serving(make_ctx(dev, cluster))
     assert outcome.status == "pass" and "predict skipped: an input of 33554432 values" in outcome.evidence
+
+
+def test_second_az_cost_names_the_dearest_group_that_may_get_the_node(dev):
+    system = dev.group("system")
+    big = dataclasses.replace(system, name="big", usd_per_node_hour=2.0, price_basis="m6i.8xlarge (on-demand $2/h)")
+    unpriced = dataclasses.replace(system, name="odd", usd_per_node_hour=None, price_basis="no price for x")
+    assert cp.second_az_cost(dev, [system, big, unpriced]) == (
+        "one more node of group big for about 15 min (the check, then the autoscaler's scale-down delay of 10m): "
+        "about $0.50 (m6i.8xlarge (on-demand $2/h))"
+    )
+    assert cp.second_az_cost(dev, [unpriced]) == "one more node of odd for about 15 min (no price in the price table)"
