@@ -26,7 +26,8 @@ from rich.text import Text
 
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import capacity, cost
+from gpuplane.components.plan import capacity, cost, training_queue
+from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -102,7 +103,8 @@ class Target:
     config: dict[str, Any]
     kinds: dict[str, str]
     notes: tuple[str, ...] = ()
-    """What render states beyond the resources: reserved capacity and what happens at its end (issue 31)."""
+    """What render states beyond the resources: reserved capacity and what happens at its end, runs whose GPU
+    roles Kueue may admit to two groups (issue 31)."""
 
     @classmethod
     def of(cls, config: StackConfig | Target) -> Target:
@@ -117,7 +119,10 @@ class Target:
             profile=config.platform.profile,
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
-            notes=tuple(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
+            notes=(
+                *(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
+                *training_queue.split_notes(WorkloadContext.of(config.platform), config.platform.training),
+            ),
         )
 
 

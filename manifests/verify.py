@@ -427,6 +427,56 @@ def storage_pod(
     return _pod(f"gv-storage-{index}-{run_id}", namespace, run_id, "storage", spec, deadline_s=deadline_s)
 
 
+# --- a second node in another AZ, for the storage check (`--second-az`) -----------------------------------
+
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+
+def second_node_pod(
+    namespace: str,
+    run_id: str,
+    *,
+    uid: int,
+    gid: int,
+    node_groups: Sequence[str],
+    avoid_nodes: Sequence[str],
+    deadline_s: int = 1800,
+) -> dict[str, Any]:
+    """A small pod that fits no node there is now, so the cluster-autoscaler adds one to a CPU group.
+
+    Required node affinity: one of `node_groups` (labels the groups advertise in their ASG node-template
+    tags, so a scale-up is simulated) and a hostname that is none of `avoid_nodes` (the nodes there are now).
+    Not a zone rule: the cluster-autoscaler builds an ASG's template node in the ASG's first AZ only
+    (cluster-autoscaler cloudprovider/aws/aws_manager.go `getAsgTemplate`, read 2026-11 in the stored copy),
+    so "not this zone" can be refused when that first AZ is the one the nodes are in. A new hostname always
+    fits the template; the Auto Scaling group then launches the instance in its AZ with the fewest instances
+    (AZ balancing), which is another AZ whenever the group spans one. The check reads the new node's zone.
+    The pod only sleeps; removed with the run, the node goes after the autoscaler's scale-down delay.
+    """
+    if not node_groups:
+        raise ValueError("second-node pod: no CPU node group to add a node to")
+    extra = [{"key": HOSTNAME_LABEL, "operator": "NotIn", "values": sorted(avoid_nodes)}] if avoid_nodes else []
+    spec = {
+        "securityContext": workload_security.pod_security_context(uid, gid),
+        "affinity": scheduling.node_group_affinity(node_groups, extra),
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "probe",
+                "image": versions.PYTHON_IMAGE,
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/sh", "-c", f"echo '{MARKER} second_node=started'; exec sleep {deadline_s}"],
+                "env": workload_security.scratch_env(),
+                "resources": _resources("100m", "64Mi"),
+                "securityContext": workload_security.container_security_context(),
+                "volumeMounts": [workload_security.scratch_mount()],
+            }
+        ],
+        "volumes": [workload_security.scratch_volume(size_limit="16Mi")],
+    }
+    return _pod(f"gv-second-az-{run_id}", namespace, run_id, "storage", spec, deadline_s=deadline_s)
+
+
 # --- HTTP from inside the cluster: serving's model status, TensorBoard -----------------------------------
 
 # GET each URL; print its HTTP status. For TF Serving's model-status answer also the versions' states, and

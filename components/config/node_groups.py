@@ -405,19 +405,30 @@ class NodeGroupArgs(_Args):
         if self.kind != "gpu":
             raise FieldError("efa", "is a GPU group setting but kind is 'cpu'")
         for name in self.instance_types:
-            if efa.efa_facts(name) is None:
+            if name not in efa.EFA:
                 raise FieldError(
                     "efa",
                     f"{name} has no EFA (DescribeInstanceTypes: EfaSupported false, 0 EFA interfaces); GPU types "
                     "with EFA (interfaces per node): "
-                    f"{', '.join(f'{t} ({efa.EFA[t].interfaces})' for t in efa.efa_types())}",
+                    f"{', '.join(f'{t} ({efa.EFA[t]})' for t in efa.efa_types())}",
                 )
-        counts = {name: efa.EFA[name].interfaces for name in self.instance_types}
+        counts = {name: efa.EFA[name] for name in self.instance_types}
         if len(set(counts.values())) > 1:
             raise FieldError(
                 "instanceTypes",
                 f"EFA interfaces per node differ {counts}; the launch template gives every node the same interfaces: "
                 "use types with the same number of network cards",
+            )
+        layouts = {name: efa.layout_for(name) for name in self.instance_types}
+        if len(set(layouts.values())) > 1:
+            cards = {
+                name: ",".join(f"{i.network_card_index}:{i.interface_type}" for i in layout)
+                for name, layout in layouts.items()
+            }
+            raise FieldError(
+                "instanceTypes",
+                f"EFA interface layouts differ ({cards}, card:type); the launch template gives every node the same "
+                "interfaces: use types whose network cards take the same interface types",
             )
         reservation = self.capacity_reservation
         targeted = reservation is not None and (reservation.id or reservation.resource_group_arn)
@@ -499,7 +510,7 @@ class NodeGroupArgs(_Args):
     @property
     def efa_interfaces(self) -> int:
         """EFA interfaces per node (the `vpc.amazonaws.com/efa` a node advertises); 0 without EFA."""
-        return efa.EFA[self.instance_types[0]].interfaces if self.efa else 0
+        return efa.EFA[self.instance_types[0]] if self.efa else 0
 
     @property
     def resolved_placement_group(self) -> bool:

@@ -4,7 +4,8 @@ What is decided here (issue 31), from the validated `NodeGroupArgs` only:
 - the launch template's `instanceMarketOptions` and `capacityReservationSpecification` (a Capacity Block:
   market type `capacity-block` and the block as target; an ODCR: a preference or a target);
 - the AZs a reserved group may use (its reservation's AZ only) as positions in `network.availabilityZones`;
-- the network interfaces of an EFA node (one per network card, `efa` on card 0, `efa-only` after) and the
+- the network interfaces of an EFA node (facts/efa.py: one per network card as each card's interface types
+  allow: the primary on card 0, `efa` there where card 0 has EFA, `efa-only` on the others) and the
   label and extended resource its nodes advertise (for the EFA device plugin and scale from zero);
 - the order the queue tries the groups in: reserved, then on-demand, then spot (`capacity_rank`);
 - what render says about a reservation's end.
@@ -93,7 +94,6 @@ def efa_network_interfaces(group: NodeGroupArgs, security_group_ids: Sequence[An
     """
     if not group.efa:
         return []
-    facts = efa.EFA[group.instance_types[0]]
     return [
         {
             "network_card_index": interface.network_card_index,
@@ -103,7 +103,7 @@ def efa_network_interfaces(group: NodeGroupArgs, security_group_ids: Sequence[An
             "associate_public_ip_address": "false",
             "delete_on_termination": "true",
         }
-        for interface in efa.efa_interfaces(facts)
+        for interface in efa.layout_for(group.instance_types[0])
     ]
 
 

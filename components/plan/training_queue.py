@@ -200,6 +200,34 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
     )
 
 
+def split_notes(context: WorkloadContext, trainings: Sequence[TrainingArgs]) -> list[str]:
+    """What render states about runs whose GPU roles Kueue could admit to two different groups.
+
+    Kueue assigns a flavor per PodSet (one per JobSet replicatedJob, so per role) and tries each role's
+    flavors in the queue's order separately: with two GPU roles (a `parameterServer` run's chief and
+    workers) and more than one group both may use, the chief can fit the first group and the workers only
+    the next, and the run is split. Kueue v0.19.2's one mechanism that gives two PodSets one flavor,
+    `kueue.x-k8s.io/podset-group-name`, is part of Topology Aware Scheduling (docs/reserved-gpus.md, "One
+    group per run"), which this queue does not use. A role pinned with `nodeGroups` to one group shared by
+    the other roles cannot split; a run with one GPU role (`multiWorkerMirrored`) never does.
+    """
+    notes = []
+    for training in trainings:
+        roles = gpu_roles(training, context)
+        if len(roles) < 2:
+            continue
+        common = set.intersection(*(set(r.groups) for r in roles))
+        anywhere = set.union(*(set(r.groups) for r in roles))
+        if len(anywhere) > 1:
+            notes.append(
+                f"training '{training.name}': its GPU roles ({', '.join(r.name for r in roles)}) may be admitted to "
+                f"different GPU groups ({', '.join(sorted(anywhere))}): Kueue picks a group per role; pin every GPU "
+                f"role to one of {sorted(common)} with nodeGroups to keep the run in one group "
+                '(docs/reserved-gpus.md, "One group per run")'
+            )
+    return notes
+
+
 def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[TrainingArgs]) -> None:
     """The queue cross-checks of a platform (PlatformArgs' validator): FieldError with the stack key path.
 

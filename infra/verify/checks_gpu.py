@@ -179,7 +179,8 @@ def gpu_check(group: GroupExpect) -> Callable[[Context], Outcome]:
                 timings=timings,
                 details=dict(done.report),
             )
-        return passed(seen + stay, timings=timings, report=dict(done.report), node=done.node, newNode=new_node)
+        cost = {"scaleDownCostUsd": round(usd, 4)} if new_node and (usd := scale_down_cost(ctx.expect, group)) else {}
+        return passed(seen + stay, timings=timings, report=dict(done.report), node=done.node, newNode=new_node, **cost)
 
     return run
 
@@ -222,15 +223,37 @@ def _compare(group: GroupExpect, node: dict[str, Any], report: dict[str, str]) -
     return problems, fixes
 
 
+def scale_down_cost(expect: Expectations, group: GroupExpect) -> float | None:
+    """USD of one of the group's nodes kept up for the autoscaler's scale-down delay (None: no price known)."""
+    if group.usd_per_node_hour is None:
+        return None
+    return group.usd_per_node_hour * expect.scale_down_unneeded_s / 3600
+
+
 def _scale_down_note(expect: Expectations, group: GroupExpect) -> str:
+    """What the node the probe started costs after it: the scale-down delay at the group's price per hour.
+
+    The price is the cost estimate's (`expect.from_config` prices one node with `cost.group_line`), labelled
+    as it labels it: a spot group at its on-demand ceiling, another region's price named as such.
+    """
     kind = {"SPOT": "spot", "ON_DEMAND": "on-demand", "CAPACITY_BLOCK": "from its Capacity Block"}.get(
         group.capacity_type, group.capacity_type
     )
     types = "/".join(group.instance_types) or "GPU instance"
-    return (
+    stay = (
         f". The new node stays up for the autoscaler's scale-down delay ({expect.scale_down_unneeded}) after the "
-        f"probe: that long of one {types} ({kind}) is this check's cost"
+        f"probe: that long of one {types} ({kind})"
     )
+    usd = scale_down_cost(expect, group)
+    if usd is None:
+        return f"{stay} is this check's cost ({group.price_basis or 'no price in the price table'})"
+    if group.capacity_type == "CAPACITY_BLOCK":
+        return (
+            f"{stay} uses block time already paid for (${usd:.2f} at the on-demand rate: {group.price_basis}; a "
+            "Capacity Block is paid up front)"
+        )
+    bound = "at most " if group.capacity_type == "SPOT" else ""
+    return f"{stay} costs {bound}${usd:.2f} ({group.price_basis})"
 
 
 def _gpu_probes(group: GroupExpect) -> Callable[[Expectations, str], list[dict[str, Any]]]:

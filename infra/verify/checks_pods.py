@@ -9,11 +9,12 @@ variant's model AVAILABLE over REST from inside the cluster.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
+from gpuplane.infra.verify import cluster as kc
 from gpuplane.infra.verify import pods
 from gpuplane.infra.verify.checks_control import is_ready
-from gpuplane.infra.verify.expect import Expectations
+from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
 from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests import verify as probes
@@ -148,18 +149,131 @@ def _storage_pods(expect: Expectations, run_id: str, zones: list[str]) -> list[d
     return [first, second]
 
 
+# What `--second-az` adds besides the scale-down delay, for its cost statement: the node's launch and join,
+# the image pull and the two storage probes (a few minutes on EKS's AMIs; the check reports the real time).
+SECOND_NODE_RUN_S: Final = 300
+
+
+def second_node_groups(expect: Expectations, nodes: list[dict[str, Any]]) -> list[GroupExpect]:
+    """The untainted CPU groups that can take one more node (below their maxSize now)."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        group = (node["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP, "")
+        counts[group] = counts.get(group, 0) + 1
+    names = set(cpu_groups(expect))
+    return [g for g in expect.groups if g.name in names and counts.get(g.name, 0) < g.max_size]
+
+
+def _dearest(groups: list[GroupExpect]) -> GroupExpect | None:
+    priced = [g for g in groups if g.usd_per_node_hour is not None]
+    return max(priced, key=lambda g: g.usd_per_node_hour or 0.0) if priced else None
+
+
+def second_az_cost(expect: Expectations, groups: list[GroupExpect]) -> str:
+    """What `--second-az` costs, before it runs: the dearest group that may get the node, for the run and delay."""
+    group = _dearest(groups)
+    minutes = (SECOND_NODE_RUN_S + expect.scale_down_unneeded_s) / 60
+    if group is None:
+        named = ", ".join(g.name for g in groups) or "no CPU group below its maxSize"
+        return f"one more node of {named} for about {minutes:.0f} min (no price in the price table)"
+    assert group.usd_per_node_hour is not None
+    usd = group.usd_per_node_hour * minutes / 60
+    return (
+        f"one more node of group {group.name} for about {minutes:.0f} min (the check, then the autoscaler's "
+        f"scale-down delay of {expect.scale_down_unneeded}): about ${usd:.2f} ({group.price_basis})"
+    )
+
+
+def _node_zone(node: dict[str, Any]) -> str:
+    return str((node["metadata"].get("labels") or {}).get(probes.ZONE_LABEL, ""))
+
+
+def second_node_plan(expect: Expectations, run_id: str) -> dict[str, Any]:
+    """The `--second-az` pod as `--plan` prints it (every untainted CPU group; no node to avoid yet)."""
+    return probes.second_node_pod(
+        probes.probe_namespace_name(run_id),
+        run_id,
+        uid=expect.uid,
+        gid=expect.gid,
+        node_groups=cpu_groups(expect),
+        avoid_nodes=[],
+        deadline_s=600,
+    )
+
+
+def start_second_node(ctx: Context, zone: str) -> tuple[str, dict[str, Any]]:
+    """Start a node in another AZ than `zone` (the placeholder pod), wait until it is Ready; (its zone, node).
+
+    Fails the check when the autoscaler refuses (its reason, explained), or the new node is in `zone` too.
+    """
+    expect = ctx.expect
+    nodes = ctx.cluster.list_nodes()
+    groups = second_node_groups(expect, nodes)
+    if not groups:
+        raise CheckFailed(
+            f"--second-az: every untainted CPU group ({', '.join(cpu_groups(expect)) or 'none'}) is at its maxSize",
+            "no CPU group can take one more node",
+            "raise a CPU group's maxSize (gpuplane:nodeGroups[].maxSize) by one, or scale it to 2 nodes by hand",
+        )
+    pod = probes.second_node_pod(
+        ctx.objects.ensure_namespace(),
+        ctx.run_id,
+        uid=expect.uid,
+        gid=expect.gid,
+        node_groups=[g.name for g in groups],
+        avoid_nodes=[n["metadata"]["name"] for n in nodes],
+        deadline_s=int(max(60, ctx.deadline_s)),
+    )
+    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    ctx.create(pod)
+    started = ctx.clock()
+    while True:
+        current = ctx.cluster.read_pod(namespace, name) or pod
+        placed = (current.get("spec") or {}).get("nodeName")
+        node = next((n for n in ctx.cluster.list_nodes() if n["metadata"]["name"] == placed), None) if placed else None
+        if node is not None and is_ready(node):
+            break
+        waiting = kc.unschedulable_message(current)
+        if waiting:
+            refusal = kc.scale_up_refusal(ctx.cluster.pod_events(namespace, name))
+            if refusal:
+                cause, fix = pods.explain_refusal(refusal)
+                raise CheckFailed(f"--second-az: the cluster-autoscaler will not add a CPU node: {refusal}", cause, fix)
+        ctx.progress(f"second node: {placed or 'waiting for the autoscaler'}, {ctx.clock() - started:.0f} s")
+        ctx.wait()
+    new_zone = _node_zone(node)
+    if new_zone == zone or not new_zone:
+        raise CheckFailed(
+            f"--second-az: the new node {node['metadata']['name']} is in {new_zone or 'no zone'} too; RWX across "
+            "AZs not proven",
+            "the group's Auto Scaling group launched it in the same AZ: its subnets span one AZ, or the other AZs "
+            "had no capacity for its instance types",
+            "`aws autoscaling describe-auto-scaling-groups` (its AvailabilityZones and activity history); "
+            "`gpuplane preflight` shows which AZs offer the types",
+            details={"secondNode": node["metadata"]["name"]},
+        )
+    return new_zone, node
+
+
 def check_storage(ctx: Context) -> Outcome:
     """Write every volume from one AZ, read it from another; owner uid/gid; a throughput figure."""
     expect = ctx.expect
     if not expect.volumes:
         return skipped("the stack has no shared volumes (gpuplane:storage.enabled false)")
-    zones = probe_zones(expect, ctx.cluster.list_nodes())
+    nodes = ctx.cluster.list_nodes()
+    zones = probe_zones(expect, nodes)
     if not zones:
         raise CheckFailed(
             "no Ready node of an untainted CPU group carries a topology.kubernetes.io/zone label",
             "the CPU groups have no Ready node",
             "fix the nodes check first",
         )
+    second: dict[str, Any] | None = None
+    if len(zones) == 1 and ctx.second_az:
+        launched = ctx.clock()
+        new_zone, second = start_second_node(ctx, zones[0])
+        zones = [zones[0], new_zone]
+        second_s = ctx.clock() - launched
     policy, *probe_pods = _storage_objects(expect, ctx.run_id, zones)
     ctx.create(policy)
     runs = [pods.run_pod(ctx, pod) for pod in probe_pods]
@@ -189,9 +303,12 @@ def check_storage(ctx: Context) -> Outcome:
             seen = runs[1].report.get(f"{key}.read_{zones[0].replace('-', '_')}")
             if seen != f"{ctx.run_id}-{zones[0]}":
                 problems.append(f"{volume}: written in {zones[0]}, read in {zones[1]} as {seen!r}")
+    note = _second_node_note(ctx, second) if second is not None else ""
+    if second is not None:
+        figures["secondNodeReady"] = round(second_s, 1)
     if problems:
         raise CheckFailed(
-            "; ".join(problems),
+            "; ".join(problems) + note,
             "a mount target is missing in that AZ or its security group does not admit NFS (2049) from the nodes; "
             "or the access point's POSIX user is not the workloads' uid/gid",
             "`aws efs describe-mount-targets` (one per AZ of the nodes) and the access point's PosixUser against "
@@ -202,11 +319,37 @@ def check_storage(ctx: Context) -> Outcome:
     if len(zones) > 1:
         evidence = f"{volumes}: written in {zones[0]}, read in {zones[1]}, files owned by {expect.uid}:{expect.gid}"
     else:
+        groups = second_node_groups(expect, nodes)
+        how = (
+            f"run again with --second-az to start {second_az_cost(expect, groups)}; or scale the system group to 2 "
+            "nodes"
+            if groups
+            else "every untainted CPU group is at its maxSize: raise one's maxSize, then run again with --second-az"
+        )
         evidence = (
             f"{volumes}: written and read in {zones[0]} only, files owned by {expect.uid}:{expect.gid}; RWX across "
-            "AZs NOT proven: Ready CPU nodes are in one AZ (scale the system group to 2 nodes to prove it)"
+            f"AZs NOT proven: Ready CPU nodes are in one AZ ({how})"
         )
-    return passed(evidence, timings=figures, zones=zones)
+    return passed(evidence + note, timings=figures, zones=zones)
+
+
+def _second_node_note(ctx: Context, node: dict[str, Any]) -> str:
+    """The node `--second-az` started: its name, and what it costs, up to now and for the scale-down delay."""
+    expect = ctx.expect
+    name = node["metadata"]["name"]
+    group = next(
+        (g for g in expect.groups if g.name == (node["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP)),
+        None,
+    )
+    up = kc.seconds_between(node["metadata"].get("creationTimestamp"), ctx.now().isoformat()) or 0.0
+    stay = (
+        f" (second node {name} in {_node_zone(node)}, started for this check: it stays up for the autoscaler's "
+        f"scale-down delay ({expect.scale_down_unneeded}) after the run"
+    )
+    if group is None or group.usd_per_node_hour is None:
+        return f"{stay}; no price for it in the price table)"
+    usd = group.usd_per_node_hour * (max(up, 0.0) + expect.scale_down_unneeded_s) / 3600
+    return f"{stay}; with the {max(up, 0.0) / 60:.0f} min it has run, about ${usd:.2f}: {group.price_basis})"
 
 
 # --- serving -----------------------------------------------------------------------------------------------

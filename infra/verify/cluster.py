@@ -35,8 +35,11 @@ class VerifyCluster(Protocol):
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The pod, or None when it does not exist."""
 
-    def pod_log(self, namespace: str, name: str, container: str) -> str:
-        """One container's log ('' when it has none yet)."""
+    def pod_log(self, namespace: str, name: str, container: str, *, timestamps: bool = False) -> str:
+        """One container's log ('' when it has none yet).
+
+        `timestamps`: each line starts with the RFC 3339 time the runtime received it (`timestamps=true`).
+        """
 
     def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events about the pod."""
@@ -160,14 +163,18 @@ class KubeCluster:
             raise
         return found
 
-    def pod_log(self, namespace: str, name: str, container: str) -> str:
+    def pod_log(self, namespace: str, name: str, container: str, *, timestamps: bool = False) -> str:
         """See `VerifyCluster.pod_log`.
 
         Read raw and decoded here: the client 36.0.x returns the log as the repr of its bytes ("b'...'", with
         the newlines escaped; kubernetes-client/python#2596, seen here with 36.0.3).
         """
         try:
-            answer = self._core.read_namespaced_pod_log(name, namespace, container=container, _preload_content=False)
+            # The client writes the flag as `True`, which the API server's strconv.ParseBool accepts.
+            stamped = {"timestamps": True} if timestamps else {}
+            answer = self._core.read_namespaced_pod_log(
+                name, namespace, container=container, _preload_content=False, **stamped
+            )
             return bytes(answer.data).decode("utf-8", errors="replace")
         except Exception as exc:
             if getattr(exc, "status", None) in (400, 404):  # not started yet, or gone

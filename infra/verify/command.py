@@ -52,6 +52,7 @@ def new_run_id() -> str:
 def load_checks() -> None:
     """Import the check modules so their factories register (a later issue adds its module here)."""
     from gpuplane.infra.verify import (  # noqa: F401, PLC0415
+        checks_capacity,
         checks_control,
         checks_gpu,
         checks_metrics,
@@ -61,12 +62,21 @@ def load_checks() -> None:
     )
 
 
-def plan_objects(expect: Expectations, checks: list[Check], run_id: str) -> list[dict[str, Any]]:
-    """Every object a run of `checks` would create: the run's namespace and what it holds, then each check's probes."""
+def plan_objects(
+    expect: Expectations, checks: list[Check], run_id: str, *, second_az: bool = False
+) -> list[dict[str, Any]]:
+    """Every object a run of `checks` would create: the run's namespace and what it holds, then each check's probes.
+
+    `second_az`: with the pod that makes the autoscaler add a CPU node in another AZ (made only when the CPU
+    nodes turn out to be in one AZ; the plan cannot know which nodes there are, so it avoids none).
+    """
+    from gpuplane.infra.verify import checks_pods  # noqa: PLC0415
     from gpuplane.manifests import verify as probes  # noqa: PLC0415
 
     found: list[dict[str, Any]] = []
     for check in checks:
+        if check.name == "storage" and second_az and expect.volumes:
+            found.append(checks_pods.second_node_plan(expect, run_id))
         if check.probes is not None:
             found += check.probes(expect, run_id)
     namespace = probes.probe_namespace_name(run_id)
@@ -98,6 +108,15 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     ] = False,
     keep: Annotated[
         bool, typer.Option("--keep", help="Leave the probe namespace and pods in place for inspection.")
+    ] = False,
+    second_az: Annotated[
+        bool,
+        typer.Option(
+            "--second-az",
+            help="When the CPU nodes are all in one AZ, let the storage check start one more CPU node in another "
+            "AZ to prove shared volumes across AZs (it costs that node for the check plus the autoscaler's "
+            "scale-down delay; the storage check's evidence states the amount).",
+        ),
     ] = False,
     plan: Annotated[
         bool, typer.Option("--plan", help="Print every object the checks would create; contact no cluster.")
@@ -134,10 +153,17 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         checks = runner.select(model.checks_for(expect), only or [])
     except ValueError as exc:
         raise _bad_input(str(exc), nothing) from None
+    if second_az and not expect.autoscaler:
+        raise _bad_input(
+            "--second-az: the stack runs no cluster-autoscaler (gpuplane:autoscaler.enabled is false), so nothing "
+            "would add the node; scale a CPU group to 2 nodes instead",
+            nothing,
+        )
     if plan:
         import yaml  # noqa: PLC0415
 
-        typer.echo(yaml.safe_dump_all(plan_objects(expect, checks, run_id), sort_keys=False), nl=False)
+        objects = plan_objects(expect, checks, run_id, second_az=second_az)
+        typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
         return
     try:  # the project's kubeconfig only as gpuplane wrote it; --kubeconfig as kubectl would (infra/kubeaccess.py)
         cluster = _cluster(kube_source(kubeconfig, project, stack, config))
@@ -153,6 +179,7 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             run_id,
             _objects(cluster, expect, run_id),
             progress=status.update,  # the cluster's words, printed literally (the console has no markup)
+            second_az=second_az,
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
     out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id

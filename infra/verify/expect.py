@@ -45,6 +45,20 @@ class GroupExpect:
     gpu_model: str | None = None
     device_plugin: bool = False
     """A device-plugin pod (gpuplane's chart or the operator's) must run on each of its nodes."""
+    usd_per_node_hour: float | None = None
+    """One node's price per hour (instance and root volume) as `gpuplane render`'s cost estimate prices it
+    (components/plan/cost.py `group_line`: on-demand, a spot group at its on-demand ceiling); None: the price
+    table has no price for its types."""
+    price_basis: str = ""
+    """What that price is: the type, how it is bought, and whose region's price (`us-east-1 price (us-west-2 is
+    not in the price table)`), with the table's date."""
+    reserved: bool = False
+    """The group launches into capacity reserved for it: a Capacity Block or an ODCR target (issue 31)."""
+    reservation_id: str | None = None
+    reservation_zone: str | None = None
+    """The reservation's AZ as the stack names it (`capacityReservation.availabilityZone`); None when unknown."""
+    efa_interfaces: int = 0
+    """`vpc.amazonaws.com/efa` one node advertises (the EFA devices of its launch template); 0 without EFA."""
 
     @property
     def is_gpu(self) -> bool:
@@ -98,6 +112,8 @@ class Expectations:
     """The TensorBoard Services of the training workloads that declare one (`<training>-tensorboard`)."""
     autoscaler: bool = True
     scale_down_unneeded: str = "10m"
+    scale_down_unneeded_s: int = 600
+    """The same delay in seconds, for the cost of a node kept up that long."""
     gpu_operator: bool = False
     metrics: bool = False
     """The stack runs kube-prometheus-stack (`observability.metrics: prometheus`, issue 29)."""
@@ -119,6 +135,7 @@ class Expectations:
 
 def from_config(config: StackConfig) -> Expectations:
     """The promises of a validated stack, computed by the same functions the program uses."""
+    from gpuplane.components.config.common import duration_seconds  # noqa: PLC0415
     from gpuplane.components.facts import catalog  # noqa: PLC0415 - the config's world, loaded when used
     from gpuplane.components.plan import addons  # noqa: PLC0415
     from gpuplane.components.plan import gpu_nodes as gpu_plan  # noqa: PLC0415
@@ -130,6 +147,7 @@ def from_config(config: StackConfig) -> Expectations:
     made = []
     for group in groups:
         gpu = group.kind == "gpu"
+        reservation = group.capacity_reservation
         made.append(
             GroupExpect(
                 name=group.name,
@@ -149,6 +167,11 @@ def from_config(config: StackConfig) -> Expectations:
                 compute_capability=catalog.compute_capability(group.instance) if gpu else None,
                 gpu_model=group.instance.gpu_model if gpu else None,
                 device_plugin=gpu and (gpu_plan.needs_standalone_plugin(group) or plan.operator),
+                **_node_price(group, config.region),
+                reserved=group.reserved,
+                reservation_id=reservation.id if reservation else None,
+                reservation_zone=reservation.availability_zone if reservation and group.reserved else None,
+                efa_interfaces=group.efa_interfaces,
             )
         )
     storage = platform.storage
@@ -172,10 +195,38 @@ def from_config(config: StackConfig) -> Expectations:
         tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),
         autoscaler=platform.autoscaler.enabled,
         scale_down_unneeded=platform.autoscaler.scale_down_unneeded_time,
+        scale_down_unneeded_s=duration_seconds(platform.autoscaler.scale_down_unneeded_time),
         gpu_operator=plan.operator,
         metrics=platform.observability.metrics == "prometheus",
         dcgm_exporter=platform.observability.dcgm_exporter,
     )
+
+
+def _node_price(group: Any, region: str) -> dict[str, Any]:
+    """`usd_per_node_hour` and `price_basis` of one node of `group`, priced as the cost estimate prices it.
+
+    Through `cost.group_line` with one node (min 0, max 1): the same choice of type (on-demand: the first
+    listed, which a managed node group launches; spot: the dearest on-demand price, the ceiling), the same
+    root volume and the same labels for a price that is another region's.
+    """
+    from gpuplane.components.facts import prices  # noqa: PLC0415
+    from gpuplane.components.plan import cost  # noqa: PLC0415
+
+    usage = cost.GroupUsage(
+        name=group.name,
+        instance_types=tuple(group.instance_types),
+        capacity=group.capacity_type,
+        min_size=0,
+        max_size=1,
+        root_volume_gib=group.resolved_disk_size_gib,
+    )
+    line = cost.group_line(usage, region)
+    if not line.max:
+        return {"usd_per_node_hour": None, "price_basis": "; ".join(line.notes)}
+    bought = line.detail.removeprefix("0-1 x ")
+    notes = [n for n in line.notes if not n.startswith("spot: priced")]  # "at most" in `bought` says it
+    basis = "; ".join([f"{bought} plus its {group.resolved_disk_size_gib} GiB root volume", *notes])
+    return {"usd_per_node_hour": line.max, "price_basis": f"{basis}; price table of {prices.table().date}"}
 
 
 def _training_runs(config: StackConfig) -> list[TrainingRunExpect]:

@@ -206,6 +206,8 @@ class Context:
     deadline_s: float = 0.0
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
     """Wall-clock time, for comparing with the API's timestamps."""
+    second_az: bool = False
+    """`--second-az`: the storage check may start a node in another AZ when the CPU nodes are in one."""
 
     def remaining(self) -> float:
         """Seconds left before the deadline."""

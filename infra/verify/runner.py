@@ -163,6 +163,8 @@ class Runner:
     poll_s: float = 3.0
     grace_s: float = GRACE_S
     tick_s: float = 0.2
+    second_az: bool = False
+    """`--second-az`, handed to every check's context."""
 
     def run(self, checks: Sequence[Check], *, skip_gpu: bool = False, keep: bool = False) -> RunReport:
         """Run `checks` (already selected) and clean up; KeyboardInterrupt ends with `interrupted` set."""
@@ -294,4 +296,5 @@ class Runner:
             sleep=self.sleep,
             progress=progress,
             poll_s=self.poll_s,
+            second_az=self.second_az,
         )

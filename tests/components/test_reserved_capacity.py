@@ -119,6 +119,20 @@ def test_pulumi_argument_names_are_the_sdks():
         assert set(interface) <= params(aws.ec2.LaunchTemplateNetworkInterfaceArgs)
 
 
+def test_p6_b300_block_gets_the_primary_ena_on_card_zero_and_16_efa():
+    """p6-b300.48xlarge (card 0 ENA only, EFA on cards 1-16) is accepted with EFA; the template follows the cards."""
+    group = NodeGroupArgs.model_validate(with_(BLOCK, name="b300", instanceTypes=["p6-b300.48xlarge"]))
+    interfaces = capacity.efa_network_interfaces(group, ["sg-cluster", "sg-efa"])
+    assert [(i["network_card_index"], i["device_index"], i["interface_type"]) for i in interfaces] == [
+        (0, 0, "interface"),
+        *[(card, 1, "efa-only") for card in range(1, 17)],
+    ]
+    assert all(i["security_groups"] == ["sg-cluster", "sg-efa"] for i in interfaces)
+    assert group.efa_interfaces == 16
+    assert capacity.efa_resources(group) == {versions.EFA_RESOURCE: 16}
+    assert capacity.role_efa([group], 8) == 16 and capacity.role_efa([group], 1) == 2
+
+
 def test_odcr_preference_and_group_target():
     pref = NodeGroupArgs.model_validate(
         {
@@ -417,6 +431,20 @@ def test_refusals_name_the_key_and_value(case, overrides, key, fragments):
         assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
 
 
+def test_types_with_the_same_count_but_another_layout_are_refused(monkeypatch):
+    """No two GPU types of one shape differ in layout today (p4d/p4de share theirs); a data refresh might."""
+    from gpuplane.components.facts import efa  # noqa: PLC0415
+
+    shifted = (efa.EfaInterface(0, 0, "interface"), *(efa.EfaInterface(c, 1, "efa-only") for c in range(1, 5)))
+    real = efa.layout_for
+    monkeypatch.setattr(efa, "layout_for", lambda name: shifted if name == "p4de.24xlarge" else real(name))
+    group = with_(ODCR, instanceTypes=["p4d.24xlarge", "p4de.24xlarge"], capacityReservation=None)
+    found = [p for p in problems(stack(group)) if p.startswith("gpuplane:nodeGroups[1].instanceTypes:")]
+    assert found and "EFA interface layouts differ" in found[0] and "0:interface" in found[0], found
+    monkeypatch.setattr(efa, "layout_for", real)
+    NodeGroupArgs.model_validate(group)  # the real data: one layout, accepted
+
+
 def test_render_summary_states_the_reservations(tmp_path):
     from gpuplane.infra import render  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
@@ -509,3 +537,34 @@ def render_releases(recording: Recording) -> list[dict[str, Any]]:
     from gpuplane.infra import render  # noqa: PLC0415
 
     return list(render.helm_releases(recording).values())
+
+
+PS_GPU: dict[str, Any] = {
+    "name": "ps-gpu",
+    "strategy": "parameterServer",
+    "command": ["python", "train.py"],
+    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "ps": {"resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
+}
+
+
+def test_render_says_when_gpu_roles_may_split_across_groups():
+    """Two GPU roles that may use several groups: render names the run and the pin; a pinned run is quiet."""
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[PS_GPU])))
+    (note,) = [n for n in target.notes if n.startswith("training 'ps-gpu'")]
+    assert "GPU roles (chief, worker) may be admitted to different GPU groups" in note
+    assert "(p4d-odcr, p5-block)" in note and "One group per run" in note  # g6.xlarge: too small for 4 CPU, 16Gi
+    pinned = {
+        **PS_GPU,
+        "chief": {**PS_GPU["chief"], "nodeGroups": ["p5-block"]},
+        "worker": {**PS_GPU["worker"], "nodeGroups": ["p5-block"]},
+    }
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[pinned])))
+    assert not [n for n in target.notes if n.startswith("training ")]
+    # One GPU role (multiWorkerMirrored's workers): one PodSet, one flavor, no note.
+    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[TRAINING])))
+    assert not [n for n in target.notes if n.startswith("training ")]

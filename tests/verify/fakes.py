@@ -8,6 +8,7 @@ its final phase and each container's log. Everything created and deleted is reco
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = "2026-11-26T10:00:00Z"
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\S+ ")
 
 
 def stack_expect(stack: str = "dev") -> Expectations:
@@ -131,6 +133,9 @@ class FakeCluster:
         self.jobset_states: list[str] = []
         """What each poll of the training run shows: a state of `queue.workload_state`, or `none`/`gone`."""
         self.jobset_polls = 0
+        self.run_pods: list[dict[str, Any]] = []
+        """The training run's pods, listed by label (`jobset.sigs.k8s.io/...=...`) once the run is admitted."""
+        self.log_reads: list[tuple[str, str, bool]] = []
         self.lock = threading.Lock()
 
     # --- the protocol ---
@@ -143,15 +148,27 @@ class FakeCluster:
         return copy.deepcopy(self.nodes)
 
     def list_pods(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
-        return copy.deepcopy(self.system_pods.get(namespace, []))
+        wanted = dict(term.split("=", 1) for term in label_selector.split(",") if "=" in term)
+        labelled = [
+            p
+            for p in self.run_pods
+            if p["metadata"]["namespace"] == namespace
+            and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+        ]
+        return copy.deepcopy(self.system_pods.get(namespace, []) + labelled)
 
     def _script(self, name: str) -> Script:
+        if name in self.scripts:  # a script for exactly this pod wins over a prefix
+            return self.scripts[name]
         for prefix, script in self.scripts.items():
             if name.startswith(prefix):
                 return script
         return Script()
 
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        for run_pod in self.run_pods:
+            if (run_pod["metadata"]["namespace"], run_pod["metadata"]["name"]) == (namespace, name):
+                return copy.deepcopy(run_pod)
         with self.lock:
             body = self.live.get((namespace, name))
             if body is None:
@@ -192,8 +209,13 @@ class FakeCluster:
             current["status"] = status
             return current
 
-    def pod_log(self, namespace: str, name: str, container: str) -> str:
-        return self._script(name).logs.get(container, "")
+    def pod_log(self, namespace: str, name: str, container: str, *, timestamps: bool = False) -> str:
+        """The scripted log; a scripted line may start with its timestamp, which only `timestamps` keeps."""
+        self.log_reads.append((name, container, timestamps))
+        text = self._script(name).logs.get(container, "")
+        if timestamps:
+            return text
+        return "\n".join(STAMP.sub("", line) for line in text.splitlines())
 
     def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         return copy.deepcopy(self._script(name).events)
@@ -211,6 +233,7 @@ class FakeCluster:
                 return None
             current = copy.deepcopy(jobset)
             current["metadata"]["uid"] = "uid-1"
+            current["metadata"]["creationTimestamp"] = T0
             if step in ("Completed", "Failed"):
                 current["status"] = {"terminalState": step}
             return current

@@ -111,6 +111,56 @@ def test_scale_from_zero_passes_with_the_times_to_first_gpu_pod(dev, make_ctx):
     assert created["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
 
 
+def test_the_scale_down_note_prices_the_node_kept_up_as_the_cost_estimate_does(dev, make_ctx):
+    group = dev.group("gpu")
+    # dev's GPU group is spot over g5.xlarge/g5.2xlarge in us-west-2: the estimate's ceiling is the dearer
+    # type's on-demand price, from us-east-1 (the table's nearest covered region), plus the root volume.
+    assert group.usd_per_node_hour == pytest.approx(1.212 + 100 * 0.08 / 730, abs=1e-4)
+    assert group.price_basis == (
+        "g5.2xlarge (spot, at most $1.212/h) plus its 100 GiB root volume; us-east-1 price (us-west-2 is not in "
+        "the price table); price table of 2026-07-20"
+    )
+    cluster = FakeCluster(healthy_nodes(dev))
+    _scale_from_zero(dev, cluster)
+    outcome = _run(make_ctx(dev, cluster))
+    assert outcome.status == "pass"
+    assert outcome.evidence.endswith(
+        "The new node stays up for the autoscaler's scale-down delay (10m) after the probe: that long of one "
+        f"g5.xlarge/g5.2xlarge (spot) costs at most $0.20 ({group.price_basis})"
+    )
+    assert outcome.details["scaleDownCostUsd"] == pytest.approx(1.223 * 600 / 3600, abs=1e-4)
+
+
+def test_the_scale_down_note_is_on_a_failure_too_and_follows_the_delay(dev, make_ctx):
+    slow = dataclasses.replace(dev, scale_down_unneeded="1h", scale_down_unneeded_s=3600)
+    cluster = FakeCluster(healthy_nodes(dev))
+    _scale_from_zero(dev, cluster, tf_log=report_lines(tf__version="2.20.0", tf__gpus="0"))
+    outcome = execute(_check(slow), make_ctx(slow, cluster), lambda: "")
+    assert outcome.status == "fail"
+    assert (
+        "scale-down delay (1h) after the probe: that long of one g5.xlarge/g5.2xlarge (spot) costs at most $1.22 ("
+        in (outcome.evidence)
+    )
+
+
+@pytest.mark.parametrize(
+    ("capacity", "price", "basis", "expected"),
+    [
+        ("ON_DEMAND", 1.017, "g5.xlarge (on-demand $1.006/h)", "(on-demand) costs $0.17 (g5.xlarge (on-demand"),
+        ("CAPACITY_BLOCK", 1.017, "g5.xlarge (on-demand $1.006/h)", "uses block time already paid for ($0.17 at"),
+        ("SPOT", None, "no price for p9.huge in the price table", "is this check's cost (no price for p9.huge"),
+    ],
+)
+def test_the_scale_down_note_by_how_the_group_buys_its_nodes(dev, make_ctx, capacity, price, basis, expected):
+    group = dataclasses.replace(dev.group("gpu"), capacity_type=capacity, usd_per_node_hour=price, price_basis=basis)
+    expect = dataclasses.replace(dev, groups=tuple(group if g.name == "gpu" else g for g in dev.groups))
+    cluster = FakeCluster(healthy_nodes(dev))
+    _scale_from_zero(dev, cluster)
+    outcome = checks_gpu.gpu_check(group)(make_ctx(expect, cluster))
+    assert expected in outcome.evidence
+    assert ("scaleDownCostUsd" in outcome.details) is (price is not None)
+
+
 def test_an_existing_gpu_node_reports_no_scale_up_times(dev, make_ctx):
     cluster = FakeCluster([*healthy_nodes(dev), _gpu_node(dev, "gpu-0")])
     cluster.scripts["gv-gpu-gpu-"] = Script(node="gpu-0", logs={"serving": GOOD_SERVING, "tensorflow": GOOD_TF})

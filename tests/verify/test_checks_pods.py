@@ -221,6 +221,154 @@ def test_storage_in_one_az_says_what_it_could_not_prove(dev, make_ctx, tmp_path)
     assert len([o for o in cluster.created if o["kind"] == "Pod"]) == 1
 
 
+def test_storage_in_one_az_states_what_second_az_would_cost(dev, make_ctx, tmp_path):
+    logs = _as_workload_owner(_storage_logs(dev, tmp_path, ["us-west-2a"]), dev)
+    cluster = FakeCluster([node("system-0", "system", zone="us-west-2a", labels=dev.group("system").labels)])
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    outcome = cp.check_storage(make_ctx(dev, cluster))
+    system = dev.group("system")
+    # dev's system group: m6i.large on demand plus its 50 GiB root volume, us-east-1's price; 5 min for the
+    # check and 10 min of scale-down delay.
+    assert system.usd_per_node_hour == pytest.approx(0.096 + 50 * 0.08 / 730, abs=1e-4)
+    assert outcome.evidence.endswith(
+        "RWX across AZs NOT proven: Ready CPU nodes are in one AZ (run again with --second-az to start one more "
+        "node of group system for about 15 min (the check, then the autoscaler's scale-down delay of 10m): about "
+        f"$0.03 ({system.price_basis}); or scale the system group to 2 nodes)"
+    )
+    assert not [o for o in cluster.created if o["metadata"]["name"].startswith("gv-second-az-")]
+
+
+def test_storage_in_one_az_with_the_cpu_groups_full_says_what_to_raise(dev, make_ctx, tmp_path):
+    logs = _as_workload_owner(_storage_logs(dev, tmp_path, ["us-west-2a"]), dev)
+    labels = dev.group("system").labels
+    cluster = FakeCluster([node(f"system-{i}", "system", zone="us-west-2a", labels=labels) for i in range(3)])
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    outcome = cp.check_storage(make_ctx(dev, cluster))
+    assert outcome.evidence.endswith(
+        "Ready CPU nodes are in one AZ (every untainted CPU group is at its maxSize: raise one's maxSize, then run "
+        "again with --second-az)"
+    )
+
+
+SECOND_NODE_WAIT = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+SCALED = {
+    "reason": "TriggeredScaleUp",
+    "message": "pod triggered scale-up: [{eks-system 1->2 (max: 3)}]",
+    "source": {"component": "cluster-autoscaler"},
+    "lastTimestamp": "2026-11-26T10:00:05Z",
+}
+
+
+def _one_az(dev, *, new_zone: str = "us-west-2b", events: list[Any] | None = None, never: bool = False):
+    labels = dev.group("system").labels
+    cluster = FakeCluster([node("system-0", "system", zone="us-west-2a", labels=labels)])
+    cluster.scripts["gv-second-az-"] = Script(
+        node="system-new",
+        pending_polls=2,
+        never_ends=never,
+        unschedulable=SECOND_NODE_WAIT,
+        events=events if events is not None else [SCALED],
+        on_schedule=lambda fake: fake.nodes.append(
+            node("system-new", "system", zone=new_zone, labels=labels, created="2026-11-26T10:01:00Z")
+        ),
+    )
+    return cluster
+
+
+def test_second_az_starts_a_node_in_another_az_and_proves_rwx_across_azs(dev, make_ctx, tmp_path):
+    logs = _as_workload_owner(_storage_logs(dev, tmp_path, ["us-west-2a", "us-west-2b"]), dev)
+    cluster = _one_az(dev)
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    cluster.scripts["gv-storage-1-"] = Script(logs={"probe": logs[1]}, node="system-new")
+    ctx = make_ctx(dev, cluster)
+    ctx.second_az = True
+    outcome = cp.check_storage(ctx)
+    assert outcome.status == "pass", outcome.evidence
+    system = dev.group("system")
+    # The node has run 90 s (10:01:00 to the context's 10:02:30), then the 10 min delay: (90 + 600) s.
+    assert outcome.evidence == (
+        "models, datasets, logs: written in us-west-2a, read in us-west-2b, files owned by 10001:10001 (second "
+        "node system-new in us-west-2b, started for this check: it stays up for the autoscaler's scale-down delay "
+        f"(10m) after the run; with the 2 min it has run, about $0.02: {system.price_basis})"
+    )
+    assert outcome.details["zones"] == ["us-west-2a", "us-west-2b"]
+    assert outcome.timings["secondNodeReady"] == 6.0  # seen Ready at the third poll, 3 s apart
+    placeholder = next(o for o in cluster.created if o["metadata"]["name"] == f"gv-second-az-{RUN}")
+    assert placeholder["metadata"]["namespace"] == probes.probe_namespace_name(RUN)  # restricted
+    terms = placeholder["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "gpuplane.io/node-group", "operator": "In", "values": ["system"]},
+        {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["system-0"]},
+    ]
+    # Removed with the rest of the run (the node itself goes after the autoscaler's delay).
+    assert ctx.objects.clean_up() == []
+    assert ("Pod", probes.probe_namespace_name(RUN), f"gv-second-az-{RUN}") in cluster.deleted
+
+
+def test_second_az_fails_with_the_autoscalers_reason(dev, make_ctx):
+    refused = {
+        "reason": "NotTriggerScaleUp",
+        "message": "pod didn't trigger scale-up: 1 max node group size reached",
+        "source": {"component": "cluster-autoscaler"},
+        "lastTimestamp": "2026-11-26T10:00:10Z",
+    }
+    cluster = _one_az(dev, events=[refused], never=True)
+    ctx = make_ctx(dev, cluster)
+    ctx.second_az = True
+    failure = _fail(cp.check_storage, ctx).outcome
+    assert failure.evidence == (
+        "--second-az: the cluster-autoscaler will not add a CPU node: pod didn't trigger scale-up: 1 max node "
+        "group size reached"
+    )
+    assert "maxSize" in failure.cause and "maxSize" in failure.fix
+    assert not [o for o in cluster.created if o["metadata"]["name"].startswith("gv-storage-")]
+
+
+def test_second_az_fails_when_the_new_node_lands_in_the_same_az(dev, make_ctx):
+    cluster = _one_az(dev, new_zone="us-west-2a")
+    ctx = make_ctx(dev, cluster)
+    ctx.second_az = True
+    failure = _fail(cp.check_storage, ctx).outcome
+    assert failure.evidence == ("--second-az: the new node system-new is in us-west-2a too; RWX across AZs not proven")
+    assert "same AZ" in failure.cause and "describe-auto-scaling-groups" in failure.fix
+
+
+def test_second_az_with_every_cpu_group_at_its_max_fails_before_creating_anything(dev, make_ctx):
+    labels = dev.group("system").labels
+    nodes = [node(f"system-{i}", "system", zone="us-west-2a", labels=labels) for i in range(3)]  # dev: maxSize 3
+    cluster = FakeCluster(nodes)
+    ctx = make_ctx(dev, cluster)
+    ctx.second_az = True
+    failure = _fail(cp.check_storage, ctx).outcome
+    assert failure.evidence == "--second-az: every untainted CPU group (system) is at its maxSize"
+    assert "maxSize" in failure.fix and cluster.created == []
+
+
+def test_second_az_is_not_used_when_nodes_are_in_two_azs_already(dev, make_ctx, tmp_path):
+    logs = _as_workload_owner(_storage_logs(dev, tmp_path, ["us-west-2a", "us-west-2b"]), dev)
+    cluster = FakeCluster(healthy_nodes(dev))
+    cluster.scripts["gv-storage-0-"] = Script(logs={"probe": logs[0]})
+    cluster.scripts["gv-storage-1-"] = Script(logs={"probe": logs[1]})
+    ctx = make_ctx(dev, cluster)
+    ctx.second_az = True
+    outcome = cp.check_storage(ctx)
+    assert outcome.status == "pass" and "second node" not in outcome.evidence
+    assert not [o for o in cluster.created if o["metadata"]["name"].startswith("gv-second-az-")]
+
+
+def test_second_az_waiting_past_the_deadline_fails_and_is_cleaned_up(dev, make_ctx):
+    from gpuplane.infra.verify.runner import execute  # noqa: PLC0415
+
+    cluster = _one_az(dev, never=True)
+    ctx = make_ctx(dev, cluster, deadline_s=60)
+    ctx.second_az = True
+    check = next(c for c in cp.pod_checks(dev) if c.name == "storage")
+    outcome = execute(check, ctx, lambda: "second node: waiting for the autoscaler, 57 s")
+    assert outcome.status == "fail" and outcome.evidence.startswith("no result within 600 s; last seen: second")
+    assert ctx.objects.clean_up() == []
+    assert ("Pod", probes.probe_namespace_name(RUN), f"gv-second-az-{RUN}") in cluster.deleted
+
+
 def test_storage_owned_by_another_uid_fails(dev, make_ctx, tmp_path):
     logs = _storage_logs(dev, tmp_path, ["us-west-2a", "us-west-2b"])
     cluster = FakeCluster(healthy_nodes(dev))
@@ -411,3 +559,14 @@ def test_a_predict_too_large_to_fake_does_not_fail_the_check(dev, make_ctx):
     cluster.scripts["gv-serving-"] = Script(logs={"probe": report_lines(**lines)})
     outcome = cp.check_serving(make_ctx(dev, cluster))
     assert outcome.status == "pass" and "predict skipped: an input of 33554432 values" in outcome.evidence
+
+
+def test_second_az_cost_names_the_dearest_group_that_may_get_the_node(dev):
+    system = dev.group("system")
+    big = dataclasses.replace(system, name="big", usd_per_node_hour=2.0, price_basis="m6i.8xlarge (on-demand $2/h)")
+    unpriced = dataclasses.replace(system, name="odd", usd_per_node_hour=None, price_basis="no price for x")
+    assert cp.second_az_cost(dev, [system, big, unpriced]) == (
+        "one more node of group big for about 15 min (the check, then the autoscaler's scale-down delay of 10m): "
+        "about $0.50 (m6i.8xlarge (on-demand $2/h))"
+    )
+    assert cp.second_az_cost(dev, [unpriced]) == "one more node of odd for about 15 min (no price in the price table)"

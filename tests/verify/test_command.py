@@ -39,6 +39,43 @@ def test_plan_with_only_prints_that_checks_probes():
     assert len(names) == 4 and names[2].startswith("gv-deny-ingress-") and names[3].startswith("gv-runtime-")
 
 
+def test_plan_with_second_az_prints_the_placeholder_pod_before_the_storage_probes():
+    done = invoke("dev", "--plan", "--only", "storage", "--second-az")
+    assert done.exit_code == 0, done.output
+    names = [o["metadata"]["name"] for o in yaml.safe_load_all(done.stdout)]
+    assert [n.split("-2")[0] for n in names[3:]] == ["gv-second-az", "gv-deny-ingress", "gv-storage-0", "gv-storage-1"]
+    plain = invoke("dev", "--plan", "--only", "storage")
+    assert not [o for o in yaml.safe_load_all(plain.stdout) if o["metadata"]["name"].startswith("gv-second-az-")]
+
+
+def test_second_az_without_an_autoscaler_is_bad_input(tmp_path: Path):
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
+    (tmp_path / "Pulumi.dev.yaml").write_text(text + "  gpuplane:autoscaler:\n    enabled: false\n")
+    done = runner.invoke(app, ["verify", "dev", "--second-az", "--stacks-dir", str(tmp_path), "--project", str(ROOT)])
+    assert done.exit_code == 2, done.output
+    assert "--second-az: the stack runs no cluster-autoscaler (gpuplane:autoscaler.enabled is false)" in " ".join(
+        done.output.split()
+    )
+    assert "Nothing was created." in done.output
+
+
+def test_second_az_reaches_the_checks(fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from gpuplane.infra.verify import runner as verify_runner  # noqa: PLC0415
+
+    seen: list[bool] = []
+    original = verify_runner.Runner._context
+
+    def spy(self, check, cancel, last):
+        ctx = original(self, check, cancel, last)
+        seen.append(ctx.second_az)
+        return ctx
+
+    monkeypatch.setattr(verify_runner.Runner, "_context", spy)
+    done = invoke("dev", "--only", "nodes", "--second-az", "--out", str(tmp_path / "r"))
+    assert done.exit_code == 0, done.output
+    assert seen and all(seen)
+
+
 def test_an_unknown_check_is_bad_input():
     done = invoke("dev", "--only", "gpus")
     assert done.exit_code == 2

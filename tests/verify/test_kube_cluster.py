@@ -183,6 +183,14 @@ def test_reads_answer_as_api_json(cluster: KubeCluster):
         "involvedObject.kind=Pod,involvedObject.name=gv-x"
     ]
     assert queries["/api/v1/namespaces/ns/pods/gv-x/log"]["container"] == ["probe"]
+    assert "timestamps" not in queries["/api/v1/namespaces/ns/pods/gv-x/log"]
+
+
+def test_a_log_with_timestamps_asks_the_api_for_them(cluster: KubeCluster):
+    cluster.pod_log("ns", "gv-x", "tensorflow", timestamps=True)
+    (query,) = [q for _verb, path, q, _body in Api.requests if path == "/api/v1/namespaces/ns/pods/gv-x/log"]
+    # The client spells it `True`; the API server parses it with Go's strconv.ParseBool, which accepts that.
+    assert query["timestamps"] == ["True"] and query["container"] == ["tensorflow"]
 
 
 def test_creates_and_deletes_each_kind_at_its_path(cluster: KubeCluster):

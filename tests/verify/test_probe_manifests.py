@@ -25,7 +25,7 @@ from tests.verify.fakes import ROOT, stack_expect
 def _objects(stack: str) -> list[dict[str, Any]]:
     command.load_checks()
     expect = stack_expect(stack)
-    return command.plan_objects(expect, model.checks_for(expect), RUN)
+    return command.plan_objects(expect, model.checks_for(expect), RUN, second_az=True)
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
@@ -38,6 +38,7 @@ def test_every_probe_is_planned(objects):
     assert kinds[:2] == [("Namespace", f"gpuplane-verify-{RUN}"), ("ConfigMap", "gpuplane-runtime")]
     names = {name for _, name in kinds}
     assert {f"gv-runtime-{RUN}", f"gv-gpu-gpu-{RUN}", f"gv-storage-0-{RUN}", f"gv-storage-1-{RUN}"} <= names
+    assert f"gv-second-az-{RUN}" in names  # planned with --second-az, through the same gates below
 
 
 @pytest.mark.parametrize("version", sorted(versions.KUBERNETES_VERSIONS))
