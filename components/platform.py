@@ -151,7 +151,7 @@ class Platform(pulumi.ComponentResource):
         # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
         self.observability: Observability | None = None
         metrics_after: list[pulumi.Resource] = []
-        if args.observability.metrics == "prometheus":
+        if args.observability.metrics in {"prometheus", "managedPrometheus"}:
             self.observability = Observability(
                 f"{name}-metrics",
                 args.observability,
