@@ -703,3 +703,28 @@ def managed_stack_values(*, tolerations: list[dict[str, str]]) -> dict[str, Any]
     values["nodeExporter"] = {"enabled": False}
     values["defaultRules"] = {"create": False}
     return values
+
+
+def amp_query_address(prometheus_endpoint: str) -> str:
+    """KEDA's `serverAddress` for a workspace: its endpoint without the trailing `/` (KEDA appends `/api/v1/query`).
+
+    `aws.amp.Workspace.prometheus_endpoint` is `https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/`;
+    KEDA's AMP end-to-end test uses the same URL without the slash.
+    """
+    return prometheus_endpoint.rstrip("/")
+
+
+def keda_amp_trigger_auth() -> dict[str, Any]:
+    """The ClusterTriggerAuthentication for AMP: the KEDA operator's own AWS credentials (EKS Pod Identity).
+
+    `podIdentity.provider: aws` with `identityOwner: keda` (the CRD's enum: keda | workload; keda/templates/crds/
+    crd-clustertriggerauthentications.yaml at chart 2.20.2): the operator's default credential chain, which Pod
+    Identity fills for its service account `versions.KEDA_OPERATOR_SA`. Cluster-scoped, so every serving namespace
+    names the same one.
+    """
+    return {
+        "apiVersion": versions.KEDA_API,
+        "kind": "ClusterTriggerAuthentication",
+        "metadata": {"name": versions.KEDA_AMP_AUTH, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+        "spec": {"podIdentity": {"provider": "aws", "identityOwner": "keda"}},
+    }

@@ -851,6 +851,11 @@ KEDA_REPO: Final = KEDA.helm_repository
 KEDA_VERSION: Final = KEDA.version
 KEDA_NAMESPACE: Final = "keda"
 KEDA_API: Final = "keda.sh/v1alpha1"
+# The operator's service account (keda/values.yaml `serviceAccount.operator.name`, 1444d00, chart 2.20.2): the one
+# its Pod Identity association names when KEDA reads Amazon Managed Service for Prometheus.
+KEDA_OPERATOR_SA: Final = "keda-operator"
+# The ClusterTriggerAuthentication the ScaledObjects name with `observability.metrics: managedPrometheus`.
+KEDA_AMP_AUTH: Final = "gpuplane-amp"
 # The stack's Prometheus Service: `<fullname>-prometheus` on 9090, fullname `kube-prometheus-stack` for the release
 # of that name (kube-prometheus-stack templates/prometheus/service.yaml).
 PROMETHEUS_URL: Final = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"

@@ -64,19 +64,15 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
 
 
 def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
-    """A variant scaled on a Prometheus signal needs the stack's Prometheus (KEDA reads it)."""
-    if args.observability.metrics == "prometheus":
+    """A variant scaled on a Prometheus signal needs a store KEDA reads: the stack's Prometheus or its AMP workspace."""
+    if args.observability.metrics in {"prometheus", "managedPrometheus"}:
         return []
     return [
         FieldError(
             f"serving[{i}].variants[{j}].autoscaling.metric",
             f"'{v.autoscaling.metric}' is read from Prometheus, but observability.metrics is "
-            f"'{args.observability.metrics}'; set observability.metrics: prometheus or scale on cpu"
-            + (
-                " (KEDA does not read Amazon Managed Service for Prometheus yet)"
-                if args.observability.metrics == "managedPrometheus"
-                else ""
-            ),
+            f"'{args.observability.metrics}'; set observability.metrics: prometheus or managedPrometheus, "
+            "or scale on cpu",
         )
         for i, s in enumerate(args.serving)
         for j, v in enumerate(s.variants)

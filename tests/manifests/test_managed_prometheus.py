@@ -276,3 +276,62 @@ def test_recorded_inputs_are_valid_amp_api_requests(amp_run):
     _check_pattern(model, "WorkspaceAlias", workspace.inputs["alias"])
     _check_pattern(model, "ScraperAlias", scraper.inputs["alias"])
     _check_pattern(model, "RuleGroupsNamespaceName", rules.inputs["name"])
+    _check_pattern(model, "ClusterArn", eks["clusterArn"])
+    _check_pattern(model, "WorkspaceArn", scraper.inputs["destination"]["amp"]["workspaceArn"])
+    _check_pattern(model, "KmsKeyArn", workspace.inputs["kmsKeyArn"])
+    _check_pattern(model, "WorkspaceId", rules.inputs["workspaceId"])
+
+
+# --- KEDA reads the workspace with SigV4 through Pod Identity ----------------------------------------------------
+GPU_RPS = {
+    "name": "gpu",
+    "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "gpus": 1},
+    "autoscaling": {"minReplicas": 1, "maxReplicas": 2, "metric": "requestsPerSecond", "target": 40},
+}
+
+
+@pytest.fixture(scope="module")
+def amp_keda_run():
+    serving = [
+        {"name": "m", "model": {"name": "m", "import": {"source": "s3://team-models/m/"}}, "variants": [GPU_RPS]}
+    ]
+    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **MANAGED, "serving": serving}))
+
+
+def test_keda_queries_the_workspace_signed_with_its_pod_identity(amp_keda_run):
+    objects = render.kubernetes_objects(amp_keda_run)
+    (trigger,) = objects["scaledobject-ml-m-gpu.yaml"]["spec"]["triggers"]
+    (workspace,) = amp_keda_run.by_type("aws:amp/workspace:Workspace")
+    assert trigger["metadata"]["serverAddress"] == workspace.outputs["prometheusEndpoint"].rstrip("/")
+    assert trigger["metadata"]["awsRegion"] == "us-west-2"
+    assert trigger["authenticationRef"] == {"name": versions.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}
+    (auth,) = [
+        r for r in amp_keda_run.resources if r.type == "kubernetes:keda.sh/v1alpha1:ClusterTriggerAuthentication"
+    ]
+    assert auth.inputs["spec"] == {"podIdentity": {"provider": "aws", "identityOwner": "keda"}}
+    scaled = next(r for r in amp_keda_run.resources if r.type == "kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert auth.urn in scaled.dependencies
+    associations = {
+        (a.inputs["namespace"], a.inputs["serviceAccount"]): a
+        for a in amp_keda_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    }
+    association = associations[("keda", versions.KEDA_OPERATOR_SA)]
+    policy = next(p for p in amp_keda_run.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("keda-amp-policy"))
+    (statement,) = json.loads(policy.inputs["policy"])["Statement"]
+    assert statement["Action"][0] == "aps:QueryMetrics" and statement["Resource"] == [workspace.outputs["arn"]]
+    keda = next(r for r in amp_keda_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "keda")
+    assert association.urn in keda.dependencies  # the operator starts with its credentials in place
+
+
+def test_amp_query_address_drops_the_trailing_slash():
+    endpoint = "https://aps-workspaces.us-west-2.amazonaws.com/workspaces/ws-1234/"
+    assert observability.amp_query_address(endpoint) == endpoint[:-1]
+
+
+def test_metric_scaling_without_a_store_is_refused_naming_both_backends():
+    serving = [
+        {"name": "m", "model": {"name": "m", "import": {"source": "s3://team-models/m/"}}, "variants": [GPU_RPS]}
+    ]
+    with pytest.raises(infra_config.ConfigError) as err:
+        stack_config({"cluster": DEV_CLUSTER, "observability": {"metrics": "none"}, "serving": serving})
+    assert "set observability.metrics: prometheus or managedPrometheus" in str(err.value)
