@@ -40,7 +40,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _GROUP_LABEL = "gpuplane.io/node-group"
@@ -228,6 +228,12 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
         files[f"rules-{namespace.inputs.get('name', namespace.name)}.yaml"] = str(namespace.inputs.get("data", ""))
     for definition in recording.by_type("aws:amp/alertManagerDefinition:AlertManagerDefinition"):
         files["alertmanager.yaml"] = str(definition.inputs.get("definition", ""))
+    for workspace in recording.by_type("aws:amp/workspace:Workspace"):
+        endpoint = str(workspace.outputs.get("prometheusEndpoint") or "")
+        region = endpoint.split(".")[1] if endpoint.count(".") > 2 else ""
+        files["grafana-datasource.yaml"] = yaml.safe_dump(
+            observability.grafana_amp_datasource(observability.amp_query_address(endpoint), region), sort_keys=False
+        )
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
         if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():

@@ -728,3 +728,30 @@ def keda_amp_trigger_auth() -> dict[str, Any]:
         "metadata": {"name": versions.KEDA_AMP_AUTH, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
         "spec": {"podIdentity": {"provider": "aws", "identityOwner": "keda"}},
     }
+
+
+def grafana_amp_datasource(query_url: str, region: str) -> dict[str, Any]:
+    """A Grafana data source provisioning file for the workspace: the Prometheus plugin, SigV4-signed.
+
+    The dashboards' `datasource` variable lists data sources of type `prometheus`, which this one is (as is
+    Amazon Managed Grafana's AMP data source), so they import unchanged. `sigV4AuthType: default` takes Grafana's
+    AWS default credential chain (Pod Identity, an instance role); a Grafana of one's own also needs
+    `[auth] sigv4_auth_enabled = true` and a role allowed `aps:QueryMetrics` (the policy KEDA's role has).
+    """
+    return {
+        "apiVersion": 1,
+        "datasources": [
+            {
+                "name": "gpuplane-amp",
+                "type": "prometheus",
+                "access": "proxy",
+                "url": query_url,
+                "jsonData": {
+                    "httpMethod": "POST",
+                    "sigV4Auth": True,
+                    "sigV4AuthType": "default",
+                    "sigV4Region": region,
+                },
+            }
+        ],
+    }

@@ -335,3 +335,19 @@ def test_metric_scaling_without_a_store_is_refused_naming_both_backends():
     with pytest.raises(infra_config.ConfigError) as err:
         stack_config({"cluster": DEV_CLUSTER, "observability": {"metrics": "none"}, "serving": serving})
     assert "set observability.metrics: prometheus or managedPrometheus" in str(err.value)
+
+
+# --- Grafana ----------------------------------------------------------------------------------------------------
+def test_dashboards_pick_the_amp_data_source(amp_run):
+    """The dashboards' variable lists Prometheus-type data sources; the rendered AMP data source is one."""
+    files = render.observability_files(amp_run)
+    datasource = yaml.safe_load(files["grafana-datasource.yaml"])["datasources"][0]
+    (workspace,) = amp_run.by_type("aws:amp/workspace:Workspace")
+    assert datasource["type"] == "prometheus"
+    assert datasource["url"] == workspace.outputs["prometheusEndpoint"].rstrip("/")
+    assert datasource["jsonData"]["sigV4Auth"] is True and datasource["jsonData"]["sigV4Region"] == "us-west-2"
+    for dashboard in observability.dashboards().values():
+        (variable,) = dashboard["templating"]["list"]
+        assert (variable["type"], variable["query"]) == ("datasource", datasource["type"])
+        for panel in dashboard["panels"]:
+            assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
