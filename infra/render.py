@@ -234,6 +234,9 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
         files["grafana-datasource.yaml"] = yaml.safe_dump(
             observability.grafana_amp_datasource(observability.amp_query_address(endpoint), region), sort_keys=False
         )
+        # No Grafana in the cluster with AMP: the dashboards come as files only, for the user's Grafana.
+        for file_name, dashboard in observability.dashboards().items():
+            files[f"dashboards/{file_name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
         if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():

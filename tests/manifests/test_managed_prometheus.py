@@ -346,8 +346,28 @@ def test_dashboards_pick_the_amp_data_source(amp_run):
     assert datasource["type"] == "prometheus"
     assert datasource["url"] == workspace.outputs["prometheusEndpoint"].rstrip("/")
     assert datasource["jsonData"]["sigV4Auth"] is True and datasource["jsonData"]["sigV4Region"] == "us-west-2"
+    assert {f"dashboards/{name}" for name in observability.dashboards()} <= set(files)
     for dashboard in observability.dashboards().values():
         (variable,) = dashboard["templating"]["list"]
         assert (variable["type"], variable["query"]) == ("datasource", datasource["type"])
         for panel in dashboard["panels"]:
             assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+
+
+def test_the_whole_render_writes_the_amp_files_plan_and_cost(tmp_path: Path):
+    """`gpuplane render`'s writer end to end: tfplan.json knows the AMP types, cost.json prices them."""
+    out = tmp_path / "out"
+    render.write(stack_config({"cluster": DEV_CLUSTER, **MANAGED}), out)
+    names = {str(p.relative_to(out)) for p in (out / "observability").rglob("*") if p.is_file()}
+    assert {
+        "observability/scrape.yaml",
+        "observability/rules-gpuplane.yaml",
+        "observability/alertmanager.yaml",
+    } <= names
+    assert {f"observability/dashboards/{name}" for name in observability.dashboards()} <= names
+    tfplan = (out / "tfplan.json").read_text()
+    for terraform_type in ("aws_prometheus_workspace", "aws_prometheus_scraper", "aws_prometheus_rule_group_namespace"):
+        assert terraform_type in tfplan
+    lines = {line["item"]: line for line in json.loads((out / "cost.json").read_text())["lines"]}
+    assert lines["managed Prometheus (AMP)"]["idle"] == cost.amp_line(1, 1).idle
+    assert "Metrics: managedPrometheus" in (out / "stack.md").read_text()
