@@ -371,3 +371,26 @@ def test_the_whole_render_writes_the_amp_files_plan_and_cost(tmp_path: Path):
     lines = {line["item"]: line for line in json.loads((out / "cost.json").read_text())["lines"]}
     assert lines["managed Prometheus (AMP)"]["idle"] == cost.amp_line(1, 1).idle
     assert "Metrics: managedPrometheus" in (out / "stack.md").read_text()
+
+
+# --- the rule groups and the Alertmanager definition, as AMP receives them ---------------------------------------
+@pytest.mark.tool("promtool")
+def test_the_workspaces_rule_file_passes_promtool_check_rules(amp_run, tmp_path: Path):
+    assert PROMTOOL is not None
+    path = tmp_path / "rules.yaml"
+    path.write_text(render.observability_files(amp_run)["rules-gpuplane.yaml"])
+    done = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.tool("amtool")
+def test_the_workspaces_alertmanager_config_passes_amtool(amp_run, tmp_path: Path):
+    amtool = shutil.which("amtool")
+    assert amtool is not None
+    definition = yaml.safe_load(render.observability_files(amp_run)["alertmanager.yaml"])
+    assert set(definition) == {"alertmanager_config"}  # AMP's format: the config as one YAML string under that key
+    path = tmp_path / "alertmanager.yaml"
+    path.write_text(definition["alertmanager_config"])
+    done = subprocess.run([amtool, "check-config", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 receivers" in done.stdout
