@@ -53,8 +53,8 @@ class ObservabilityArgs(_Args):
         "own). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS managed "
         "collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own CA), the "
         "alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour and per "
-        "sample (docs/operations.md); not in aws-cn; serving variants scaled on metrics still need `prometheus`. "
-        "`none`: nothing collected. Default `prometheus`.",
+        "sample (about $0.37/h at 1,000 samples/s, docs/operations.md); KEDA and the dashboards read the workspace "
+        "with SigV4; no Grafana in the cluster; not in aws-cn. `none`: nothing collected. Default `prometheus`.",
     )
     retention: str = Field(
         default="7d",
