@@ -27,7 +27,9 @@ _KINDS: dict[tuple[str, str], Any] = {
 
 # Kinds of CRDs whose charts the platform installs (KEDA), applied as CustomResources: the same fields, registered
 # under the CRD's own type token (`kubernetes:keda.sh/v1alpha1:ScaledObject`).
-_CUSTOM: frozenset[tuple[str, str]] = frozenset({("keda.sh/v1alpha1", "ScaledObject")})
+_CUSTOM: frozenset[tuple[str, str]] = frozenset(
+    {("keda.sh/v1alpha1", "ScaledObject"), ("keda.sh/v1alpha1", "ClusterTriggerAuthentication")}
+)
 
 
 def apply(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

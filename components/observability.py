@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from gpuplane.components import kms
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.plan import iam_policies
@@ -27,6 +29,8 @@ class Observability(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
     alert_topic_arn: pulumi.Input[str]
+    workspace: aws.amp.Workspace | None = None
+    """The AMP workspace, with `observability.metrics: managedPrometheus` (None with the in-cluster Prometheus)."""
 
     def __init__(
         self,
@@ -51,6 +55,21 @@ class Observability(pulumi.ComponentResource):
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
         # The stack's pods mount no EFS: they tolerate the EFS driver's startup taint, like the autoscaler.
         tolerations = [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
+        if args.metrics == "managedPrometheus":
+            self._managed(
+                name,
+                args,
+                cluster=cluster,
+                ns=ns,
+                tolerations=tolerations,
+                after=after,
+                region=region,
+                tags=tags,
+                cluster_name=cluster_name,
+                workload_namespace=workload_namespace,
+                k8s_opts=k8s_opts,
+            )
+            return
         self.alert_topic_arn, identity = self._alert_topic(name, args, cluster, cluster_name, tags)
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
@@ -140,3 +159,157 @@ class Observability(pulumi.ComponentResource):
             tags=tags,
         )
         return topic_arn, identity
+
+    def _managed(
+        self,
+        name: str,
+        args: ObservabilityArgs,
+        *,
+        cluster: Cluster,
+        ns: k8s.core.v1.Namespace,
+        tolerations: list[dict[str, str]],
+        after: Sequence[pulumi.Resource],
+        region: str,
+        tags: dict[str, str],
+        cluster_name: str,
+        workload_namespace: str | None,
+        k8s_opts: pulumi.ResourceOptions,
+    ) -> None:
+        """Amazon Managed Service for Prometheus: workspace, managed collector, rule groups, Alertmanager to SNS.
+
+        In the cluster only kube-state-metrics runs (kube-prometheus-stack with Prometheus, Alertmanager, Grafana
+        and node-exporter off; its CRDs stay for the charts that create ServiceMonitors). The collector reaches
+        the pods through ENIs in the cluster's subnets, in the cluster security group (which the nodes share, so
+        no rule is added), and AMP gives its role an access entry itself (the cluster's authentication mode is
+        `API`). Argument names checked against pulumi_aws 7.51.1 (`aws.amp.WorkspaceArgs`, `ScraperArgs`,
+        `ScraperSourceEksArgs`, `RuleGroupNamespaceArgs`, `AlertManagerDefinitionArgs`) and botocore's `amp`
+        model (CreateScraper: `source.eksConfiguration{clusterArn, subnetIds, securityGroupIds}`).
+        """
+        child = pulumi.ResourceOptions(parent=self)
+        # The workspace's own key: AMP uses it through the service (`kms:ViaService aps.<region>.amazonaws.com`),
+        # like the cluster's secrets key with EKS. Keeps the stack's keys one per service.
+        key = aws.kms.Key(
+            f"{name}-amp-key",
+            description=f"Amazon Managed Service for Prometheus workspace of {cluster_name}",
+            enable_key_rotation=True,
+            policy=kms.key_policy_output(
+                region=region, administrators=cluster.kms_key_administrators, via_services=["aps"]
+            ),
+            tags=tags,
+            opts=child,
+        )
+        self.workspace = workspace = aws.amp.Workspace(
+            f"{name}-workspace", alias=cluster_name, kms_key_arn=key.arn, tags=tags, opts=child
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-kube-prometheus-stack",
+            name="kube-prometheus-stack",
+            namespace=versions.MONITORING_NAMESPACE,
+            chart=versions.KUBE_PROMETHEUS_STACK_CHART,
+            version=versions.KUBE_PROMETHEUS_STACK_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK_REPO),
+            values=observability.managed_stack_values(tolerations=tolerations),
+            create_namespace=False,
+            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, *after])),
+        )
+        vpc = cluster.resource.vpc_config
+        aws.amp.Scraper(
+            f"{name}-collector",
+            alias=cluster_name,
+            source=aws.amp.ScraperSourceArgs(
+                eks=aws.amp.ScraperSourceEksArgs(
+                    cluster_arn=cluster.resource.arn,
+                    subnet_ids=vpc.apply(lambda v: list(v.subnet_ids or [])),
+                    security_group_ids=[cluster.cluster_security_group_id],
+                )
+            ),
+            destination=aws.amp.ScraperDestinationArgs(
+                amp=aws.amp.ScraperDestinationAmpArgs(workspace_arn=workspace.arn)
+            ),
+            scrape_configuration=observability.to_yaml(observability.managed_scrape_config(workload_namespace)),
+            tags=tags,
+            # Scraping starts once kube-state-metrics runs; the collector's ENIs need the cluster up.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
+        )
+        bounds = observability.AlertBounds(
+            serving_p99_ms=args.serving_p99_ms,
+            queue_wait_minutes=args.queue_wait_minutes,
+            gpu_memory_percent=args.gpu_memory_percent,
+        )
+        aws.amp.RuleGroupNamespace(
+            f"{name}-rules",
+            name="gpuplane",
+            workspace_id=workspace.id,
+            data=observability.to_yaml({"groups": observability.alert_rule_groups(bounds)}),
+            tags=tags,
+            opts=child,
+        )
+        self.alert_topic_arn = self._amp_topic(
+            name, args=args, workspace=workspace, cluster=cluster, cluster_name=cluster_name, tags=tags
+        )
+        aws.amp.AlertManagerDefinition(
+            f"{name}-alertmanager",
+            workspace_id=workspace.id,
+            definition=pulumi.Output.from_input(self.alert_topic_arn).apply(
+                lambda arn: observability.amp_alertmanager_definition(arn, region)
+            ),
+            opts=child,
+        )
+        self.register_outputs(
+            {
+                "workspace": workspace.arn,
+                "prometheusEndpoint": workspace.prometheus_endpoint,
+                "alertTopicArn": self.alert_topic_arn,
+            }
+        )
+
+    def _amp_topic(
+        self,
+        name: str,
+        *,
+        args: ObservabilityArgs,
+        workspace: aws.amp.Workspace,
+        cluster: Cluster,
+        cluster_name: str,
+        tags: dict[str, str],
+    ) -> pulumi.Input[str]:
+        """The SNS topic AMP's Alertmanager publishes to, and the topic policy that lets it (the stack's topic).
+
+        AMP publishes as the service `aps.amazonaws.com` (AMP user guide, "Alert manager permissions for SNS"),
+        limited here to this account and this workspace. The stack's topic is not encrypted with the
+        AWS-managed SNS key as with the in-cluster Alertmanager: that key's policy cannot be edited to let
+        `aps.amazonaws.com` use it, so publishing would fail; the alerts carry names and labels, no secrets. A
+        user-named topic (`alertTopicArn`) needs that statement in its own policy (docs/operations.md).
+        """
+        if args.alert_topic_arn is not None:
+            return args.alert_topic_arn
+        topic = aws.sns.Topic(
+            f"{name}-alerts", name=f"{cluster_name}-alerts", tags=tags, opts=pulumi.ResourceOptions(parent=self)
+        )
+        principal = cluster.partition.service_principal("aps")
+        aws.sns.TopicPolicy(
+            f"{name}-alerts-policy",
+            arn=topic.arn,
+            policy=pulumi.Output.all(topic.arn, workspace.arn).apply(
+                lambda a: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Sid": "AmpAlertmanager",
+                                "Effect": "Allow",
+                                "Principal": {"Service": principal},
+                                "Action": ["sns:Publish", "sns:GetTopicAttributes"],
+                                "Resource": a[0],
+                                "Condition": {
+                                    "ArnEquals": {"aws:SourceArn": a[1]},
+                                    "StringEquals": {"aws:SourceAccount": a[1].split(":")[4]},
+                                },
+                            }
+                        ],
+                    }
+                )
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return topic.arn

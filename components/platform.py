@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from gpuplane.components import kube_objects
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
@@ -16,15 +17,18 @@ from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
 from gpuplane.components.observability import Observability
-from gpuplane.components.plan import capacity, cross_checks, node_repair
+from gpuplane.components.plan import capacity, cross_checks, iam_policies, node_repair
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import queue_spec
+from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.components.queue import TrainingQueue, provisioning_request_crd
 from gpuplane.components.serving import TfServing
 from gpuplane.components.storage import SharedStorage
 from gpuplane.components.training import TfTraining
 from gpuplane.components.workspace import Workspace
+from gpuplane.manifests import observability as observability_manifests
+from gpuplane.manifests import serving as serving_manifests
 from gpuplane.manifests import versions
 from gpuplane.manifests.namespaces import namespace
 
@@ -151,7 +155,7 @@ class Platform(pulumi.ComponentResource):
         # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
         self.observability: Observability | None = None
         metrics_after: list[pulumi.Resource] = []
-        if args.observability.metrics == "prometheus":
+        if args.observability.metrics in {"prometheus", "managedPrometheus"}:
             self.observability = Observability(
                 f"{name}-metrics",
                 args.observability,
@@ -233,7 +237,9 @@ class Platform(pulumi.ComponentResource):
             }
         )
 
-    def _keda(self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource]) -> pulumi.Resource:
+    def _keda(
+        self, name: str, args: PlatformArgs, schedulable: list[pulumi.Resource], tags: dict[str, str]
+    ) -> pulumi.Resource:
         """KEDA, for variants that scale on a Prometheus signal: it creates and owns their HPAs.
 
         Why KEDA: its `prometheus` trigger runs a PromQL query per variant with no adapter rules to keep in step
@@ -246,7 +252,23 @@ class Platform(pulumi.ComponentResource):
         ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", args.cluster.kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-keda-ns", metadata=ns_doc["metadata"], opts=provider)
         startup = [versions.EFS_STARTUP_TAINT_KEY] if args.storage.enabled else []
-        return k8s.helm.v3.Release(
+        # With AMP, the operator queries the workspace with its own Pod Identity role (aps:QueryMetrics on it).
+        workspace = self.observability.workspace if self.observability else None
+        identity: list[pulumi.Resource] = []
+        if workspace is not None:
+            identity = [
+                pod_identity_role(
+                    f"{name}-keda-amp",
+                    parent=self,
+                    cluster=self.cluster,
+                    namespace=versions.KEDA_NAMESPACE,
+                    service_account=versions.KEDA_OPERATOR_SA,
+                    policy=workspace.arn.apply(iam_policies.amp_query_policy),
+                    description=f"KEDA of {self.cluster.eks_name}: query its AMP workspace for serving's scaling",
+                    tags=tags,
+                )
+            ]
+        release = k8s.helm.v3.Release(
             f"{name}-keda",
             name="keda",
             namespace=versions.KEDA_NAMESPACE,
@@ -259,9 +281,22 @@ class Platform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 provider,
                 pulumi.ResourceOptions(
-                    depends_on=[ns, *schedulable, *([self.observability.release] if self.observability else [])]
+                    depends_on=[
+                        ns,
+                        *schedulable,
+                        *identity,
+                        *([self.observability.release] if self.observability else []),
+                    ]
                 ),
             ),
+        )
+        if workspace is None:
+            return release
+        # The ScaledObjects name it: it exists (after KEDA's CRD) before they do.
+        return kube_objects.apply(
+            f"{name}-keda-amp-auth",
+            observability_manifests.keda_amp_trigger_auth(),
+            pulumi.ResourceOptions.merge(provider, pulumi.ResourceOptions(depends_on=[release])),
         )
 
     def _node_monitoring_agent(
@@ -313,8 +348,15 @@ class Platform(pulumi.ComponentResource):
             *([self.storage] if self.storage else []),
         ]
         scaled_on = {v.autoscaling.metric for s in args.serving for v in s.variants if v.autoscaling}
+        store = serving_manifests.IN_CLUSTER
         if scaled_on - {"cpu"}:
-            after.append(self._keda(name, args, schedulable))
+            after.append(self._keda(name, args, schedulable, tags))
+            workspace = self.observability.workspace if self.observability else None
+            if workspace is not None:
+                store = serving_manifests.MetricStore(
+                    server_address=workspace.prometheus_endpoint.apply(observability_manifests.amp_query_address),
+                    aws_region=self.cluster.region,
+                )
         if "cpu" in scaled_on:
             # HPAs read CPU usage from the metrics API, which EKS does not serve until metrics-server runs.
             after.append(
@@ -338,6 +380,7 @@ class Platform(pulumi.ComponentResource):
                 cluster=self.cluster,
                 depends_on=after,
                 tags=tags,
+                metric_store=store,
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for s in args.serving

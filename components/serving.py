@@ -114,12 +114,14 @@ class TfServing(pulumi.ComponentResource):
         cluster: Cluster,
         depends_on: list[pulumi.Resource] | None = None,
         tags: dict[str, str] | None = None,
+        metric_store: serving.MetricStore = serving.IN_CLUSTER,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`metric_store`: where the KEDA triggers of variants scaled on a metric query (the stack's backend)."""
         super().__init__("gpuplane:index:TfServing", name, None, opts)
         spec = serving_spec(args, context)  # raises before anything is registered
         imp = model_import_spec(args, context)
-        objects = serving.objects(spec)
+        objects = serving.objects(spec, metric_store)
         import_objects = model_import.objects(imp) if imp else []
         check_restricted([*objects, *import_objects])
 

@@ -162,6 +162,20 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
             group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', '')}{_digest(key, 8)}"
             state["nodeGroupName"] = group
             state["resources"] = [{"autoscalingGroups": [{"name": f"eks-{group}-{_digest(key, 8)}"}]}]
+        elif args.typ == "aws:amp/workspace:Workspace":
+            # AMP's ARNs name the service `aps`; the query endpoint ends with a `/` (aws.amp.Workspace docs).
+            resource_id = f"ws-{_digest(key, 8)}-0000-4000-8000-{_digest(key + 'w', 12)}"
+            state["arn"] = f"arn:aws:aps:{self.region}:{ACCOUNT_ID}:workspace/{resource_id}"
+            state["prometheusEndpoint"] = (
+                f"https://aps-workspaces.{self.region}.amazonaws.com/workspaces/{resource_id}/"
+            )
+        elif args.typ == "aws:amp/scraper:Scraper":
+            resource_id = f"s-{_digest(key, 8)}-0000-4000-8000-{_digest(key + 's', 12)}"
+            state["arn"] = f"arn:aws:aps:{self.region}:{ACCOUNT_ID}:scraper/{resource_id}"
+            state["roleArn"] = (
+                f"arn:aws:iam::{ACCOUNT_ID}:role/aws-service-role/scraper.aps.amazonaws.com/"
+                f"AWSServiceRoleForAmazonPrometheusScraper_{_digest(key, 15)}"
+            )
         elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
             url = str(inputs.get("url", "")).removeprefix("https://")
             state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"

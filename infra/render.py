@@ -40,7 +40,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _GROUP_LABEL = "gpuplane.io/node-group"
@@ -220,6 +220,23 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
         files[f"rules-{name}.yaml"] = yaml.safe_dump(
             {"groups": rule.inputs.get("spec", {}).get("groups", [])}, sort_keys=True
         )
+    # Amazon Managed Service for Prometheus: the collector's scrape configuration (`promtool check config
+    # observability/scrape.yaml`), the rule groups loaded into the workspace, its Alertmanager definition.
+    for scraper in recording.by_type("aws:amp/scraper:Scraper"):
+        files["scrape.yaml"] = str(scraper.inputs.get("scrapeConfiguration", ""))
+    for namespace in recording.by_type("aws:amp/ruleGroupNamespace:RuleGroupNamespace"):
+        files[f"rules-{namespace.inputs.get('name', namespace.name)}.yaml"] = str(namespace.inputs.get("data", ""))
+    for definition in recording.by_type("aws:amp/alertManagerDefinition:AlertManagerDefinition"):
+        files["alertmanager.yaml"] = str(definition.inputs.get("definition", ""))
+    for workspace in recording.by_type("aws:amp/workspace:Workspace"):
+        endpoint = str(workspace.outputs.get("prometheusEndpoint") or "")
+        region = endpoint.split(".")[1] if endpoint.count(".") > 2 else ""
+        files["grafana-datasource.yaml"] = yaml.safe_dump(
+            observability.grafana_amp_datasource(observability.amp_query_address(endpoint), region), sort_keys=False
+        )
+        # No Grafana in the cluster with AMP: the dashboards come as files only, for the user's Grafana.
+        for file_name, dashboard in observability.dashboards().items():
+            files[f"dashboards/{file_name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
         if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():
@@ -237,9 +254,21 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
         for rule in group.get("rules", [])
         if "alert" in rule
     )
+    alerts += sorted(
+        rule["alert"]
+        for r in recording.by_type("aws:amp/ruleGroupNamespace:RuleGroupNamespace")
+        for group in (yaml.safe_load(str(r.inputs.get("data") or "")) or {}).get("groups", [])
+        for rule in group.get("rules", [])
+        if "alert" in rule
+    )
     dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    metrics = "none"
+    if recording.by_type("aws:amp/workspace:Workspace"):
+        metrics = "managedPrometheus"
+    elif "kube-prometheus-stack" in releases:
+        metrics = "prometheus"
     return {
-        "metrics": "prometheus" if "kube-prometheus-stack" in releases else "none",
+        "metrics": metrics,
         "alerts": alerts,
         "dashboards": dashboards,
         "metricScaler": "keda" if "keda" in releases else None,
@@ -418,9 +447,11 @@ def _observability_section(recording: mockrun.Recording) -> str:
         "",
         f"- Metrics: {facts['metrics']}"
         + (
-            " (kube-prometheus-stack in `monitoring`; files under `observability/`)"
-            if facts["metrics"] != "none"
-            else ""
+            {
+                "prometheus": " (kube-prometheus-stack in `monitoring`; files under `observability/`)",
+                "managedPrometheus": " (Amazon Managed Service for Prometheus workspace fed by the AWS managed "
+                "collector; its scrape configuration is `observability/scrape.yaml`)",
+            }.get(facts["metrics"], "")
         ),
         f"- Alert rules: {', '.join(facts['alerts']) or 'none'}",
         f"- Dashboards: {', '.join(facts['dashboards']) or 'none'}",

@@ -12,8 +12,11 @@ each expression back and fails on a name not listed, and promtool parses every e
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
+
+import yaml
 
 from gpuplane.manifests import versions
 
@@ -532,4 +535,223 @@ def dashboard_config_map(file_name: str, dashboard: dict[str, Any], namespace: s
             "labels": {versions.GRAFANA_DASHBOARD_LABEL: "1", "app.kubernetes.io/managed-by": "gpuplane"},
         },
         "data": {file_name: json.dumps(dashboard, indent=2, sort_keys=True)},
+    }
+
+
+# --- Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`) -------------------------
+# The AWS managed collector (`aws.amp.Scraper`) scrapes in-cluster targets through ENIs in the cluster's subnets.
+# Its documented limits (AMP user guide, "Ingest metrics with AWS managed collectors" / scraper configuration,
+# as restated in issue 29 and checked by `collector_problems`): targets found with `kubernetes_sd_configs` only,
+# a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). So
+# Kueue's metrics (HTTPS on 8443 with its own CA, authenticated) are not scraped with this backend: the queue
+# dashboard and the queue-wait alert stay empty there (docs/operations.md says so).
+COLLECTOR_MIN_INTERVAL_S: Final = 30
+COLLECTOR_JOB_KEYS: Final = frozenset(
+    {
+        "job_name",
+        "scrape_interval",
+        "scrape_timeout",
+        "metrics_path",
+        "scheme",
+        "honor_labels",
+        "honor_timestamps",
+        "kubernetes_sd_configs",
+        "relabel_configs",
+        "metric_relabel_configs",
+        "bearer_token_file",
+        "authorization",
+    }
+)
+COLLECTOR_GLOBAL_KEYS: Final = frozenset({"scrape_interval", "scrape_timeout", "external_labels"})
+# No access entry or RBAC of ours for the collector: on a cluster whose authentication mode is `API` or
+# `API_AND_CONFIG_MAP` (ours), a scraper created through the API gets its access entry and policy from AMP itself
+# (AMP user guide, AMP-collector-how-to, "Configure Amazon EKS for scraper access with access entries"); one of
+# ours for the same role would collide with it.
+COLLECTOR_TOKEN_FILE: Final = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+_KSM_SERVICE: Final = "kube-prometheus-stack-kube-state-metrics"
+
+
+def _seconds(duration: str) -> float:
+    """Seconds of a Prometheus duration such as `30s`, `1m` or `1m30s`."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    parts = re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", duration)
+    if not parts or "".join(n + u for n, u in parts) != duration:
+        raise ValueError(f"'{duration}' is not a Prometheus duration")
+    return sum(int(n) * units[u] for n, u in parts)
+
+
+def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
+    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics and TF Serving.
+
+    Plain HTTP targets found through the Kubernetes API, every 30 s (the collector's minimum). The job names
+    and the `serving`/`variant` labels match what the in-cluster Prometheus produces (its ServiceMonitor and
+    PodMonitor), so the same alert rules, dashboards and scaling queries read either store. `workload_namespace`:
+    where TF Serving runs, when the stack serves models.
+    """
+    jobs: list[dict[str, Any]] = [
+        {
+            "job_name": "dcgm-exporter",
+            "honor_labels": True,  # keep the pod/namespace of the workload holding the GPU (as the ServiceMonitor)
+            "kubernetes_sd_configs": [{"role": "endpoints"}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_service_name"], "regex": DCGM_JOB_RE, "action": "keep"},
+                {
+                    "source_labels": ["__meta_kubernetes_endpoint_port_number"],
+                    "regex": str(versions.DCGM_EXPORTER_PORT),
+                    "action": "keep",
+                },
+                {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "job"},
+                {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
+            ],
+        },
+        {
+            "job_name": "kube-state-metrics",
+            "honor_labels": True,
+            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [versions.MONITORING_NAMESPACE]}}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_service_name"], "regex": _KSM_SERVICE, "action": "keep"},
+                {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": "http", "action": "keep"},
+            ],
+        },
+    ]
+    if workload_namespace is not None:
+        jobs.append(
+            {
+                "job_name": SERVING_MONITOR,
+                "metrics_path": versions.TF_SERVING_METRICS_PATH,
+                "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [workload_namespace]}}],
+                "relabel_configs": [
+                    {
+                        "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"],
+                        "regex": "tensorflow-serving",
+                        "action": "keep",
+                    },
+                    {"source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": "http", "action": "keep"},
+                    {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                    {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                    {"source_labels": ["__meta_kubernetes_pod_label_gpuplane_io_variant"], "target_label": "variant"},
+                    {
+                        "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_instance"],
+                        "target_label": "serving",
+                    },
+                ],
+            }
+        )
+    interval = f"{COLLECTOR_MIN_INTERVAL_S}s"
+    return {"global": {"scrape_interval": interval, "scrape_timeout": "10s"}, "scrape_configs": jobs}
+
+
+def collector_problems(config: dict[str, Any]) -> list[str]:
+    """What in a scrape configuration the AWS managed collector does not take (empty: none).
+
+    The AMP user guide (AMP-collector-how-to, "Scraper configuration", read 2026-11-26) lists what it takes:
+    `kubernetes_sd_configs` the only discovery, a scrape interval of at least 30 s, and authorization only
+    `Bearer` from the service account's token file. Checked here, stricter where gpuplane needs no more: top-level
+    keys (`global`, `scrape_configs`), global keys, each job's keys (no `static_configs`, whose targets would have
+    to be IP addresses, no other `*_sd_configs`, no `tls_config`, no basic auth), at least one
+    `kubernetes_sd_configs` per job, the intervals, and the token file.
+    """
+    problems = [
+        f"top-level key '{k}' is not taken by the collector" for k in config if k not in {"global", "scrape_configs"}
+    ]
+    glob = config.get("global", {})
+    problems += [f"global.{k} is not taken by the collector" for k in glob if k not in COLLECTOR_GLOBAL_KEYS]
+    intervals = [("global.scrape_interval", glob.get("scrape_interval", "1m"))]
+    for i, job in enumerate(config.get("scrape_configs", [])):
+        where = f"scrape_configs[{i}] ({job.get('job_name')})"
+        problems += [f"{where}.{k} is not taken by the collector" for k in job if k not in COLLECTOR_JOB_KEYS]
+        if not job.get("kubernetes_sd_configs"):
+            problems.append(f"{where} finds no targets with kubernetes_sd_configs (the only discovery it takes)")
+        token = job.get("bearer_token_file", job.get("authorization", {}).get("credentials_file", COLLECTOR_TOKEN_FILE))
+        if token != COLLECTOR_TOKEN_FILE:
+            problems.append(f"{where}: the bearer token must be {COLLECTOR_TOKEN_FILE}, not '{token}'")
+        if job.get("authorization", {}).get("type", "Bearer") != "Bearer":
+            problems.append(f"{where}.authorization.type must be Bearer (the only one the collector takes)")
+        if "scrape_interval" in job:
+            intervals.append((f"{where}.scrape_interval", job["scrape_interval"]))
+    problems += [
+        f"{key} is {value}; the collector scrapes at most every {COLLECTOR_MIN_INTERVAL_S}s"
+        for key, value in intervals
+        if _seconds(value) < COLLECTOR_MIN_INTERVAL_S
+    ]
+    return problems
+
+
+def to_yaml(doc: dict[str, Any]) -> str:
+    """A YAML document, keys in the order written (what the collector, AMP's rule API and the render read)."""
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+
+
+def amp_alertmanager_definition(topic_arn: str, region: str) -> str:
+    """AMP's Alertmanager definition: `alertmanager_config` (a YAML string) holding the same route and receivers.
+
+    AMP's Alertmanager sends to SNS only, signed by the service itself (the topic's policy lets
+    `aps.amazonaws.com` publish), so the receiver is the same `sns_configs` with `sigv4.region`.
+    """
+    return to_yaml({"alertmanager_config": to_yaml(alertmanager_config(topic_arn, region))})
+
+
+def managed_stack_values(*, tolerations: list[dict[str, str]]) -> dict[str, Any]:
+    """kube-prometheus-stack with only what the managed collector scrapes: kube-state-metrics (and the CRDs).
+
+    Prometheus, Alertmanager and Grafana are AMP's (or the user's Grafana's); node-exporter is off (nothing
+    queries it). The CRDs stay: the dcgm-exporter and Kueue charts create ServiceMonitors whatever the backend.
+    """
+    values = stack_values(retention="1d", grafana=False, tolerations=tolerations)
+    values["prometheus"] = {"enabled": False}
+    values["alertmanager"] = {"enabled": False}
+    values["nodeExporter"] = {"enabled": False}
+    values["defaultRules"] = {"create": False}
+    return values
+
+
+def amp_query_address(prometheus_endpoint: str) -> str:
+    """KEDA's `serverAddress` for a workspace: its endpoint without the trailing `/` (KEDA appends `/api/v1/query`).
+
+    `aws.amp.Workspace.prometheus_endpoint` is `https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/`;
+    KEDA's AMP end-to-end test uses the same URL without the slash.
+    """
+    return prometheus_endpoint.rstrip("/")
+
+
+def keda_amp_trigger_auth() -> dict[str, Any]:
+    """The ClusterTriggerAuthentication for AMP: the KEDA operator's own AWS credentials (EKS Pod Identity).
+
+    `podIdentity.provider: aws` with `identityOwner: keda` (the CRD's enum: keda | workload; keda/templates/crds/
+    crd-clustertriggerauthentications.yaml at chart 2.20.2): the operator's default credential chain, which Pod
+    Identity fills for its service account `versions.KEDA_OPERATOR_SA`. Cluster-scoped, so every serving namespace
+    names the same one.
+    """
+    return {
+        "apiVersion": versions.KEDA_API,
+        "kind": "ClusterTriggerAuthentication",
+        "metadata": {"name": versions.KEDA_AMP_AUTH, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+        "spec": {"podIdentity": {"provider": "aws", "identityOwner": "keda"}},
+    }
+
+
+def grafana_amp_datasource(query_url: str, region: str) -> dict[str, Any]:
+    """A Grafana data source provisioning file for the workspace: the Prometheus plugin, SigV4-signed.
+
+    The dashboards' `datasource` variable lists data sources of type `prometheus`, which this one is (as is
+    Amazon Managed Grafana's AMP data source), so they import unchanged. `sigV4AuthType: default` takes Grafana's
+    AWS default credential chain (Pod Identity, an instance role); a Grafana of one's own also needs
+    `[auth] sigv4_auth_enabled = true` and a role allowed `aps:QueryMetrics` (the policy KEDA's role has).
+    """
+    return {
+        "apiVersion": 1,
+        "datasources": [
+            {
+                "name": "gpuplane-amp",
+                "type": "prometheus",
+                "access": "proxy",
+                "url": query_url,
+                "jsonData": {
+                    "httpMethod": "POST",
+                    "sigV4Auth": True,
+                    "sigV4AuthType": "default",
+                    "sigV4Region": region,
+                },
+            }
+        ],
     }

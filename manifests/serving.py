@@ -298,7 +298,24 @@ def horizontal_pod_autoscaler(serving: Serving, variant: Variant) -> dict[str, A
     }
 
 
-def scaled_object(serving: Serving, variant: Variant) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class MetricStore:
+    """Where KEDA's `prometheus` trigger queries: the in-cluster Prometheus, or an AMP workspace with SigV4.
+
+    `server_address` may be a Pulumi output (the workspace's query URL). With `aws_region`, the trigger signs its
+    queries (`awsRegion`, KEDA's prometheus scaler, kedacore/keda PR 5373) with the credentials of the
+    ClusterTriggerAuthentication `versions.KEDA_AMP_AUTH` (`podIdentity.provider: aws`, `identityOwner: keda`: the
+    operator's own Pod Identity role).
+    """
+
+    server_address: Any = versions.PROMETHEUS_URL
+    aws_region: str | None = None
+
+
+IN_CLUSTER: Final = MetricStore()
+
+
+def scaled_object(serving: Serving, variant: Variant, store: MetricStore = IN_CLUSTER) -> dict[str, Any] | None:
     """A KEDA ScaledObject on the variant's Prometheus signal, when it scales on one (KEDA makes the HPA).
 
     Never below one replica: a server at zero emits no metric, so nothing would wake it.
@@ -320,14 +337,24 @@ def scaled_object(serving: Serving, variant: Variant) -> dict[str, Any] | None:
                 {
                     "type": "prometheus",
                     "metricType": metric_type,
-                    "metadata": {"serverAddress": versions.PROMETHEUS_URL, "query": query, "threshold": str(target)},
+                    "metadata": {
+                        "serverAddress": store.server_address,
+                        "query": query,
+                        "threshold": str(target),
+                        **({"awsRegion": store.aws_region} if store.aws_region else {}),
+                    },
+                    **(
+                        {"authenticationRef": {"name": versions.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}}
+                        if store.aws_region
+                        else {}
+                    ),
                 }
             ],
         },
     }
 
 
-def objects(serving: Serving) -> list[dict[str, Any]]:
+def objects(serving: Serving, store: MetricStore = IN_CLUSTER) -> list[dict[str, Any]]:
     """Every object of the workload, in apply order."""
     ports = [versions.TF_SERVING_GRPC_PORT, versions.TF_SERVING_REST_PORT]
     policy = workload_security.network_policy(serving.name, serving.namespace, serving.selector(), ports)
@@ -339,7 +366,7 @@ def objects(serving: Serving) -> list[dict[str, Any]]:
             for o in (
                 pod_disruption_budget(serving, variant),
                 horizontal_pod_autoscaler(serving, variant),
-                scaled_object(serving, variant),
+                scaled_object(serving, variant, store),
             )
             if o
         ]

@@ -50,6 +50,19 @@ EFS_STANDARD_GB_MONTH_USD: Final = "0.30"
 LOAD_BALANCER_HOURLY_USD: Final = "0.0225"
 EBS_GP3_GB_MONTH_USD: Final = "0.08"
 KMS_KEY_MONTHLY_USD: Final = "1.00"
+# Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`), us-east-1, USD: metric
+# samples ingested (first tier, up to 2 billion a month), storage per GB-month, and the AWS managed collector
+# per collector-hour (samples it collects are billed as ingestion). Source: aws.amazon.com/prometheus/pricing,
+# figures as known on 2026-11-26 and NOT read from the page in this session: re-check before relying on them.
+# The render estimates ingestion at `AMP_ESTIMATE_SAMPLES_PER_SECOND` (about 30,000 active series scraped every
+# 30 s: a few GPU nodes with DCGM's default counters, kube-state-metrics and a few serving pods) and storage at
+# `AMP_BYTES_PER_SAMPLE` (Prometheus's compressed TSDB stores about 1-2 bytes a sample).
+AMP_PRICES_DATE: Final = "2026-11-26"
+AMP_INGESTION_PER_10M_SAMPLES_USD: Final = "0.90"
+AMP_STORAGE_GB_MONTH_USD: Final = "0.03"
+AMP_COLLECTOR_HOURLY_USD: Final = "0.04"
+AMP_ESTIMATE_SAMPLES_PER_SECOND: Final = 1000
+AMP_BYTES_PER_SAMPLE: Final = 2
 HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly figures (pricing calculator)
 # "Today" for every date rule comes from `today()`: tests and what-if runs set GPUPLANE_TODAY=YYYY-MM-DD.
 TODAY_ENV: Final = "GPUPLANE_TODAY"
@@ -838,6 +851,11 @@ KEDA_REPO: Final = KEDA.helm_repository
 KEDA_VERSION: Final = KEDA.version
 KEDA_NAMESPACE: Final = "keda"
 KEDA_API: Final = "keda.sh/v1alpha1"
+# The operator's service account (keda/values.yaml `serviceAccount.operator.name`, 1444d00, chart 2.20.2): the one
+# its Pod Identity association names when KEDA reads Amazon Managed Service for Prometheus.
+KEDA_OPERATOR_SA: Final = "keda-operator"
+# The ClusterTriggerAuthentication the ScaledObjects name with `observability.metrics: managedPrometheus`.
+KEDA_AMP_AUTH: Final = "gpuplane-amp"
 # The stack's Prometheus Service: `<fullname>-prometheus` on 9090, fullname `kube-prometheus-stack` for the release
 # of that name (kube-prometheus-stack templates/prometheus/service.yaml).
 PROMETHEUS_URL: Final = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"

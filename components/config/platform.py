@@ -45,12 +45,16 @@ class ObservabilityArgs(_Args):
         default=True,
         description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true.",
     )
-    metrics: Literal["prometheus", "none"] = Field(
+    metrics: Literal["prometheus", "managedPrometheus", "none"] = Field(
         default="prometheus",
         description="`prometheus`: kube-prometheus-stack in namespace `monitoring` (Prometheus, Alertmanager, "
         "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert rules "
         "and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge of its "
-        "own). `none`: nothing collected. Default `prometheus`.",
+        "own). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS managed "
+        "collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own CA), the "
+        "alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour and per "
+        "sample (about $0.37/h at 1,000 samples/s, docs/operations.md); KEDA and the dashboards read the workspace "
+        "with SigV4; no Grafana in the cluster; not in aws-cn. `none`: nothing collected. Default `prometheus`.",
     )
     retention: str = Field(
         default="7d",

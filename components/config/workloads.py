@@ -341,8 +341,9 @@ class AutoscalingArgs(_Args):
 
     A GPU-bound TF Serving process never reaches a high CPU utilization, so a GPU variant scaled on CPU never
     scales. `requestsPerSecond` (per replica), `gpuUtilization` (average percent of the variant's GPUs) and
-    `latencyP90Ms` (the variant's p90) are read from the stack's Prometheus by KEDA, which needs
-    `observability.metrics: prometheus`. At least one replica always: a server at zero emits no metric to wake it.
+    `latencyP90Ms` (the variant's p90) are read by KEDA from the stack's Prometheus (`observability.metrics:
+    prometheus`) or its AMP workspace (`managedPrometheus`, SigV4 through the operator's Pod Identity). At least one
+    replica always: a server at zero emits no metric to wake it.
     """
 
     min_replicas: int = Field(default=1, ge=1, le=100, description="Fewest replicas. Default 1.")

@@ -76,6 +76,10 @@ class StackUsage:
     metrics_stack: bool = False
     """kube-prometheus-stack runs in the cluster (`observability.metrics: prometheus`, issue 29)."""
     sns_topics: int = 0
+    amp_workspaces: int = 0
+    """Amazon Managed Service for Prometheus workspaces (`observability.metrics: managedPrometheus`)."""
+    amp_collectors: int = 0
+    """AWS managed collectors (`aws.amp.Scraper`) feeding them."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +273,8 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
                 ),
             )
         )
+    if usage.amp_workspaces or usage.amp_collectors:
+        lines.append(amp_line(usage.amp_workspaces, usage.amp_collectors))
     return Estimate(
         region=usage.region,
         lines=tuple(lines),
@@ -338,6 +344,37 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
             r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
         ),
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
+        amp_workspaces=len(by_type.get("aws:amp/workspace:Workspace", [])),
+        amp_collectors=len(by_type.get("aws:amp/scraper:Scraper", [])),
+    )
+
+
+def amp_line(workspaces: int, collectors: int) -> CostLine:
+    """Amazon Managed Service for Prometheus: collector-hours, plus ingestion and storage at a stated sample rate.
+
+    Ingestion and storage are usage: the line is an estimate at `AMP_ESTIMATE_SAMPLES_PER_SECOND` per workspace
+    (its notes say so), the same figure idle and at the maximum (more GPU nodes add DCGM series: roughly 30 per
+    GPU every 30 s). Storage is the month's new data at `AMP_BYTES_PER_SAMPLE`; it accumulates over the
+    workspace's retention (150 days by default), which the hourly figure does not show.
+    """
+    rate = versions.AMP_ESTIMATE_SAMPLES_PER_SECOND * workspaces
+    ingestion = rate * 3600 / 1e7 * _usd(versions.AMP_INGESTION_PER_10M_SAMPLES_USD)
+    month_gb = rate * 3600 * versions.HOURS_PER_MONTH * versions.AMP_BYTES_PER_SAMPLE / 1e9
+    storage = month_gb * _usd(versions.AMP_STORAGE_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    collector = collectors * _usd(versions.AMP_COLLECTOR_HOURLY_USD)
+    hourly = round(ingestion + storage + collector, 4)
+    return CostLine(
+        "managed Prometheus (AMP)",
+        f"{collectors} collector(s) x ${versions.AMP_COLLECTOR_HOURLY_USD}/h; ingestion "
+        f"${versions.AMP_INGESTION_PER_10M_SAMPLES_USD}/10M samples; "
+        f"storage ${versions.AMP_STORAGE_GB_MONTH_USD}/GB-month",
+        hourly,
+        hourly,
+        (
+            f"estimate at {rate} samples/s ingested (ingestion ${ingestion:.4f}/h, storage ${storage:.4f}/h per "
+            f"month of data kept, collectors ${collector:.4f}/h); AMP prices as of {versions.AMP_PRICES_DATE}",
+            "queries (per sample processed: dashboards, alert rules, KEDA) not estimated",
+        ),
     )
 
 

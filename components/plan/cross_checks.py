@@ -19,6 +19,7 @@ from gpuplane.components.config import PlatformArgs
 from gpuplane.components.config.base import FieldError, FieldErrors, raise_all
 from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, dynamic_access_point_path_length
+from gpuplane.components.facts import partition
 from gpuplane.components.plan import addons, placement, training_queue
 from gpuplane.components.plan.placement import WorkloadContext
 
@@ -63,14 +64,15 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
 
 
 def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
-    """A variant scaled on a Prometheus signal needs the stack's Prometheus (KEDA reads it)."""
-    if args.observability.metrics == "prometheus":
+    """A variant scaled on a Prometheus signal needs a store KEDA reads: the stack's Prometheus or its AMP workspace."""
+    if args.observability.metrics in {"prometheus", "managedPrometheus"}:
         return []
     return [
         FieldError(
             f"serving[{i}].variants[{j}].autoscaling.metric",
             f"'{v.autoscaling.metric}' is read from Prometheus, but observability.metrics is "
-            f"'{args.observability.metrics}'; set observability.metrics: prometheus or scale on cpu",
+            f"'{args.observability.metrics}'; set observability.metrics: prometheus or managedPrometheus, "
+            "or scale on cpu",
         )
         for i, s in enumerate(args.serving)
         for j, v in enumerate(s.variants)
@@ -84,6 +86,15 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
     Alertmanager signs its SNS calls for the stack's region, and SNS answers for a topic only in its own.
     """
     problems = addons.region_problems(args, region)
+    if args.observability.metrics == "managedPrometheus" and region not in partition.service_regions("amp"):
+        problems.append(
+            (
+                "observability.metrics",
+                f"'managedPrometheus': Amazon Managed Service for Prometheus is not offered in {region} "
+                "(botocore's endpoint data has no `aps` endpoint there, none in aws-cn); "
+                "use observability.metrics: prometheus (in-cluster) or none",
+            )
+        )
     topic = args.observability.alert_topic_arn
     if topic is not None and topic.split(":")[3] != region:
         problems.append(

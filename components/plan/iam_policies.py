@@ -157,6 +157,17 @@ def cluster_autoscaler_policy(
     )
 
 
+def amp_query_policy(workspace_arn: str) -> str:
+    """Query one AMP workspace: what KEDA's prometheus trigger needs (`/api/v1/query` is `aps:QueryMetrics`)."""
+    return _document(
+        {
+            "Effect": "Allow",
+            "Action": ["aps:QueryMetrics", "aps:GetSeries", "aps:GetLabels", "aps:GetMetricMetadata"],
+            "Resource": [workspace_arn],
+        }
+    )
+
+
 def sns_publish_policy(topic_arn: str) -> str:
     """Publish to one SNS topic: what Alertmanager needs to send the stack's alerts (its `sns_configs`)."""
     return _document({"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic_arn]})
