@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpuplane.components import config as config_types
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.plan import capacity, cost, training_queue
@@ -36,6 +37,7 @@ from gpuplane.infra.config import (
     StackConfig,
     eks_regions,
     key_problems,
+    mapping_hint,
     read_stack_file,
     stack_short_name,
 )
@@ -804,8 +806,16 @@ def program_problems(exc: ValueError, program_dir: Path) -> list[str] | None:
         for error in exc.errors(include_url=False):
             path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
             cause = (error.get("ctx") or {}).get("error")
+            root = getattr(config_types, exc.title, None)  # the args class the program built
+            hint = (
+                mapping_hint(list(error["loc"]), error["input"], root)
+                if error["type"] == "model_type" and isinstance(root, type) and issubclass(root, BaseModel)
+                else None
+            )
             if isinstance(cause, FieldError):  # a check across fields, about one of them: its message names the value
                 lines.append(f"{where}: {exc.title}{path}.{cause.field}: {cause.message}")
+            elif hint:  # a scalar where a mapping belongs: what to write, never pydantic's class name
+                lines.append(f"{where}: {exc.title}{path}: {hint} (got {error['input']!r})")
             elif path:
                 lines.append(f"{where}: {exc.title}{path}: {error['input']!r}: {error['msg']}")
             else:

@@ -162,6 +162,12 @@ from gpuplane import NodeGroupArgs, PlatformArgs
 args = PlatformArgs(node_groups=[NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g5.xlarge"], min_size=-1)])
 """
 
+BAD_SHARING = """\
+from gpuplane import NodeGroupArgs
+
+gpu = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g6.xlarge"], sharing={"timeSlicing": 4})
+"""
+
 
 @pytest.mark.parametrize(
     ("program", "expected"),
@@ -172,6 +178,12 @@ args = PlatformArgs(node_groups=[NodeGroupArgs(name="gpu", kind="gpu", instance_
             "use GPU types (g5, g6, p5...)",
         ),
         (BAD_SIZE, "__main__.py line 3: NodeGroupArgs.min_size: -1: Input should be greater than or equal to 0"),
+        # A scalar where a mapping belongs: what to write, never the args class pydantic names (issue 28).
+        (
+            BAD_SHARING,
+            "__main__.py line 3: NodeGroupArgs.sharing.timeSlicing: expected a mapping like {replicas: 4}; "
+            "keys here: replicas (got 4)",
+        ),
     ],
 )
 def test_invalid_component_arguments_are_reported_like_config(team, tmp_path, monkeypatch, program, expected):
@@ -183,6 +195,7 @@ def test_invalid_component_arguments_are_reported_like_config(team, tmp_path, mo
     assert expected in text
     assert "Cannot render stack 'dev'" in text and "Nothing was rendered." in text
     assert "Traceback" not in result.output and "pydantic" not in result.output
+    assert "TimeSlicingArgs" not in result.output
     assert not (team / "build").exists()
 
 
