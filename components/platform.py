@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
 from gpuplane.components.autoscaler import ClusterAutoscaler
+from gpuplane.components.cloudwatch import CloudWatchObservability
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
 from gpuplane.components.gpu import GpuEnablement
@@ -171,6 +172,18 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
             metrics_after = [self.observability.release]
+        self.cloudwatch: CloudWatchObservability | None = None
+        if args.observability.metrics == "cloudwatch":
+            self.cloudwatch = CloudWatchObservability(
+                f"{name}-cloudwatch",
+                args.observability,
+                cluster=self.cluster,
+                cluster_name=cluster_name,
+                region=region,
+                after=system_nodes,
+                tags=tags,
+                opts=child,
+            )
         self.gpu: GpuEnablement | None = None
         if self.gpu_plan.gpu_groups:
             self.gpu = GpuEnablement(
@@ -178,7 +191,8 @@ class Platform(pulumi.ComponentResource):
                 self.gpu_plan,
                 cluster=self.cluster,
                 kubernetes_version=args.cluster.kubernetes_version,
-                dcgm_exporter=args.observability.dcgm_exporter,
+                # With `cloudwatch` the add-on's own dcgm-exporter runs on the GPU nodes: one exporter per node.
+                dcgm_exporter=args.observability.dcgm_exporter and self.cloudwatch is None,
                 startup_taints=startup_keys,
                 metrics=self.observability is not None,
                 # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.

@@ -253,7 +253,8 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
     reported = {p.split(": ", 1)[0] for p in api}
     platform: PlatformArgs | None = None
     try:
-        platform = PlatformArgs.model_validate(ours)
+        # The region picks `observability.metrics`' default (components.config.platform.default_metrics).
+        platform = PlatformArgs.model_validate(ours, context={"region": region if isinstance(region, str) else None})
     except ValidationError as exc:
         lines = [*format_errors(exc), *cross_field_problems(ours, exc)]
         problems.extend(line for line in lines if not any(line.startswith(f"{r}") for r in reported))
@@ -286,7 +287,7 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         profile=profile,
         assume_roles=roles,
         raw={k: v for k, v in raw.items() if k != FILE_PROBLEMS},
-        warnings=tuple(cidr_warnings(platform)),
+        warnings=(*cidr_warnings(platform), *cross_checks.config_warnings(platform)),
     )
 
 

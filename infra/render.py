@@ -264,9 +264,18 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
         if "alert" in rule
     )
     dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    alerts += sorted(str(r.inputs.get("name")) for r in recording.by_type("aws:cloudwatch/metricAlarm:MetricAlarm"))
+    dashboards += sorted(
+        f"CloudWatch {r.inputs.get('dashboardName')}" for r in recording.by_type("aws:cloudwatch/dashboard:Dashboard")
+    )
     metrics = "none"
     if recording.by_type("aws:amp/workspace:Workspace"):
         metrics = "managedPrometheus"
+    elif any(
+        r.inputs.get("addonName") == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+        for r in recording.by_type("aws:eks/addon:Addon")
+    ):
+        metrics = "cloudwatch"
     elif "kube-prometheus-stack" in releases:
         metrics = "prometheus"
     return {
@@ -453,6 +462,8 @@ def _observability_section(recording: mockrun.Recording) -> str:
                 "prometheus": " (kube-prometheus-stack in `monitoring`; files under `observability/`)",
                 "managedPrometheus": " (Amazon Managed Service for Prometheus workspace fed by the AWS managed "
                 "collector; its scrape configuration is `observability/scrape.yaml`)",
+                "cloudwatch": " (the amazon-cloudwatch-observability add-on: Container Insights with its own "
+                "dcgm-exporter; CloudWatch alarms and dashboard)",
             }.get(facts["metrics"], "")
         ),
         f"- Alert rules: {', '.join(facts['alerts']) or 'none'}",

@@ -63,6 +63,20 @@ AMP_STORAGE_GB_MONTH_USD: Final = "0.03"
 AMP_COLLECTOR_HOURLY_USD: Final = "0.04"
 AMP_ESTIMATE_SAMPLES_PER_SECOND: Final = 1000
 AMP_BYTES_PER_SAMPLE: Final = 2
+# Amazon CloudWatch Container Insights with enhanced observability for EKS (`observability.metrics: cloudwatch`),
+# USD, us-east-1: billed per observation (a data point the agent collects), not per metric or log byte (CloudWatch
+# user guide, "Container Insights with enhanced observability metrics" for EKS, stored copy read 2026-11-26, says
+# "charged per observation"; the figure per million is from aws.amazon.com/cloudwatch/pricing as known on
+# 2026-11-26 and NOT read from the page in this session: an estimate, re-check it). Metric alarms per alarm-month
+# (standard resolution) and dashboards per dashboard-month (the first 3 of an account are free; counted here).
+# `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE` is ours: about 60 node-level data points plus about 10 pods with
+# about 25 pod and container data points each, once a minute (the metric tables of that page); GPU nodes add
+# about 10 per GPU.
+CLOUDWATCH_PRICES_DATE: Final = "2026-11-26"
+CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD: Final = "0.21"
+CLOUDWATCH_ALARM_MONTHLY_USD: Final = "0.10"
+CLOUDWATCH_DASHBOARD_MONTHLY_USD: Final = "3.00"
+CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE: Final = 310
 HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly figures (pricing calculator)
 # "Today" for every date rule comes from `today()`: tests and what-if runs set GPUPLANE_TODAY=YYYY-MM-DD.
 TODAY_ENV: Final = "GPUPLANE_TODAY"
@@ -216,6 +230,10 @@ POLICY_EKS_WORKER_NODE: Final = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePoli
 # Pull-only is the narrower successor of ContainerRegistryReadOnly for nodes (EKS user guide, node IAM role).
 POLICY_ECR_PULL_ONLY: Final = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"
 POLICY_EKS_CNI: Final = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
+# The CloudWatch agent's role (`observability.metrics: cloudwatch`): the AWS-managed policy the add-on's documentation
+# attaches (PutMetricData, the log-group calls for its performance log events, EC2 Describe* for node metadata);
+# AWS keeps it in step with the agent's releases, which a narrower inline policy of ours would have to follow.
+POLICY_CLOUDWATCH_AGENT: Final = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
 ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
 # --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks; autoscaler #5278) ---------
@@ -826,6 +844,17 @@ GRAFANA_DASHBOARD_LABEL: Final = "grafana_dashboard"
 # taint; its `dcgm-server` DaemonSet (nv-hostengine, localhost:5555 on the node) has no tolerations by default,
 # so it is given ours (`dcgmAgent.tolerations`, in the add-on's configuration schema).
 ADDON_NODE_MONITORING_AGENT: Final = "eks-node-monitoring-agent"
+# Amazon CloudWatch Observability add-on (`observability.metrics: cloudwatch`): the CloudWatch agent (Container
+# Insights with enhanced observability), its operator and its own dcgm-exporter on NVIDIA instance types, built
+# from aws-observability/helm-charts charts/amazon-cloudwatch-observability (chart 6.4.0 at 71a298f, 2026-08-07:
+# values.yaml `agent`, `containerLogs`, `dcgmExporter`; templates/linux/dcgm-exporter-daemonset.yaml). Not
+# pinned: like every EKS add-on of the stack, EKS installs its default version for the cluster's Kubernetes
+# version, and `gpuplane preflight` asks DescribeAddonVersions whether the region offers it. The agent's service
+# account in the add-on's namespace is the one its Pod Identity association names.
+ADDON_CLOUDWATCH_OBSERVABILITY: Final = "amazon-cloudwatch-observability"
+CLOUDWATCH_NAMESPACE: Final = "amazon-cloudwatch"
+CLOUDWATCH_AGENT_SA: Final = "cloudwatch-agent"
+CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
 DCGM_HOSTENGINE_PORT: Final = 5555
 # TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
 # (tensorflow_serving/config/monitoring_config.proto; FACTS.md "Operating GPUs").

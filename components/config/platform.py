@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpuplane.components.config.base import _Args
@@ -16,6 +16,7 @@ from gpuplane.components.config.node_groups import NodeGroupArgs, blocks_schedul
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import StorageArgs
 from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
+from gpuplane.components.facts import partition
 from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE, DNS1123_SUBDOMAIN_RE
 from gpuplane.manifests import versions
 
@@ -38,6 +39,25 @@ class AutoscalerArgs(_Args):
         return value
 
 
+MetricsBackend = Literal["prometheus", "managedPrometheus", "cloudwatch", "none"]
+
+
+def default_metrics(profile: str, amp_offered: bool) -> MetricsBackend:
+    """`observability.metrics` when the stack does not set it: by profile, and by what the region offers.
+
+    prod: Amazon Managed Service for Prometheus (no collector or store to run, PromQL, any Grafana reads it)
+    where the region has it (`amp_offered`: botocore's `aps` endpoints; commercial regions and GovCloud, none in
+    aws-cn), else the in-cluster Prometheus, the one backend that exists in every region and keeps every alert,
+    dashboard and metric scaler. dev: the in-cluster Prometheus, which the cost model prices at $0/h added (its
+    pods use the system nodes), against about $0.37/h for AMP (collector-hour and samples) and about $0.01/h for
+    CloudWatch (observations, alarms, a dashboard), which lacks the serving and queue alerts: the cheapest choice
+    that keeps the dashboards and alerts (docs/operations.md, "Choosing a metrics backend").
+    """
+    if profile == "prod" and amp_offered:
+        return "managedPrometheus"
+    return "prometheus"
+
+
 class ObservabilityArgs(_Args):
     """GPU, serving and queue metrics, alert rules and dashboards (docs/operations.md, "Metrics and alerts")."""
 
@@ -45,16 +65,25 @@ class ObservabilityArgs(_Args):
         default=True,
         description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true.",
     )
-    metrics: Literal["prometheus", "managedPrometheus", "none"] = Field(
+    metrics: MetricsBackend = Field(
         default="prometheus",
         description="`prometheus`: kube-prometheus-stack in namespace `monitoring` (Prometheus, Alertmanager, "
         "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert rules "
         "and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge of its "
-        "own). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS managed "
-        "collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own CA), the "
-        "alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour and per "
-        "sample (about $0.37/h at 1,000 samples/s, docs/operations.md); KEDA and the dashboards read the workspace "
-        "with SigV4; no Grafana in the cluster; not in aws-cn. `none`: nothing collected. Default `prometheus`.",
+        "own: $0/h added). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS "
+        "managed collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own "
+        "CA), the alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour "
+        "and per sample (about $0.37/h at 1,000 samples/s); KEDA and the dashboards read the workspace with SigV4; "
+        "no Grafana in the cluster; not in aws-cn. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on "
+        "(Container Insights with enhanced observability, GPU metrics from its own dcgm-exporter, which replaces "
+        "gpuplane's whatever `dcgmExporter` says), CloudWatch alarms (GPU memory, failed nodes, agent silent) to "
+        "the SNS topic and a CloudWatch GPU dashboard; no TF Serving or Kueue metrics, so serving scales on cpu "
+        "only; billed per observation (about $0.004/h per node, an estimate). `none`: nothing collected. Default: "
+        "prod `managedPrometheus` where the region has Amazon Managed Service for Prometheus (aws, aws-us-gov), "
+        "else `prometheus` (aws-cn has no AMP; the in-cluster stack keeps every alert, dashboard and metric "
+        "scaler there); dev `prometheus`, the cheapest choice that keeps the dashboards and alerts (the shipped dev "
+        "stack: $0/h added, against about $0.37/h for managedPrometheus and $0.01/h for cloudwatch, which lacks "
+        "the serving and queue alerts; docs/operations.md).",
     )
     retention: str = Field(
         default="7d",
@@ -123,6 +152,23 @@ _PROD_CLUSTER: Final[dict[str, Any]] = {
 }
 
 
+def _observability_default(raw: Any, profile: Any, info: ValidationInfo) -> Any:
+    """`observability` with its `metrics` default for the profile and the region, when the stack leaves it out.
+
+    The region comes from the validation context (`PlatformArgs.model_validate(data, context={"region": ...})`,
+    as `infra.config.parse` does with `aws:region`); without one (a program building the args itself) AMP is
+    taken as offered, as in every commercial region, and `gpuplane render` refuses `managedPrometheus` in a
+    region without it (components.plan.cross_checks.region_problems), naming the key and the other choices.
+    """
+    if isinstance(raw, _Args):
+        raw = raw.model_dump(exclude_unset=True, by_alias=True)
+    if not isinstance(raw, dict) or "metrics" in raw:
+        return raw
+    region = (info.context or {}).get("region") if isinstance(info.context, dict) else None
+    offered = not isinstance(region, str) or region in partition.service_regions("amp")
+    return {**raw, "metrics": default_metrics(str(profile or "dev"), offered)}
+
+
 class PlatformArgs(_Args):
     """Everything one gpuplane platform is made of: the stack config, as one typed object."""
 
@@ -176,7 +222,7 @@ class PlatformArgs(_Args):
 
     @model_validator(mode="before")
     @classmethod
-    def _profile_defaults(cls, data: Any) -> Any:
+    def _profile_defaults(cls, data: Any, info: ValidationInfo) -> Any:
         # Runs before field validation so that a prod stack with no `cluster` key does not trip over the
         # dev default "public endpoint needs CIDRs" (prod's default endpoint is private), and so that errors
         # in a defaulted section still carry its key (`gpuplane:cluster...`).
@@ -192,6 +238,7 @@ class PlatformArgs(_Args):
                 merged = {to_camel(k): v for k, v in overrides.items()} if prod else {}
                 merged.update(raw)
                 data[key] = merged
+        data["observability"] = _observability_default(data.get("observability", {}), data.get("profile"), info)
         return data
 
     @field_validator("workload_namespace")

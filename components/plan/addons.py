@@ -39,6 +39,8 @@ def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
     if repaired:
         # Node auto repair acts on the conditions this agent sets (EKS user guide "node-health").
         needed.append(NeededAddon(versions.ADDON_NODE_MONITORING_AGENT, repaired[0]))
+    if args.observability.metrics == "cloudwatch":
+        needed.append(NeededAddon(versions.ADDON_CLOUDWATCH_OBSERVABILITY, "observability.metrics"))
     scaled = [
         f"serving[{i}].variants[{j}].autoscaling"
         for i, serving in enumerate(args.serving)

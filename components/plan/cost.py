@@ -80,6 +80,10 @@ class StackUsage:
     """Amazon Managed Service for Prometheus workspaces (`observability.metrics: managedPrometheus`)."""
     amp_collectors: int = 0
     """AWS managed collectors (`aws.amp.Scraper`) feeding them."""
+    cloudwatch_agent: bool = False
+    """The `amazon-cloudwatch-observability` add-on runs (`observability.metrics: cloudwatch`)."""
+    cloudwatch_alarms: int = 0
+    cloudwatch_dashboards: int = 0
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,7 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
                 "KMS keys", f"{usage.kms_keys} x ${versions.KMS_KEY_MONTHLY_USD}/month", round(kms, 4), round(kms, 4)
             )
         )
+    choices = (metrics_choices_note(usage),)
     if usage.metrics_stack or usage.sns_topics:
         # Stated, not left out: the issue asks each metrics choice's added $/h on the render.
         lines.append(
@@ -270,11 +275,16 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
                     "no AWS charge of its own: its pods (about 0.5 vCPU and 1.5 GiB requested) use the system nodes "
                     "priced above, and may make the autoscaler add one",
                     "SNS bills per message delivered (not estimated)",
+                    *(choices if usage.metrics_stack else ()),
                 ),
             )
         )
     if usage.amp_workspaces or usage.amp_collectors:
-        lines.append(amp_line(usage.amp_workspaces, usage.amp_collectors))
+        amp = amp_line(usage.amp_workspaces, usage.amp_collectors)
+        lines.append(CostLine(amp.item, amp.detail, amp.idle, amp.max, (*amp.notes, *choices)))
+    if usage.cloudwatch_agent:
+        line = cloudwatch_line(usage)
+        lines.append(CostLine(line.item, line.detail, line.idle, line.max, (*line.notes, *choices)))
     return Estimate(
         region=usage.region,
         lines=tuple(lines),
@@ -346,6 +356,67 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
         amp_workspaces=len(by_type.get("aws:amp/workspace:Workspace", [])),
         amp_collectors=len(by_type.get("aws:amp/scraper:Scraper", [])),
+        cloudwatch_agent=any(
+            r["inputs"].get("addonName") == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+            for r in by_type.get("aws:eks/addon:Addon", [])
+        ),
+        cloudwatch_alarms=len(by_type.get("aws:cloudwatch/metricAlarm:MetricAlarm", [])),
+        cloudwatch_dashboards=len(by_type.get("aws:cloudwatch/dashboard:Dashboard", [])),
+    )
+
+
+def cloudwatch_line(usage: StackUsage) -> CostLine:
+    """Container Insights with enhanced observability: observations by node count, alarms and dashboards.
+
+    Observations scale with nodes (and pods): the estimate takes `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE` per
+    node, so idle and maximum differ with the node groups' sizes. Alarms and dashboards are monthly prices per
+    hour. All of it is an estimate (the price per observation is not read from AWS in this session: versions.py).
+    """
+    idle_nodes = sum(g.idle_nodes for g in usage.groups)
+    max_nodes = sum(g.max_size for g in usage.groups)
+    per_node = (
+        versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE
+        * 60
+        / 1e6
+        * _usd(versions.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD)
+    )
+    fixed = (
+        usage.cloudwatch_alarms * _usd(versions.CLOUDWATCH_ALARM_MONTHLY_USD)
+        + usage.cloudwatch_dashboards * _usd(versions.CLOUDWATCH_DASHBOARD_MONTHLY_USD)
+    ) / versions.HOURS_PER_MONTH
+    return CostLine(
+        "CloudWatch Container Insights",
+        f"{idle_nodes}-{max_nodes} node(s) x ~{versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE} observations/min at "
+        f"${versions.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD}/1M; {usage.cloudwatch_alarms} alarm(s) x "
+        f"${versions.CLOUDWATCH_ALARM_MONTHLY_USD}/month; {usage.cloudwatch_dashboards} dashboard(s) x "
+        f"${versions.CLOUDWATCH_DASHBOARD_MONTHLY_USD}/month",
+        round(idle_nodes * per_node + fixed, 4),
+        round(max_nodes * per_node + fixed, 4),
+        (
+            f"estimate: ${per_node:.4f}/h per node at the assumed observation rate; CloudWatch prices as of "
+            f"{versions.CLOUDWATCH_PRICES_DATE}, not read from AWS here (manifests/versions.py)",
+            "the first 3 dashboards of an account are free; container logs are off (no CloudWatch Logs ingestion)",
+        ),
+    )
+
+
+def metrics_choices(usage: StackUsage) -> dict[str, tuple[float, float]]:
+    """What each `observability.metrics` choice adds to this stack, USD per hour (idle, max), by the same model.
+
+    `prometheus`: nothing of its own (its pods use the system nodes); `managedPrometheus`: one workspace and one
+    collector (`amp_line`); `cloudwatch`: the stack's nodes, 3 alarms and 1 dashboard (`cloudwatch_line`).
+    """
+    amp = amp_line(1, 1)
+    cw = cloudwatch_line(
+        StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=3, cloudwatch_dashboards=1)
+    )
+    return {"prometheus": (0.0, 0.0), "managedPrometheus": (amp.idle, amp.max), "cloudwatch": (cw.idle, cw.max)}
+
+
+def metrics_choices_note(usage: StackUsage) -> str:
+    """The note every metrics line carries: each choice's added $/h for this stack (the issue asks it on render)."""
+    return "observability.metrics choices for this stack, added $/h idle-max: " + "; ".join(
+        f"{name} ${low:.4f}-{high:.4f}" for name, (low, high) in metrics_choices(usage).items()
     )
 
 

@@ -23,7 +23,7 @@ from gpuplane.components.facts import partition
 from gpuplane.components.plan import addons, placement, training_queue
 from gpuplane.components.plan.placement import WorkloadContext
 
-__all__ = ["check_platform", "platform_problems"]
+__all__ = ["check_platform", "config_warnings", "platform_problems"]
 
 
 def platform_problems(args: PlatformArgs) -> list[FieldError]:
@@ -64,20 +64,55 @@ def platform_problems(args: PlatformArgs) -> list[FieldError]:
 
 
 def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
-    """A variant scaled on a Prometheus signal needs a store KEDA reads: the stack's Prometheus or its AMP workspace."""
-    if args.observability.metrics in {"prometheus", "managedPrometheus"}:
+    """A variant scaled on a Prometheus signal needs a store KEDA reads: the stack's Prometheus or its AMP workspace.
+
+    With `cloudwatch` every signal but cpu is refused, not rerouted: Container Insights collects no TF Serving
+    metric at all (requestsPerSecond, latencyP90Ms), and its GPU utilization (`pod_gpu_utilization`) arrives a
+    minute apart plus CloudWatch's ingestion delay, through a second scaler (KEDA's `aws-cloudwatch`) with its
+    own IAM: a scaling path that lags minutes behind load and is built for one metric of three. The variant
+    scales on cpu there, or the stack picks a Prometheus backend.
+    """
+    backend = args.observability.metrics
+    if backend in {"prometheus", "managedPrometheus"}:
         return []
-    return [
-        FieldError(
-            f"serving[{i}].variants[{j}].autoscaling.metric",
-            f"'{v.autoscaling.metric}' is read from Prometheus, but observability.metrics is "
-            f"'{args.observability.metrics}'; set observability.metrics: prometheus or managedPrometheus, "
-            "or scale on cpu",
+    if backend == "cloudwatch":
+        why = (
+            "is read from Prometheus, but observability.metrics is 'cloudwatch' (Container Insights has no TF "
+            "Serving metrics and gpuplane does not scale on its GPU metrics); allowed with cloudwatch: cpu; or set "
+            "observability.metrics: prometheus or managedPrometheus"
         )
+    else:
+        why = (
+            f"is read from Prometheus, but observability.metrics is '{backend}'; set observability.metrics: "
+            "prometheus or managedPrometheus, or scale on cpu"
+        )
+    return [
+        FieldError(f"serving[{i}].variants[{j}].autoscaling.metric", f"'{v.autoscaling.metric}' {why}")
         for i, s in enumerate(args.serving)
         for j, v in enumerate(s.variants)
         if v.autoscaling is not None and v.autoscaling.metric != "cpu"
     ]
+
+
+def config_warnings(args: PlatformArgs) -> list[str]:
+    """What renders but does not do what the stack says (printed by `gpuplane render`, never an error).
+
+    `dcgmExporter: true` with `cloudwatch`: the add-on runs its own dcgm-exporter on every NVIDIA node, and two
+    exporters (two DCGM host engines) on one node fail DCGM's profiling fields (NVIDIA/DCGM#56), so gpuplane's is
+    off whatever the key says.
+    """
+    observability = args.observability
+    if (
+        observability.metrics == "cloudwatch"
+        and observability.dcgm_exporter
+        and "dcgm_exporter" in observability.model_fields_set
+    ):
+        return [
+            "gpuplane:observability.dcgmExporter: true is ignored with observability.metrics: cloudwatch: the "
+            "amazon-cloudwatch-observability add-on runs its own dcgm-exporter on the GPU nodes (one exporter per "
+            "node); remove the key to silence this"
+        ]
+    return []
 
 
 def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:

@@ -1,0 +1,112 @@
+"""`observability.metrics: cloudwatch`: Container Insights with enhanced observability, its alarms and GPU dashboard.
+
+Why its own component and not a branch of `Observability`: nothing of the Prometheus path is shared (no chart, no
+rules file, no scrape job, no Grafana); what is shared is the alert topic's choice (the stack's or
+`alertTopicArn`), which is small enough to state again here with the reason it differs (see `_topic`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplane.components.cluster import Cluster
+from gpuplane.components.config import ObservabilityArgs
+from gpuplane.components.plan import iam_policies
+from gpuplane.manifests import cloudwatch, versions
+
+
+class CloudWatchObservability(pulumi.ComponentResource):
+    """The `amazon-cloudwatch-observability` add-on with its agent's Pod Identity role, alarms and a dashboard.
+
+    The add-on runs the CloudWatch agent on every node and its own dcgm-exporter on NVIDIA instance types
+    (`accelerated_compute_metrics`), so the platform turns gpuplane's exporter off with this backend. The
+    agent's credentials come from EKS Pod Identity: the add-on's `podIdentityAssociations` (add-on v3.1.0 or
+    later) associate the role with the agent's service account, and EKS deletes the association with the add-on.
+    """
+
+    addon: aws.eks.Addon
+    alert_topic_arn: pulumi.Input[str]
+    dashboard: aws.cloudwatch.Dashboard
+
+    def __init__(
+        self,
+        name: str,
+        args: ObservabilityArgs,
+        *,
+        cluster: Cluster,
+        cluster_name: str,
+        region: str,
+        after: Sequence[pulumi.Resource],
+        tags: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """`after`: what the agent's pods need first (the system nodes); `cluster_name` is the EKS name."""
+        super().__init__("gpuplane:index:CloudWatchObservability", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
+            f"{name}-agent-role",
+            assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+            description=f"CloudWatch agent of {cluster_name}: Container Insights metrics",
+            tags=tags,
+            opts=child,
+        )
+        attached = aws.iam.RolePolicyAttachment(
+            f"{name}-agent-policy",
+            role=role.name,
+            policy_arn=cluster.partition.arn(versions.POLICY_CLOUDWATCH_AGENT),
+            opts=child,
+        )
+        self.addon = aws.eks.Addon(
+            f"{name}-addon-{versions.ADDON_CLOUDWATCH_OBSERVABILITY}",
+            cluster_name=cluster.cluster_name,
+            addon_name=versions.ADDON_CLOUDWATCH_OBSERVABILITY,
+            configuration_values=json.dumps(cloudwatch.addon_configuration(), sort_keys=True),
+            pod_identity_associations=[
+                aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=versions.CLOUDWATCH_AGENT_SA)
+            ],
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(
+                cluster.addon_deletion,
+                # The role can publish before the agent's first pod asks for credentials.
+                pulumi.ResourceOptions(parent=self, depends_on=[attached, *after]),
+            ),
+        )
+        self.alert_topic_arn = self._topic(name, args, cluster_name, tags)
+        bounds = cloudwatch.AlarmBounds(gpu_memory_percent=args.gpu_memory_percent)
+        topic = pulumi.Output.from_input(self.alert_topic_arn)
+        # The specs take the topic as text; here it may be an Output (the stack's topic), set in its place.
+        for spec in cloudwatch.alarms(cluster_name, "", bounds):
+            params = {**cloudwatch.alarm_args(spec), "alarm_actions": [topic], "ok_actions": [topic]}
+            short = spec["AlarmName"].removeprefix(f"{cluster_name}-")
+            aws.cloudwatch.MetricAlarm(f"{name}-alarm-{short}", tags=tags, opts=child, **params)
+        self.dashboard = aws.cloudwatch.Dashboard(
+            f"{name}-dashboard",
+            dashboard_name=f"{cluster_name}-gpus",
+            dashboard_body=cloudwatch.dashboard_body(cluster_name, region),
+            opts=child,
+        )
+        self.register_outputs(
+            {"addon": self.addon.arn, "alertTopicArn": self.alert_topic_arn, "dashboard": self.dashboard.dashboard_arn}
+        )
+
+    def _topic(self, name: str, args: ObservabilityArgs, cluster_name: str, tags: dict[str, str]) -> pulumi.Input[str]:
+        """The SNS topic the alarms notify: the user's (`alertTopicArn`), or `<cluster>-alerts` of the stack.
+
+        Not encrypted with the AWS-managed SNS key as with the in-cluster Alertmanager: CloudWatch alarms cannot
+        publish to a topic under `alias/aws/sns`, whose key policy cannot be edited to admit
+        `cloudwatch.amazonaws.com` (SNS developer guide, "Encryption at rest"; the same reason as the AMP path).
+        The topic's default policy lets the account's CloudWatch alarms publish; a user-named topic encrypted with
+        a key of its own needs that key to admit CloudWatch (docs/operations.md).
+        """
+        if args.alert_topic_arn is not None:
+            return args.alert_topic_arn
+        topic = aws.sns.Topic(
+            f"{name}-alerts", name=f"{cluster_name}-alerts", tags=tags, opts=pulumi.ResourceOptions(parent=self)
+        )
+        return topic.arn
