@@ -740,7 +740,9 @@ def _money_range(amounts: dict[str, float | None]) -> str:
 
 def cost_caption(priced: dict[str, Any]) -> str:
     """The cost in one paragraph: totals, a month of it, where prices come from, and what is left out."""
-    notes = sorted({n for line in priced["lines"] for n in line["notes"] if "price (" in n or "kept up by" in n})
+    # Each metrics backend's added $/h is shown on the render, not only in cost.json (issue 29).
+    shown = ("price (", "kept up by", "observability.metrics choices")
+    notes = sorted({n for line in priced["lines"] for n in line["notes"] if any(s in n for s in shown)})
     return (
         f"Cost: ${priced['idle']:,.2f}/h idle (${priced['idleMonthly']:,.0f} a month), "
         f"${priced['max']:,.2f}/h at every group's maximum (${priced['maxMonthly']:,.0f} a month); "
