@@ -49,7 +49,7 @@ def default_metrics(profile: str, amp_offered: bool) -> MetricsBackend:
     where the region has it (`amp_offered`: botocore's `aps` endpoints; commercial regions and GovCloud, none in
     aws-cn), else the in-cluster Prometheus, the one backend that exists in every region and keeps every alert,
     dashboard and metric scaler. dev: the in-cluster Prometheus, which the cost model prices at $0/h added (its
-    pods use the system nodes), against about $0.37/h for AMP (collector-hour and samples) and about $0.01/h for
+    pods use the system nodes), against about $0.36/h for AMP (collector-hour and samples) and about $0.01/h for
     CloudWatch (observations, alarms, a dashboard), which lacks the serving and queue alerts: the cheapest choice
     that keeps the dashboards and alerts (docs/operations.md, "Choosing a metrics backend").
     """
@@ -73,7 +73,7 @@ class ObservabilityArgs(_Args):
         "own: $0/h added). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS "
         "managed collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own "
         "CA), the alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour "
-        "and per sample (about $0.37/h at 1,000 samples/s); KEDA and the dashboards read the workspace with SigV4; "
+        "and per sample (about $0.36/h at 1,000 samples/s); KEDA and the dashboards read the workspace with SigV4; "
         "no Grafana in the cluster; not in aws-cn. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on "
         "(Container Insights with enhanced observability, GPU metrics from its own dcgm-exporter, which replaces "
         "gpuplane's whatever `dcgmExporter` says), CloudWatch alarms (GPU memory, failed nodes, agent silent) to "
@@ -82,7 +82,7 @@ class ObservabilityArgs(_Args):
         "prod `managedPrometheus` where the region has Amazon Managed Service for Prometheus (aws, aws-us-gov), "
         "else `prometheus` (aws-cn has no AMP; the in-cluster stack keeps every alert, dashboard and metric "
         "scaler there); dev `prometheus`, the cheapest choice that keeps the dashboards and alerts (the shipped dev "
-        "stack: $0/h added, against about $0.37/h for managedPrometheus and $0.01/h for cloudwatch, which lacks "
+        "stack: $0/h added, against about $0.36/h for managedPrometheus and $0.01/h for cloudwatch, which lacks "
         "the serving and queue alerts; docs/operations.md).",
     )
     retention: str = Field(

@@ -7,11 +7,15 @@ identity (`aws:profile`, `aws:assumeRoles`) as every other command uses it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gpuplane.manifests import versions
+
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gpuplane.infra.config import StackConfig
 
 
@@ -38,12 +42,15 @@ class VerifyAws(Protocol):
 class StackAws:
     """`VerifyAws` with the stack's identity."""
 
-    def __init__(self, config: StackConfig, session: Callable[[], Any], eks: Any | None = None) -> None:
+    def __init__(
+        self, config: StackConfig, session: Callable[[], Any], eks: Any | None = None, cloudwatch: Any | None = None
+    ) -> None:
         """`session` makes the boto3 session when a check first needs it (its errors then fail that check)."""
         self._config = config
         self._make_session = session
         self._session: Any = None
         self._eks = eks
+        self._cloudwatch = cloudwatch
 
     def _boto(self) -> Any:
         if self._session is None:
@@ -69,6 +76,49 @@ class StackAws:
             if not token:
                 break
         return {name: eks.describe_addon(clusterName=cluster, addonName=name)["addon"] for name in names}
+
+    def container_insights_metrics(
+        self, cluster: str, names: Sequence[str], start: datetime, end: datetime
+    ) -> dict[str, dict[str, Any]]:
+        """Per name: ListMetrics finds it for the cluster (`listed`), GetMetricData's Maximum per minute (`values`).
+
+        The `checks_cloudwatch.ContainerInsightsAws` seam. ListMetrics with `RecentlyActive: PT3H` (the only value
+        the API takes) and the cluster-wide dimension set Container Insights publishes (`ClusterName`).
+        """
+        if self._cloudwatch is None:
+            from gpuplane.infra.aws.session import client  # noqa: PLC0415
+
+            self._cloudwatch = client(self._boto(), "cloudwatch")
+        cw = self._cloudwatch
+        cluster_dim = [{"Name": "ClusterName", "Value": cluster}]
+        found: dict[str, dict[str, Any]] = {}
+        for name in names:
+            listed = cw.list_metrics(
+                Namespace=versions.CONTAINER_INSIGHTS_NAMESPACE,
+                MetricName=name,
+                Dimensions=cluster_dim,
+                RecentlyActive="PT3H",
+            )
+            found[name] = {"listed": bool(listed.get("Metrics")), "values": []}
+        queries = [
+            {
+                "Id": f"m{i}",
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": versions.CONTAINER_INSIGHTS_NAMESPACE,
+                        "MetricName": name,
+                        "Dimensions": cluster_dim,
+                    },
+                    "Period": 60,
+                    "Stat": "Maximum",
+                },
+            }
+            for i, name in enumerate(names)
+        ]
+        answer = cw.get_metric_data(MetricDataQueries=queries, StartTime=start, EndTime=end)
+        for result in answer.get("MetricDataResults", []):
+            found[names[int(result["Id"][1:])]]["values"] = [float(v) for v in result.get("Values", [])]
+        return found
 
     def teardown_leftovers(self) -> list[Leftover]:
         """See `VerifyAws.teardown_leftovers` (the janitor's own scan, volumes left out)."""

@@ -53,6 +53,7 @@ def load_checks() -> None:
     """Import the check modules so their factories register (a later issue adds its module here)."""
     from gpuplane.infra.verify import (  # noqa: F401, PLC0415
         checks_capacity,
+        checks_cloudwatch,
         checks_control,
         checks_gpu,
         checks_metrics,

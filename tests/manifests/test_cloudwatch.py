@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import botocore.session
 import pytest
@@ -33,7 +34,7 @@ GPU_OPERATOR_GROUPS = [
 ]
 
 
-def _resources(run) -> list[dict]:
+def _resources(run) -> list[dict[str, Any]]:
     """plan.json-style resources, as `render.cost_estimate` reads them."""
     return [
         {"urn": r.urn, "type": r.type, "name": r.name, "dependencies": r.dependencies, "inputs": r.inputs}
@@ -215,7 +216,7 @@ def test_dashboard_metrics_rejects_what_it_does_not_know():
 
 
 # --- serving's autoscaling with this backend -------------------------------------------------------------------------
-def _serving(metric: str, target: int | None = None) -> list[dict]:
+def _serving(metric: str, target: int | None = None) -> list[dict[str, Any]]:
     scaling = {"minReplicas": 1, "maxReplicas": 2, "metric": metric}
     if target is not None:
         scaling["target"] = target
