@@ -180,7 +180,7 @@ class Platform(pulumi.ComponentResource):
                 cluster=self.cluster,
                 cluster_name=cluster_name,
                 region=region,
-                after=system_nodes,
+                after=self.cluster_services_ready,
                 tags=tags,
                 opts=child,
             )

@@ -239,6 +239,16 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
         # No Grafana in the cluster with AMP: the dashboards come as files only, for the user's Grafana.
         for file_name, dashboard in observability.dashboards().items():
             files[f"dashboards/{file_name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
+    # CloudWatch (`observability.metrics: cloudwatch`): the dashboard body and the alarms as PutMetricAlarm-style
+    # JSON (`aws cloudwatch put-dashboard --dashboard-body file://...` takes the first as it is).
+    for board in recording.by_type("aws:cloudwatch/dashboard:Dashboard"):
+        body = json.loads(str(board.inputs.get("dashboardBody") or "{}"))
+        files[f"cloudwatch/{board.inputs.get('dashboardName')}.json"] = (
+            json.dumps(body, indent=2, sort_keys=True) + "\n"
+        )
+    alarms = [r.inputs for r in recording.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")]
+    if alarms:
+        files["cloudwatch/alarms.json"] = json.dumps(sorted(alarms, key=lambda a: str(a.get("name"))), indent=2) + "\n"
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
         if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():
@@ -263,7 +273,9 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
         for rule in group.get("rules", [])
         if "alert" in rule
     )
-    dashboards = sorted(name.removeprefix("dashboards/") for name in observability_files(recording) if "/" in name)
+    dashboards = sorted(
+        name.removeprefix("dashboards/") for name in observability_files(recording) if name.startswith("dashboards/")
+    )
     alerts += sorted(str(r.inputs.get("name")) for r in recording.by_type("aws:cloudwatch/metricAlarm:MetricAlarm"))
     dashboards += sorted(
         f"CloudWatch {r.inputs.get('dashboardName')}" for r in recording.by_type("aws:cloudwatch/dashboard:Dashboard")

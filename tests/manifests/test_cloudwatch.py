@@ -318,6 +318,10 @@ def test_render_names_the_backend_alarms_and_dashboard(cw_run, tmp_path: Path):
     out = tmp_path / "out"
     render.write(stack_config({"cluster": DEV_CLUSTER, **CW}), out)
     assert "Metrics: cloudwatch (the amazon-cloudwatch-observability add-on" in (out / "stack.md").read_text()
+    board = json.loads((out / "observability" / "cloudwatch" / "gpuplane-test-gpus.json").read_text())
+    assert board == cloudwatch.dashboard("gpuplane-test", "us-west-2")
+    alarms = json.loads((out / "observability" / "cloudwatch" / "alarms.json").read_text())
+    assert [a["name"] for a in alarms] == facts["alerts"]
     planned = json.loads((out / "tfplan.json").read_text())
     types = {r["type"] for r in planned["resource_changes"]}
     assert {"aws_cloudwatch_metric_alarm", "aws_cloudwatch_dashboard", "aws_eks_addon"} <= types
