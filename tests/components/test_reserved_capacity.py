@@ -750,3 +750,16 @@ def test_gpuplane_train_refuses_the_split_run_too():
     with pytest.raises(FieldError) as info:
         queued_run(unpinned, WorkloadContext.of(platform), QueueArgs())
     assert info.value.field == "chief.nodeGroups"
+
+
+def test_gpu_parameter_servers_with_gpu_workers_are_held_to_the_same_rule():
+    """Any two GPU roles, not only chief and workers: a CPU chief with GPU ps and workers is refused the same way."""
+    run = {
+        **PS_CPU_CHIEF,
+        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    }
+    (found,) = problems(stack(*GPU_GROUPS, training=[run]))
+    assert found.startswith("gpuplane:training[0].worker.nodeGroups: "), found
+    assert "its GPU roles (worker, ps)" in found
+    assert "worker.nodeGroups and ps.nodeGroups: [p5-block]" in found
+    assert "GPUs on the worker role only (remove ps.resources.gpus)" in found
