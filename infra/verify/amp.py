@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from gpuplane.infra.verify.samples import QueryError, prometheus_answer
+from gpuplane.infra.verify.promapi import QueryError, prometheus_answer
 
 SIGNING_NAME: Final = "aps"
 RULES_NAMESPACE: Final = "gpuplane"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from gpuplane.infra.verify import samples
+from gpuplane.infra.verify import promapi, samples
 from gpuplane.infra.verify.amp import RULES_NAMESPACE, Amp
 from gpuplane.infra.verify.checks_metrics import metrics_after
 from gpuplane.infra.verify.expect import Expectations
@@ -275,7 +275,7 @@ def amp_targets(amp: Amp, endpoint: str) -> samples.Diagnose:
             for label, promql in selectors:
                 try:
                     seen = samples.up_lines(amp.query(endpoint, promql))
-                except samples.QueryError as exc:
+                except promapi.QueryError as exc:
                     seen = [f"not read ({exc})"]
                 lines.append(f"{label}: {', '.join(seen) if seen else 'no target (the collector discovered none)'}")
         return lines
@@ -308,7 +308,7 @@ def check_amp_arriving(ctx: Context) -> Outcome:
             fix="`aws amp describe-scraper` (its status and scrape configuration); the render's collector scrape "
             "config (docs/operations.md)",
         )
-    except samples.QueryError as exc:
+    except promapi.QueryError as exc:
         raise CheckFailed(
             f"querying AMP failed: {exc}",
             "HTTP 403: the stack's identity may not call aps:QueryMetrics on the workspace; otherwise the network "

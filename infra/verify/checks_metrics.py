@@ -12,7 +12,7 @@ import json
 from typing import Any
 from urllib.parse import urlparse
 
-from gpuplane.infra.verify import samples
+from gpuplane.infra.verify import promapi, samples
 from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.cluster import condition
 from gpuplane.infra.verify.expect import Expectations
@@ -140,7 +140,7 @@ def prometheus_query(ctx: Context) -> samples.Query:
 
     def query(promql: str) -> list[dict[str, Any]]:
         text = _proxy_get(ctx, "api/v1/query", {"query": promql}, f"query {promql}")
-        return samples.prometheus_answer(text)
+        return promapi.prometheus_answer(text)
 
     return query
 
@@ -187,7 +187,7 @@ def check_metrics_arriving(ctx: Context) -> Outcome:
             fix=f"Prometheus's Status > Targets (`kubectl -n {versions.MONITORING_NAMESPACE} port-forward "
             "svc/kube-prometheus-stack-prometheus 9090`)",
         )
-    except samples.QueryError as exc:
+    except promapi.QueryError as exc:
         raise CheckFailed(
             f"querying Prometheus failed: {exc}",
             "something other than Prometheus answered on its Service port, or Prometheus refused the query",

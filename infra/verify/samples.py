@@ -13,7 +13,6 @@ never retyped here.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,10 +30,6 @@ Query = Callable[[str], list[dict[str, Any]]]
 
 GPU_UTIL: Final = obs.DCGM_METRICS[0]
 """`DCGM_FI_DEV_GPU_UTIL`: one series per GPU, the first DCGM field the dashboards read."""
-
-
-class QueryError(Exception):
-    """The store refused or failed the query: the message says which (HTTP status, Prometheus's `error`)."""
 
 
 @dataclass(frozen=True)
@@ -105,20 +100,6 @@ def sources(expect: Expectations, *, managed: bool) -> tuple[list[Source], list[
     elif expect.training:
         found.append(KUEUE)
     return found, left_out
-
-
-def prometheus_answer(text: str) -> list[dict[str, Any]]:
-    """The result vector of a Prometheus API answer; `QueryError` naming Prometheus's error otherwise."""
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise QueryError(f"not a Prometheus API answer: {text[:200]!r}") from None
-    if not isinstance(doc, dict):
-        raise QueryError(f"not a Prometheus API answer: {text[:200]!r}")
-    if doc.get("status") != "success":
-        raise QueryError(f"Prometheus answered {doc.get('errorType', 'an error')}: {doc.get('error', text[:200])}")
-    data = doc.get("data")
-    return list(data.get("result") or []) if isinstance(data, dict) else []
 
 
 @dataclass

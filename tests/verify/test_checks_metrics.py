@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from gpuplane.infra.verify import checks_metrics as cm
-from gpuplane.infra.verify import samples
+from gpuplane.infra.verify import promapi, samples
 from gpuplane.infra.verify.model import CheckFailed
 from gpuplane.manifests import observability as obs
 from tests.verify.fakes import FakeCluster, FakePrometheus, ProxyError, healthy_nodes, pod
@@ -72,13 +73,15 @@ def test_node_agent_on_every_ready_node(dev, make_ctx):
 
 
 # --- metrics arriving (the in-cluster Prometheus, through the service proxy) ---------------------------------
-def _exporter(name: str, node: str, ip: str) -> dict:
+def _exporter(name: str, node: str, ip: str) -> dict[str, Any]:
     made = pod(name, "nvidia-gpu", node)
     made["status"]["podIP"] = ip
     return made
 
 
-def _arriving_cluster(dev, series: dict, *, gpu_nodes: bool = True, targets: list | None = None, **kw) -> FakeCluster:
+def _arriving_cluster(
+    dev, series: dict[str, Any], *, gpu_nodes: bool = True, targets: list[Any] | None = None, **kw: Any
+) -> FakeCluster:
     nodes = healthy_nodes(dev, gpu_nodes=gpu_nodes)
     exporters = [_exporter("dcgm-exporter-a", "gpu-0", "10.0.1.5"), _exporter("dcgm-exporter-b", "gpu-1", "10.0.2.6")]
     cluster = FakeCluster(nodes, {"monitoring": STACK_PODS, "nvidia-gpu": exporters if gpu_nodes else []})
@@ -86,7 +89,7 @@ def _arriving_cluster(dev, series: dict, *, gpu_nodes: bool = True, targets: lis
     return cluster
 
 
-def _healthy_series() -> dict:
+def _healthy_series() -> dict[str, Any]:
     return {
         # one GPU per node; the in-cluster targets' instance is the exporter pod's IP (endpoint discovery)
         "DCGM_FI_DEV_GPU_UTIL": [
@@ -241,8 +244,8 @@ def test_sources_follow_the_stack(dev, prod):
 
 
 def test_a_prometheus_answer_that_is_not_one_is_an_error():
-    with pytest.raises(samples.QueryError, match="not a Prometheus API answer"):
-        samples.prometheus_answer("<html>502 Bad Gateway</html>")
-    with pytest.raises(samples.QueryError, match="not a Prometheus API answer"):
-        samples.prometheus_answer("[]")
-    assert samples.prometheus_answer('{"status":"success","data":{"resultType":"vector","result":[]}}') == []
+    with pytest.raises(promapi.QueryError, match="not a Prometheus API answer"):
+        promapi.prometheus_answer("<html>502 Bad Gateway</html>")
+    with pytest.raises(promapi.QueryError, match="not a Prometheus API answer"):
+        promapi.prometheus_answer("[]")
+    assert promapi.prometheus_answer('{"status":"success","data":{"resultType":"vector","result":[]}}') == []

@@ -112,7 +112,11 @@ def test_after_orders_that_form_a_cycle_still_run(dev):
     ran: list[str] = []
 
     def record(name: str):
-        return lambda _ctx: (ran.append(name), passed(name))[1]
+        def run(_ctx: Context) -> Outcome:
+            ran.append(name)
+            return passed(name)
+
+        return run
 
     checks = [Check("a", "A", record("a"), after=("b",)), Check("b", "B", record("b"), after=("a",))]
     report = _runner(dev, FakeCluster([])).run(checks)
