@@ -358,7 +358,7 @@ def amp_checks(expect: Expectations) -> list[Check]:
             "amp-arriving",
             "Metrics arriving in AMP",
             check_amp_arriving,
-            needs=("amp-workspace", "amp-collector"),
+            needs=("api", "amp-workspace", "amp-collector"),
             after=metrics_after(expect),
             deadline_s=600,
             proves="the workspace holds recent samples of each source the collector scrapes (DCGM from every "

@@ -27,7 +27,7 @@ from botocore.stub import Stubber
 
 from gpuplane.infra import config as stack_config
 from gpuplane.infra.verify import checks_amp as ca
-from gpuplane.infra.verify import promapi, samples
+from gpuplane.infra.verify import command, model, promapi, runner, samples
 from gpuplane.infra.verify.amp import Amp
 from gpuplane.infra.verify.aws import StackAws
 from gpuplane.infra.verify.expect import Expectations
@@ -147,7 +147,7 @@ def test_only_a_managed_prometheus_stack_gets_the_amp_checks(dev, managed):
     assert ca.amp_checks(dev) == []
     checks = {c.name: c for c in ca.amp_checks(managed)}
     assert list(checks) == ["amp-workspace", "amp-collector", "amp-rules", "amp-alertmanager", "amp-arriving"]
-    assert checks["amp-arriving"].needs == ("amp-workspace", "amp-collector")
+    assert checks["amp-arriving"].needs == ("api", "amp-workspace", "amp-collector")
     assert checks["amp-arriving"].after == ("gpu-gpu", "serving")
     assert checks["amp-arriving"].deadline_s == 600  # the collector's first samples take minutes
 
@@ -451,3 +451,18 @@ def test_stack_aws_gives_an_amp_client_for_the_stack_region():
     amp = StackAws(config, lambda: session).amp()
     assert amp.region == config.region == REGION == amp._client.meta.region_name
     assert amp._client.meta.service_model.signing_name == "aps"
+
+
+def test_a_managed_stack_runs_the_amp_checks_instead_of_the_in_cluster_ones(managed):
+    command.load_checks()
+    names = [c.name for c in model.checks_for(managed)]
+    assert [n for n in names if n.startswith(("amp-", "metrics"))] == [
+        "amp-workspace",
+        "amp-collector",
+        "amp-rules",
+        "amp-alertmanager",
+        "amp-arriving",
+    ]
+    # --only adds what a check needs, not what it runs after (the GPU probe costs a GPU node).
+    selected = runner.select(model.checks_for(managed), ["amp-arriving"])
+    assert [c.name for c in selected] == ["api", "amp-workspace", "amp-collector", "amp-arriving"]
