@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.model import CheckFailed, Context, Outcome, passed
 from gpuplane.manifests import observability as obs
 from gpuplane.manifests import versions
@@ -170,7 +171,7 @@ def look(
 
 
 def missing_lines(found: Found, by_name: Mapping[str, Source]) -> list[str]:
-    """One phrase per missing source: `no DCGM_FI_DEV_GPU_UTIL from GPU node(s) gpu-0` / `no samples of ...`."""
+    """One phrase per missing source: `no NAME from GPU node(s) gpu-0 (DCGM)`, `no NAME samples (SOURCE)`."""
     lines = []
     for name, what in found.missing.items():
         source = by_name[name]
@@ -219,8 +220,6 @@ Diagnose = Callable[[Found, Mapping[str, Source], Mapping[str, str]], list[str]]
 
 def gpu_node_names(ctx: Context) -> list[str]:
     """The Ready nodes of the stack's GPU groups now."""
-    from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group  # noqa: PLC0415
-
     groups = nodes_by_group(ctx.cluster.list_nodes())
     return [str(n["metadata"]["name"]) for g in ctx.expect.gpu_groups for n in groups.get(g.name, []) if is_ready(n)]
 
