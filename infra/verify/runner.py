@@ -3,7 +3,8 @@
 Why threads: the checks wait on the cluster (a GPU node takes minutes), not on the CPU, and independent ones
 (the GPU probe of each group, storage, the add-ons) should wait together so a full run takes as long as its
 slowest check. One failing check never hides another: a check runs unless a check it `needs` did not pass,
-and then it is reported as skipped, naming that need. Ctrl-C stops every check at its next poll, removes
+and then it is reported as skipped, naming that need. A check also waits for the selected checks it runs
+`after` (their outcome does not matter). Ctrl-C stops every check at its next poll, removes
 what the run created (unless `--keep`) and returns what finished, marked interrupted.
 """
 
