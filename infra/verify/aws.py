@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from gpuplane.infra.config import StackConfig
+    from gpuplane.infra.verify.amp import Amp
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ class VerifyAws(Protocol):
 
     def teardown_leftovers(self) -> list[Leftover]:
         """What the janitor's finder sees now (dry run: nothing is deleted)."""
+
+    def amp(self) -> Amp:
+        """Amazon Managed Service for Prometheus, with the stack's identity and region (infra/verify/amp.py)."""
 
 
 class StackAws:
@@ -119,6 +123,14 @@ class StackAws:
         for result in answer.get("MetricDataResults", []):
             found[names[int(result["Id"][1:])]]["values"] = [float(v) for v in result.get("Values", [])]
         return found
+
+    def amp(self) -> Amp:
+        """See `VerifyAws.amp`."""
+        from gpuplane.infra.aws.session import client  # noqa: PLC0415
+        from gpuplane.infra.verify.amp import Amp  # noqa: PLC0415
+
+        session = self._boto()
+        return Amp(client(session, "amp"), session.get_credentials, self._config.region)
 
     def teardown_leftovers(self) -> list[Leftover]:
         """See `VerifyAws.teardown_leftovers` (the janitor's own scan, volumes left out)."""
