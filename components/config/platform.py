@@ -63,7 +63,8 @@ class ObservabilityArgs(_Args):
 
     dcgm_exporter: bool = Field(
         default=True,
-        description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true.",
+        description="Run NVIDIA's DCGM exporter on GPU nodes (GPU utilization and memory on port 9400). Default true. "
+        "Ignored with `metrics: cloudwatch`, whose add-on runs its own (one exporter per node; render warns).",
     )
     metrics: MetricsBackend = Field(
         default="prometheus",
