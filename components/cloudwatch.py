@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from gpuplane.components import kms
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.plan import iam_policies
@@ -77,7 +78,9 @@ class CloudWatchObservability(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=[attached, *after]),
             ),
         )
-        self.alert_topic_arn = self._topic(name, args, cluster_name, tags)
+        self.alert_topic_arn = self._topic(
+            name, args, cluster=cluster, cluster_name=cluster_name, region=region, tags=tags
+        )
         bounds = cloudwatch.AlarmBounds(gpu_memory_percent=args.gpu_memory_percent)
         topic = pulumi.Output.from_input(self.alert_topic_arn)
         # The specs take the topic as text; here it may be an Output (the stack's topic), set in its place.
@@ -95,18 +98,34 @@ class CloudWatchObservability(pulumi.ComponentResource):
             {"addon": self.addon.arn, "alertTopicArn": self.alert_topic_arn, "dashboard": self.dashboard.dashboard_arn}
         )
 
-    def _topic(self, name: str, args: ObservabilityArgs, cluster_name: str, tags: dict[str, str]) -> pulumi.Input[str]:
+    def _topic(
+        self,
+        name: str,
+        args: ObservabilityArgs,
+        *,
+        cluster: Cluster,
+        cluster_name: str,
+        region: str,
+        tags: dict[str, str],
+    ) -> pulumi.Input[str]:
         """The SNS topic the alarms notify: the user's (`alertTopicArn`), or `<cluster>-alerts` of the stack.
 
-        Not encrypted with the AWS-managed SNS key as with the in-cluster Alertmanager: CloudWatch alarms cannot
-        publish to a topic under `alias/aws/sns`, whose key policy cannot be edited to admit
-        `cloudwatch.amazonaws.com` (SNS developer guide, "Encryption at rest"; the same reason as the AMP path).
-        The topic's default policy lets the account's CloudWatch alarms publish; a user-named topic encrypted with
-        a key of its own needs that key to admit CloudWatch (docs/operations.md).
+        The stack's topic is encrypted with a key of its own that admits `cloudwatch.amazonaws.com`
+        (`kms.alert_topic`): CloudWatch alarms cannot publish to a topic under the AWS-managed `alias/aws/sns`,
+        whose key policy cannot be edited to admit them (the same reason as the AMP path). The topic's default
+        policy lets the account's CloudWatch alarms publish; a user-named topic encrypted with a key of its own
+        needs that key to admit CloudWatch (docs/operations.md).
         """
         if args.alert_topic_arn is not None:
             return args.alert_topic_arn
-        topic = aws.sns.Topic(
-            f"{name}-alerts", name=f"{cluster_name}-alerts", tags=tags, opts=pulumi.ResourceOptions(parent=self)
+        topic = kms.alert_topic(
+            f"{name}-alerts",
+            topic_name=f"{cluster_name}-alerts",
+            region=region,
+            administrators=cluster.kms_key_administrators,
+            publisher=cluster.partition.service_principal("cloudwatch"),
+            description=f"Alert topic {cluster_name}-alerts (CloudWatch alarms publish)",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         return topic.arn

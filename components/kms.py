@@ -130,15 +130,40 @@ def logs_key_policy(*, partition: str, account_id: str, region: str, administrat
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 
+def topic_key_policy(*, partition: str, account_id: str, administrators: Sequence[str], publisher: str) -> str:
+    """A key policy for an SNS topic that an AWS service publishes to (AMP's Alertmanager, CloudWatch alarms).
+
+    Such a service publishes as its own principal, so SNS asks KMS on its behalf and the key must admit it:
+    `kms:GenerateDataKey*` and `kms:Decrypt` for the service principal `publisher` (AMP user guide, "Giving
+    Amazon Managed Service for Prometheus permission to send alert messages to your Amazon SNS topic", its SSE
+    step; AWS re:Post, "CloudWatch alarm with an encrypted SNS topic"). The AWS-managed `alias/aws/sns` key cannot
+    be edited to do that, which is why these topics get a key of their own. Who may publish at all is the
+    topic's policy (the workspace's ARN for AMP, the account for CloudWatch); the key only lets the message be
+    encrypted. Principals of the account (email, chat and pager subscriptions are SNS's own) use it through IAM.
+    """
+    statements = _owner_statements(partition, account_id, administrators)
+    statements.append(
+        {
+            "Sid": "EncryptForThePublisher",
+            "Effect": "Allow",
+            "Principal": {"Service": publisher},
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+            "Resource": "*",
+        }
+    )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
 def key_policy_output(
     *,
     region: str,
     administrators: Sequence[str],
     via_services: Sequence[str] = (),
     logs: bool = False,
+    publisher: str | None = None,
     opts: pulumi.InvokeOptions | None = None,
 ) -> pulumi.Output[str]:
-    """`key_policy` (or `logs_key_policy` when `logs`) for the account and partition the provider runs in.
+    """`key_policy` (`logs_key_policy` when `logs`, `topic_key_policy` for a `publisher`) for this account.
 
     Two invokes, no resources: the policy names no resource of this stack.
     """
@@ -148,6 +173,8 @@ def key_policy_output(
     def build(v: list[str]) -> str:
         if logs:
             return logs_key_policy(partition=v[1], account_id=v[0], region=region, administrators=administrators)
+        if publisher is not None:
+            return topic_key_policy(partition=v[1], account_id=v[0], administrators=administrators, publisher=publisher)
         return key_policy(
             partition=v[1], account_id=v[0], region=region, administrators=administrators, via_services=via_services
         )
@@ -174,3 +201,31 @@ def logs_key(
         tags=tags,
         opts=opts,
     )
+
+
+def alert_topic(
+    name: str,
+    *,
+    topic_name: str,
+    region: str,
+    administrators: Sequence[str],
+    publisher: str,
+    description: str,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> aws.sns.Topic:
+    """An SNS topic encrypted with a key of its own that admits the AWS service publishing to it (`publisher`).
+
+    For the alert topics of AMP's Alertmanager and of CloudWatch alarms (`topic_key_policy` says why not
+    `alias/aws/sns`). The key costs $1 a month; deleting the stack schedules it for deletion after 30 days.
+    """
+    key = aws.kms.Key(
+        f"{name}-key",
+        description=description,
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        policy=key_policy_output(region=region, administrators=administrators, publisher=publisher),
+        tags=tags,
+        opts=opts,
+    )
+    return aws.sns.Topic(name, name=topic_name, kms_master_key_id=key.arn, tags=tags, opts=opts)

@@ -245,7 +245,7 @@ class Observability(pulumi.ComponentResource):
             opts=child,
         )
         self.alert_topic_arn = self._amp_topic(
-            name, args=args, workspace=workspace, cluster=cluster, cluster_name=cluster_name, tags=tags
+            name, args=args, workspace=workspace, cluster=cluster, cluster_name=cluster_name, region=region, tags=tags
         )
         aws.amp.AlertManagerDefinition(
             f"{name}-alertmanager",
@@ -271,22 +271,31 @@ class Observability(pulumi.ComponentResource):
         workspace: aws.amp.Workspace,
         cluster: Cluster,
         cluster_name: str,
+        region: str,
         tags: dict[str, str],
     ) -> pulumi.Input[str]:
         """The SNS topic AMP's Alertmanager publishes to, and the topic policy that lets it (the stack's topic).
 
         AMP publishes as the service `aps.amazonaws.com` (AMP user guide, "Alert manager permissions for SNS"),
-        limited here to this account and this workspace. The stack's topic is not encrypted with the
-        AWS-managed SNS key as with the in-cluster Alertmanager: that key's policy cannot be edited to let
-        `aps.amazonaws.com` use it, so publishing would fail; the alerts carry names and labels, no secrets. A
-        user-named topic (`alertTopicArn`) needs that statement in its own policy (docs/operations.md).
+        limited here to this account and this workspace. The stack's topic is encrypted with a key of its own
+        that admits `aps.amazonaws.com` (`kms.alert_topic`): the AWS-managed SNS key used with the in-cluster
+        Alertmanager cannot be edited to let AMP use it, so publishing would fail. A user-named topic
+        (`alertTopicArn`) needs that statement in its own policy, and in its key's when encrypted
+        (docs/operations.md).
         """
         if args.alert_topic_arn is not None:
             return args.alert_topic_arn
-        topic = aws.sns.Topic(
-            f"{name}-alerts", name=f"{cluster_name}-alerts", tags=tags, opts=pulumi.ResourceOptions(parent=self)
-        )
         principal = cluster.partition.service_principal("aps")
+        topic = kms.alert_topic(
+            f"{name}-alerts",
+            topic_name=f"{cluster_name}-alerts",
+            region=region,
+            administrators=cluster.kms_key_administrators,
+            publisher=principal,
+            description=f"Alert topic {cluster_name}-alerts (AMP's Alertmanager publishes)",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         aws.sns.TopicPolicy(
             f"{name}-alerts-policy",
             arn=topic.arn,

@@ -7,6 +7,7 @@ and retainOnDelete are asserted on, not only inputs.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pickle
 from collections.abc import Callable, Iterator
@@ -141,3 +142,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for name, count in sorted(by_tool.items()):
         terminalreporter.write_line(f"{count:4d} skipped without {name}: {tools.table()[name].why}")
     terminalreporter.write_line(f"Install them with: {tools.INSTALL}")
+
+
+def assert_topic_key_admits(run, topic, publisher):
+    """The topic is encrypted with a key of its own whose policy lets `publisher` (and only it) encrypt for SNS.
+
+    Not `alias/aws/sns`: that AWS-managed key cannot be opened to a service publisher (kms.topic_key_policy).
+    """
+    keys = {k.outputs["arn"]: k for k in run.by_type("aws:kms/key:Key")}
+    key = keys[topic.inputs["kmsMasterKeyId"]]
+    assert key.inputs["enableKeyRotation"] is True
+    statements = {st["Sid"]: st for st in json.loads(key.inputs["policy"])["Statement"]}
+    publish = statements["EncryptForThePublisher"]
+    assert publish["Principal"] == {"Service": publisher}
+    assert publish["Action"] == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert statements["AccountRoot"]["Action"] == "kms:*"
+    assert set(statements) <= {"AccountRoot", "KeyAdministrators", "EncryptForThePublisher"}

@@ -24,7 +24,7 @@ from gpuplane.components.plan import addons, cost, cross_checks
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
 from gpuplane.manifests import cloudwatch, versions
-from tests.conftest import DEV_CLUSTER, stack_config
+from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
 CW = {"observability": {"metrics": "cloudwatch"}}
 MODEL = botocore.session.get_session().get_service_model("cloudwatch")
@@ -164,7 +164,7 @@ def test_alarm_thresholds_come_from_the_observability_bounds(run_platform):
 
 def test_recorded_alarms_are_the_specs_and_notify_the_stacks_topic(cw_run):
     (topic,) = cw_run.by_type("aws:sns/topic:Topic")
-    assert "kmsMasterKeyId" not in topic.inputs  # CloudWatch cannot publish under alias/aws/sns
+    assert_topic_key_admits(cw_run, topic, "cloudwatch.amazonaws.com")  # not alias/aws/sns, which CloudWatch can't use
     specs = {
         s["AlarmName"]: cloudwatch.alarm_args(s)
         for s in cloudwatch.alarms("gpuplane-test", topic.outputs["arn"], cloudwatch.AlarmBounds(95))

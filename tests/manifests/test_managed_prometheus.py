@@ -24,7 +24,7 @@ from gpuplane.components.plan import cost
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
 from gpuplane.manifests import observability, versions
-from tests.conftest import DEV_CLUSTER, stack_config
+from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
 PROMTOOL = shutil.which("promtool")
 MANAGED = {"observability": {"metrics": "managedPrometheus"}}
@@ -157,7 +157,7 @@ def test_workspace_collector_rules_and_alertmanager_are_created(amp_run):
 
 def test_the_topic_lets_this_workspace_publish(amp_run):
     (topic,) = amp_run.by_type("aws:sns/topic:Topic")
-    assert "kmsMasterKeyId" not in topic.inputs  # the AWS-managed SNS key cannot be opened to aps.amazonaws.com
+    assert_topic_key_admits(amp_run, topic, "aps.amazonaws.com")
     (policy,) = amp_run.by_type("aws:sns/topicPolicy:TopicPolicy")
     (statement,) = json.loads(policy.inputs["policy"])["Statement"]
     (workspace,) = amp_run.by_type("aws:amp/workspace:Workspace")
