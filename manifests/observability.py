@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import yaml
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import queue, versions
 
 # --- metric names, by exporter (FACTS.md "Operating GPUs"; exporters' docs) --------------------------------
 DCGM_METRICS: Final = (
@@ -542,9 +542,10 @@ def dashboard_config_map(file_name: str, dashboard: dict[str, Any], namespace: s
 # The AWS managed collector (`aws.amp.Scraper`) scrapes in-cluster targets through ENIs in the cluster's subnets.
 # Its documented limits (AMP user guide, "Ingest metrics with AWS managed collectors" / scraper configuration,
 # as restated in issue 29 and checked by `collector_problems`): targets found with `kubernetes_sd_configs` only,
-# a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). So
-# Kueue's metrics (HTTPS on 8443 with its own CA, authenticated) are not scraped with this backend: the queue
-# dashboard and the queue-wait alert stay empty there (docs/operations.md says so).
+# a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). Kueue
+# serves its metrics only on HTTPS with a self-made certificate and authn/authz (v0.19.2 has no plain listener),
+# so the collector scrapes a plain-HTTP relay in Kueue's namespace instead (manifests/queue.py,
+# `metrics_relay_objects`), and the queue dashboard and the queue-wait alert work with this backend too.
 COLLECTOR_MIN_INTERVAL_S: Final = 30
 COLLECTOR_JOB_KEYS: Final = frozenset(
     {
@@ -581,12 +582,14 @@ def _seconds(duration: str) -> float:
 
 
 def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
-    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics and TF Serving.
+    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics, Kueue and TF Serving.
 
     Plain HTTP targets found through the Kubernetes API, every 30 s (the collector's minimum). The job names
     and the `serving`/`variant` labels match what the in-cluster Prometheus produces (its ServiceMonitor and
     PodMonitor), so the same alert rules, dashboards and scaling queries read either store. `workload_namespace`:
-    where TF Serving runs, when the stack serves models.
+    where TF Serving runs, when the stack serves models. Kueue's job reads its relay's Service in Kueue's
+    namespace (the relay exists when training does; without it the job finds no target and costs nothing) and
+    writes the `job` label the in-cluster ServiceMonitor would (`queue.KUEUE_METRICS_JOB`).
     """
     jobs: list[dict[str, Any]] = [
         {
@@ -611,6 +614,19 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
             "relabel_configs": [
                 {"source_labels": ["__meta_kubernetes_service_name"], "regex": _KSM_SERVICE, "action": "keep"},
                 {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": "http", "action": "keep"},
+            ],
+        },
+        {
+            "job_name": "kueue",
+            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [versions.KUEUE_NAMESPACE]}}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_service_name"], "regex": queue.RELAY_SERVICE, "action": "keep"},
+                {
+                    "source_labels": ["__meta_kubernetes_endpoint_port_name"],
+                    "regex": queue.RELAY_PORT_NAME,
+                    "action": "keep",
+                },
+                {"target_label": "job", "replacement": queue.KUEUE_METRICS_JOB},
             ],
         },
     ]

@@ -51,7 +51,7 @@ class ObservabilityArgs(_Args):
         "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert rules "
         "and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge of its "
         "own). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS managed "
-        "collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own CA), the "
+        "collector (DCGM, TF Serving, kube-state-metrics, Kueue through a plain-HTTP relay in the cluster), the "
         "alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour and per "
         "sample (about $0.37/h at 1,000 samples/s, docs/operations.md); KEDA and the dashboards read the workspace "
         "with SigV4; no Grafana in the cluster; not in aws-cn. `none`: nothing collected. Default `prometheus`.",
