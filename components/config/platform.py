@@ -17,7 +17,7 @@ from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import StorageArgs
 from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
 from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE, DNS1123_SUBDOMAIN_RE
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 
 class AutoscalerArgs(_Args):
@@ -58,8 +58,17 @@ class ObservabilityArgs(_Args):
     )
     retention: str = Field(
         default="7d",
-        description="How long Prometheus keeps samples (its data is on the node's disk, lost with the pod). "
-        "Default `7d`.",
+        description="How long the in-cluster Prometheus keeps samples, on its EBS volume (`storageGiB`), which "
+        "outlives its pod. Default `7d`.",
+    )
+    storage_gib: int | None = Field(
+        default=None,
+        ge=observability.PROMETHEUS_MIN_VOLUME_GIB,
+        le=observability.PROMETHEUS_MAX_VOLUME_GIB,
+        description="Size in GiB of the in-cluster Prometheus's encrypted gp3 volume (`metrics: prometheus`; "
+        f"${versions.EBS_GP3_GB_MONTH_USD}/GB-month, docs/operations.md). Default: sized from `retention` at "
+        f"{observability.PROMETHEUS_EXPECTED_SERIES:,} series scraped every 30 s, 2 bytes a sample, twice that for "
+        f"the WAL and compaction, at least {observability.PROMETHEUS_MIN_VOLUME_GIB} (10 for `7d`).",
     )
     grafana: bool = Field(
         default=True,
@@ -94,6 +103,11 @@ class ObservabilityArgs(_Args):
         ):
             raise ValueError(f"'{value}' is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)")
         return value
+
+    @property
+    def volume_gib(self) -> int:
+        """Prometheus's volume: `storageGiB`, or the size `retention` needs (`observability.prometheus_volume_gib`)."""
+        return self.storage_gib or observability.prometheus_volume_gib(self.retention)
 
     @field_validator("retention")
     @classmethod

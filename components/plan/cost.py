@@ -80,6 +80,8 @@ class StackUsage:
     """Amazon Managed Service for Prometheus workspaces (`observability.metrics: managedPrometheus`)."""
     amp_collectors: int = 0
     """AWS managed collectors (`aws.amp.Scraper`) feeding them."""
+    prometheus_volume_gib: int = 0
+    """The in-cluster Prometheus's EBS volume (`observability.storageGiB`), 0 without one."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,8 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
         )
     if usage.amp_workspaces or usage.amp_collectors:
         lines.append(amp_line(usage.amp_workspaces, usage.amp_collectors))
+    if usage.prometheus_volume_gib:
+        lines.append(prometheus_volume_line(usage.prometheus_volume_gib))
     return Estimate(
         region=usage.region,
         lines=tuple(lines),
@@ -346,6 +350,35 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
         amp_workspaces=len(by_type.get("aws:amp/workspace:Workspace", [])),
         amp_collectors=len(by_type.get("aws:amp/scraper:Scraper", [])),
+        prometheus_volume_gib=sum(
+            _prometheus_volume(r["inputs"])
+            for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
+            if r["inputs"].get("name") == "kube-prometheus-stack"
+        ),
+    )
+
+
+def _prometheus_volume(release: Mapping[str, Any]) -> int:
+    """GiB of the volume kube-prometheus-stack's values claim for Prometheus (0: an emptyDir)."""
+    spec = release.get("values", {}).get("prometheus", {}).get("prometheusSpec", {})
+    claim = spec.get("storageSpec", {}).get("volumeClaimTemplate", {}).get("spec", {})
+    return math.ceil(_gib(claim.get("resources", {}).get("requests", {}).get("storage", "0")))
+
+
+def prometheus_volume_line(gib: int) -> CostLine:
+    """The in-cluster Prometheus's gp3 volume: GB-months at the dated gp3 price (`EBS_GP3_GB_MONTH_USD`).
+
+    gp3 includes 3,000 IOPS and 125 MB/s at no charge (EBS pricing page), which a Prometheus of this size does not
+    exceed, so only the GB-months are priced. Billed as long as the volume exists: on a prod stack the teardown
+    hooks keep it after `pulumi destroy` (docs/operations.md).
+    """
+    hourly = gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    return CostLine(
+        "Prometheus volume",
+        f"{gib} GiB gp3 x ${versions.EBS_GP3_GB_MONTH_USD}/GB-month",
+        round(hourly, 4),
+        round(hourly, 4),
+        (f"EBS prices as of {versions.SERVICE_PRICES_DATE}; billed per GiB provisioned, used or not",),
     )
 
 
