@@ -29,6 +29,11 @@ __all__ = [
 ]
 
 
+# Which store reads Kueue's metrics (`observability.metrics`): the in-cluster Prometheus through the chart's
+# ServiceMonitor, the AWS managed collector through the relay, or none.
+METRICS_STORES = ("prometheus", "managedPrometheus", "none")
+
+
 class TrainingQueue(pulumi.ComponentResource):
     """Kueue (its chart, only the JobSet integration) and the workload namespace's queue objects.
 
@@ -58,6 +63,8 @@ class TrainingQueue(pulumi.ComponentResource):
         port through the chart's ServiceMonitor. `managedPrometheus`: the AWS managed collector scrapes the
         plain-HTTP relay made here (`queue.metrics_relay_objects`), whose port only `vpc_cidr` may reach.
         """
+        if metrics not in METRICS_STORES:
+            raise ValueError(f"TrainingQueue: metrics={metrics!r} is not one of {', '.join(METRICS_STORES)}")
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", kubernetes_version)

@@ -24,6 +24,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from gpuplane.components.queue import TrainingQueue
 from gpuplane.infra import config, render
 from gpuplane.manifests import observability, pod_security, queue, versions
 
@@ -311,3 +312,19 @@ def test_managed_stack_with_training_runs_the_relay_beside_kueue(amp_run):
 def test_in_cluster_prometheus_runs_no_relay(dev_run):
     kinds = [r.inputs.get("metadata", {}).get("name") for r in dev_run.resources if r.type.startswith("kubernetes:")]
     assert queue.RELAY_NAME not in kinds and queue.RELAY_SERVICE not in kinds
+
+
+@pytest.mark.parametrize("metrics", [True, "cloudwatch", ""])
+def test_training_queue_refuses_a_store_it_does_not_know(metrics):
+    """`metrics` was a bool before the relay: an old caller's True gets a clear error, not a silent `none`."""
+    with pytest.raises(ValueError, match=r"metrics=.* is not one of prometheus, managedPrometheus, none"):
+        TrainingQueue(
+            "q",
+            None,  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            cluster=None,  # type: ignore[arg-type]
+            kubernetes_version="1.36",
+            startup_taints=(),
+            after=(),
+            metrics=metrics,
+        )
