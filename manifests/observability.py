@@ -113,7 +113,7 @@ def prometheus_storage_class(cluster_name: str) -> dict[str, Any]:
     the janitor look for, with the driver's own `ebs.csi.aws.com/cluster: true`, to find the volume once `pulumi
     destroy` has deleted the cluster without ever deleting the claim. Not `kubernetes.io/cluster/<cluster>`: the
     driver refuses StorageClass tags under `kubernetes.io` (pkg/driver/validation.go `validateExtraTags`, 429e202,
-    2026-08-19: a CreateVolume with one fails as InvalidArgument). Expansion allowed: a larger `storageGiB` later is
+    2026-08-19: a CreateVolume with one fails as InvalidArgument). Expansion allowed: a larger `storageGib` later is
     applied by resizing the claim (docs/operations.md).
     """
     return {

@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from gpuplane.components.config.base import _Args
+from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.cluster import ClusterArgs
 from gpuplane.components.config.common import Profile, duration_seconds
 from gpuplane.components.config.network import NetworkArgs
@@ -58,7 +58,7 @@ class ObservabilityArgs(_Args):
     )
     retention: str = Field(
         default="7d",
-        description="How long the in-cluster Prometheus keeps samples, on its EBS volume (`storageGiB`), which "
+        description="How long the in-cluster Prometheus keeps samples, on its EBS volume (`storageGib`), which "
         "outlives its pod. Default `7d`.",
     )
     storage_gib: int | None = Field(
@@ -104,9 +104,19 @@ class ObservabilityArgs(_Args):
             raise ValueError(f"'{value}' is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)")
         return value
 
+    @model_validator(mode="after")
+    def _volume_needs_prometheus(self) -> ObservabilityArgs:
+        if self.storage_gib is not None and self.metrics != "prometheus":
+            raise FieldError(
+                "storageGib",
+                f"is {self.storage_gib}, but only the in-cluster Prometheus (metrics: prometheus) has a volume and "
+                f"metrics is '{self.metrics}'; remove storageGib or set metrics: prometheus",
+            )
+        return self
+
     @property
     def volume_gib(self) -> int:
-        """Prometheus's volume: `storageGiB`, or the size `retention` needs (`observability.prometheus_volume_gib`)."""
+        """Prometheus's volume: `storageGib`, or the size `retention` needs (`observability.prometheus_volume_gib`)."""
         return self.storage_gib or observability.prometheus_volume_gib(self.retention)
 
     @field_validator("retention")

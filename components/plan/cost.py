@@ -81,7 +81,7 @@ class StackUsage:
     amp_collectors: int = 0
     """AWS managed collectors (`aws.amp.Scraper`) feeding them."""
     prometheus_volume_gib: int = 0
-    """The in-cluster Prometheus's EBS volume (`observability.storageGiB`), 0 without one."""
+    """The in-cluster Prometheus's EBS volume (`observability.storageGib`), 0 without one."""
 
 
 @dataclass(frozen=True)

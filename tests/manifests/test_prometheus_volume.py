@@ -63,12 +63,22 @@ def test_storage_gib_wins_over_the_sizing():
     assert ObservabilityArgs(retention="90d", storage_gib=20).volume_gib == 20
 
 
-@pytest.mark.parametrize("value", [9, 0, -5, 16385])
+@pytest.mark.parametrize("value", [9, -5, 16385])
 def test_storage_gib_out_of_bounds_is_refused_naming_the_key(value):
     with pytest.raises(config.ConfigError) as caught:
-        stack_config({"cluster": DEV_CLUSTER, "observability": {"storageGiB": value}})
+        stack_config({"cluster": DEV_CLUSTER, "observability": {"storageGib": value}})
     message = str(caught.value)
-    assert "observability.storageGiB" in message and str(value) in message
+    bound = "greater than or equal to 10" if value < 10 else "less than or equal to 16384"
+    assert message == f"gpuplane:observability.storageGib: Input should be {bound} (got {value})"
+
+
+@pytest.mark.parametrize("metrics", ["managedPrometheus", "none"])
+def test_storage_gib_without_the_in_cluster_prometheus_is_refused(metrics):
+    with pytest.raises(config.ConfigError) as caught:
+        stack_config({"cluster": DEV_CLUSTER, "observability": {"metrics": metrics, "storageGib": 50}})
+    message = str(caught.value)
+    assert message.startswith("gpuplane:observability.storageGib: is 50, but only the in-cluster Prometheus")
+    assert f"metrics is '{metrics}'" in message and "unknown key" not in message
 
 
 def test_stack_values_claim_the_volume_and_bound_the_store_by_size():
