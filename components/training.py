@@ -19,7 +19,7 @@ from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.config.workloads import TrainingArgs
 from gpuplane.components.plan import capacity, placement
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.plan.training_queue import check_run
+from gpuplane.components.plan.training_queue import check_one_group, check_run
 from gpuplane.components.serving import check_restricted, s3_access
 from gpuplane.manifests import model_import, queue, scheduling, training, versions
 
@@ -99,10 +99,12 @@ def queued_run(
 ) -> dict[str, Any]:
     """The run `gpuplane train` submits: the JobSet, labelled with the queue and suspended until admitted.
 
-    ValueError when the run could never be admitted whole (components/queue.py, `check_run`).
+    ValueError when the run could never be admitted whole (`check_run`), FieldError when Kueue could split
+    its GPU roles across groups (`check_one_group`; the stack's validator refuses both first).
     """
     spec = training_spec(args, context)
     check_run(args, context, queue_args)
+    check_one_group(args, context, queue_args)
     return queue.queued(training.jobset(spec, run_id or args.run_id))
 
 

@@ -103,13 +103,17 @@ def key_path() -> Path:
     return Path(base) / "gpuplane" / "kubeconfig.key"
 
 
-def _private_file_problem(path: Path, what: str) -> str | None:
-    """Why `path` is not a private file of this user (a link, someone else's, writable by others), or None."""
+def _private_problem(path: Path, what: str, *, folder: bool = False) -> str | None:
+    """Why `path` is not a private file (or folder) of this user, or None when it is.
+
+    A link, the wrong kind, someone else's, or writable by others: one rule for the key, the kubeconfig and
+    their folders.
+    """
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         return f"{what} {path} is a link"
-    if not stat.S_ISREG(info.st_mode):
-        return f"{what} {path} is not a file"
+    if not (stat.S_ISDIR if folder else stat.S_ISREG)(info.st_mode):
+        return f"{path} is not a folder" if folder else f"{what} {path} is not a file"
     if info.st_uid != os.getuid():
         return f"{what} {path} belongs to user id {info.st_uid}, not you"
     if info.st_mode & 0o022:
@@ -117,23 +121,10 @@ def _private_file_problem(path: Path, what: str) -> str | None:
     return None
 
 
-def _private_folder_problem(path: Path) -> str | None:
-    info = path.lstat()
-    if stat.S_ISLNK(info.st_mode):
-        return f"folder {path} is a link"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a folder"
-    if info.st_uid != os.getuid():
-        return f"folder {path} belongs to user id {info.st_uid}, not you"
-    if info.st_mode & 0o022:
-        return f"folder {path} is writable by others (mode {info.st_mode & 0o777:o})"
-    return None
-
-
 def _key(create: bool) -> bytes | None:
     path = key_path()
     try:
-        problem = _private_file_problem(path, "gpuplane's key")
+        problem = _private_problem(path, "gpuplane's key")
     except FileNotFoundError:
         if not create:
             return None
@@ -163,7 +154,7 @@ def private_folders(top: Path, leaf: Path) -> None:
         if not folder.exists():
             folder.mkdir(mode=0o700)
             continue
-        problem = _private_folder_problem(folder)
+        problem = _private_problem(folder, "folder", folder=True)
         if problem and "writable by others" in problem:
             folder.chmod(0o700)  # ours, from an older gpuplane or a umask of 000: made private now
         elif problem:
@@ -294,14 +285,14 @@ def _trusted(source: Source) -> dict[str, Any]:
         raise KubeconfigError(f"kubeconfig {path} does not exist; {source.regenerate} first")
     try:
         for folder in (path.parent, path.parent.parent):
-            problem = _private_folder_problem(folder)
+            problem = _private_problem(folder, "folder", folder=True)
             if problem:
                 raise _untrusted(source, problem)
         if path.is_dir() and not path.is_symlink():
             raise KubeconfigError(f"kubeconfig {path} is a folder; allowed: a kubeconfig file ({source.regenerate})")
         record_path = path.with_name(path.name + TRUST_SUFFIX)
         for file, what in ((path, "the kubeconfig"), (record_path, "its record")):
-            problem = _private_file_problem(file, what)
+            problem = _private_problem(file, what)
             if problem:
                 raise _untrusted(source, problem)
     except FileNotFoundError as exc:

@@ -27,8 +27,7 @@ from rich.text import Text
 from gpuplane.components import config as config_types
 from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import capacity, cost, training_queue
-from gpuplane.components.plan.placement import WorkloadContext
+from gpuplane.components.plan import capacity, cost
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -121,10 +120,7 @@ class Target:
             profile=config.platform.profile,
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
-            notes=(
-                *(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),
-                *training_queue.split_notes(WorkloadContext.of(config.platform), config.platform.training),
-            ),
+            notes=(*(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),),
         )
 
 

@@ -52,8 +52,14 @@ EBS_GP3_GB_MONTH_USD: Final = "0.08"
 KMS_KEY_MONTHLY_USD: Final = "1.00"
 # Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`), us-east-1, USD: metric
 # samples ingested (first tier, up to 2 billion a month), storage per GB-month, and the AWS managed collector
-# per collector-hour (samples it collects are billed as ingestion). Source: aws.amazon.com/prometheus/pricing,
-# figures as known on 2026-11-26 and NOT read from the page in this session: re-check before relying on them.
+# per collector-hour. Source: aws.amazon.com/prometheus/pricing. Read 2026-11-26 through the stored copies this
+# project can reach: the page's text (billing is per sample ingested, per GB-month stored, per query sample
+# processed, and for the collector "the number of hours it is turned on and the number of samples collected";
+# free tier 40M samples, 10 GB, 200B query samples) but not its price table, which is rendered client-side. The
+# figures below are the published first-tier prices as known, cross-checked against one user's bill
+# (tianzhui.cloud, "Selectively Forward Prometheus Metrics From Agents to AMP": 700M samples -> US$65, i.e.
+# $0.93/10M); the collector's per-sample charge is not in the estimate. Re-check against the page or the Price
+# List API (service code AmazonPrometheus) before relying on them.
 # The render estimates ingestion at `AMP_ESTIMATE_SAMPLES_PER_SECOND` (about 30,000 active series scraped every
 # 30 s: a few GPU nodes with DCGM's default counters, kube-state-metrics and a few serving pods) and storage at
 # `AMP_BYTES_PER_SAMPLE` (Prometheus's compressed TSDB stores about 1-2 bytes a sample).

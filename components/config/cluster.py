@@ -105,16 +105,9 @@ class ClusterArgs(_Args):
             )
         return text
 
-    @field_validator("public_access_cidrs")
+    @field_validator("public_access_cidrs", "api_access_cidrs")
     @classmethod
-    def _cidrs(cls, value: list[str]) -> list[str]:
-        for cidr in value:
-            check_cidr(cidr)
-        return value
-
-    @field_validator("api_access_cidrs")
-    @classmethod
-    def _api_cidrs(cls, value: list[str] | None) -> list[str] | None:
+    def _cidrs(cls, value: list[str] | None) -> list[str] | None:
         for cidr in value or []:
             check_cidr(cidr)
         return value

@@ -489,7 +489,10 @@ class RoleArgs(_Args):
     replicas: int = Field(default=1, ge=1, le=256, description="Tasks of this role. Default 1.")
     resources: ResourcesArgs = Field(description="Requests, limits and GPU units of each task. Required.")
     node_groups: list[str] | None = Field(
-        default=None, description="Node groups it may run on. Default: every group of its kind that fits it."
+        default=None,
+        description="Node groups it may run on. Default: every group of its kind that fits it. When a "
+        "parameterServer run's chief and workers both have GPUs and more than one GPU group fits them, both name "
+        'the same single group (Kueue picks a group per role; docs/reserved-gpus.md, "One group per run").',
     )
 
 

@@ -7,7 +7,9 @@ Pure logic (no Pulumi, no import of the config package at run time: PlatformArgs
 - whether GPU flavors go through the ProvisioningRequest admission check: only when the autoscaler is
   installed and its image for the cluster's minor has the JSON client fix (`provisioning_supported`);
   on older minors (1.32) the queue admits by quota alone (docs/workloads.md, "The training queue");
-- whether a run can ever be admitted whole (`check_run`): its GPU pods must fit one GPU group at maxSize.
+- whether a run can ever be admitted whole (`check_run`): its GPU pods must fit one GPU group at maxSize;
+- whether Kueue, picking a flavor per role, could split its GPU roles across groups (`check_one_group`):
+  refused, the user names the group (docs/reserved-gpus.md, "One group per run").
 """
 
 from __future__ import annotations
@@ -162,6 +164,28 @@ def nodes_needed(roles: Sequence[GpuRole], node: placement.Allocatable) -> int |
     return total
 
 
+def holding_groups(training: TrainingArgs, context: WorkloadContext, args: QueueArgs) -> list[str]:
+    """The GPU groups that hold every GPU pod of the run at maxSize (and within queue.maxGpus), in the queue's order.
+
+    Only groups every GPU role may use count (a pod's node affinity decides which flavors Kueue may give
+    it); the order is the ClusterQueue's (`queue_spec`: reserved, on-demand, spot, the stack's order
+    within each), so the first is the one Kueue tries first. Empty for a run without GPUs.
+    """
+    roles = gpu_roles(training, context)
+    if not roles:
+        return []
+    ordered = sorted(context.node_groups, key=capacity.capacity_rank)
+    total = sum(r.count * r.gpus for r in roles)
+    holds = []
+    for group in ordered:
+        if not all(group.name in r.groups for r in roles):
+            continue
+        need = nodes_needed(roles, placement.allocatable(group))
+        if need is not None and need <= group.max_size and total <= flavor(group, args.max_gpus).gpus:
+            holds.append(group.name)
+    return holds
+
+
 def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs) -> None:
     """ValueError unless one GPU group, at maxSize (and within the queue's GPU cap), holds all the run's GPU pods.
 
@@ -172,7 +196,7 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
     pods need more than one group, or two different GPU groups, is refused.
     """
     roles = gpu_roles(training, context)
-    if not roles:
+    if not roles or holding_groups(training, context, args):
         return
     by_name = {g.name: g for g in context.node_groups}
     common = set.intersection(*(set(r.groups) for r in roles))
@@ -184,8 +208,6 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
         need = nodes_needed(roles, node)
         full = node.gpu_units * group.max_size
         quota = flavor(group, args.max_gpus).gpus
-        if need is not None and need <= group.max_size and total <= quota:
-            return
         cap = f", queue.maxGpus {args.max_gpus}" if quota < full else ""
         holds.append(
             f"'{name}' holds {full} GPU(s) on {group.max_size} node(s) of {node.describe()}{cap}; "
@@ -200,38 +222,60 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
     )
 
 
-def split_notes(context: WorkloadContext, trainings: Sequence[TrainingArgs]) -> list[str]:
-    """What render states about runs whose GPU roles Kueue could admit to two different groups.
+def check_one_group(training: TrainingArgs, context: WorkloadContext, args: QueueArgs) -> None:
+    """FieldError (`<role>.nodeGroups`) when Kueue could admit the run's GPU roles to different groups.
 
     Kueue assigns a flavor per PodSet (one per JobSet replicatedJob, so per role) and tries each role's
-    flavors in the queue's order separately: with two GPU roles (a `parameterServer` run's chief and
-    workers) and more than one group both may use, the chief can fit the first group and the workers only
-    the next, and the run is split. Kueue v0.19.2's one mechanism that gives two PodSets one flavor,
-    `kueue.x-k8s.io/podset-group-name`, is part of Topology Aware Scheduling (docs/reserved-gpus.md, "One
-    group per run"), which this queue does not use. A role pinned with `nodeGroups` to one group shared by
-    the other roles cannot split; a run with one GPU role (`multiWorkerMirrored`) never does.
+    flavors in the queue's order on its own: with two GPU roles (a `parameterServer` run's chief and
+    workers) that may use more than one group, the chief can fit the reserved group and the workers only
+    the next one, and the run is split across groups. A run with one GPU role (`multiWorkerMirrored`, or a
+    parameterServer run with a CPU chief) is one GPU PodSet: one flavor, so one group, and it keeps the
+    fallback from the reserved group to the next.
+
+    Why a refusal, and neither Kueue nor an automatic pin (docs/reserved-gpus.md, "One group per run"; read
+    in kubernetes-sigs/kueue at tag v0.19.2, the pinned version, on 2026-11-26):
+    - Kueue's one way to give several PodSets one flavor is the PodSet group
+      (`spec.podSets[].topologyRequest.podSetGroupName`, pkg/scheduler/flavorassigner/flavorassigner.go),
+      set from the `kueue.x-k8s.io/podset-group-name` annotation, which the webhook refuses without a
+      required or preferred topology (pkg/controller/jobframework/tas_validation.go): it is Topology Aware
+      Scheduling. TAS places pods on the Ready nodes that exist (pkg/cache/scheduler/tas_nodes_cache.go,
+      `sync`; tas_flavor.go, `snapshot`) and waits for provisioning only on flavors behind the
+      ProvisioningRequest check (pkg/scheduler/flavorassigner/tas_flavorassigner.go,
+      `podSetTopologyRequest`). Where the queue admits by quota alone (Kubernetes 1.32's autoscaler, or
+      no autoscaler) a group at zero nodes would never admit a run; and a TAS flavor takes only PodSets
+      that ask for a topology (`checkPodSetAndFlavorMatchForTAS`), so every GPU pod's placement would
+      change. The wrong tool for groups that scale from zero.
+    - Pinning the run to the first group that holds it would drop the fallback without the user deciding
+      it; gpuplane already asks the user to choose with `nodeGroups` where its own choice would change what
+      a run gets (placement.py: GPU groups that share GPUs differently). So the user picks, told how.
     """
-    notes = []
-    for training in trainings:
-        roles = gpu_roles(training, context)
-        if len(roles) < 2:
-            continue
-        common = set.intersection(*(set(r.groups) for r in roles))
-        anywhere = set.union(*(set(r.groups) for r in roles))
-        if len(anywhere) > 1:
-            notes.append(
-                f"training '{training.name}': its GPU roles ({', '.join(r.name for r in roles)}) may be admitted to "
-                f"different GPU groups ({', '.join(sorted(anywhere))}): Kueue picks a group per role; pin every GPU "
-                f"role to one of {sorted(common)} with nodeGroups to keep the run in one group "
-                '(docs/reserved-gpus.md, "One group per run")'
-            )
-    return notes
+    roles = gpu_roles(training, context)
+    anywhere = sorted({g for r in roles for g in r.groups})
+    if len(roles) < 2 or len(anywhere) < 2:
+        return
+    holds = holding_groups(training, context, args) or anywhere
+    first = holds[0]
+    role = next(r for r in roles if set(r.groups) != {first})
+    names = [r.name for r in roles]
+    keep = "worker" if "worker" in names else names[0]
+    drop = [n for n in names if n != keep]
+    pins = " and ".join(f"{n}.nodeGroups" for n in names)
+    no_gpu = " and ".join(f"{n}.resources.gpus" for n in drop)
+    raise FieldError(
+        f"{role.name}.nodeGroups",
+        f"training '{training.name}': its GPU roles ({', '.join(names)}) may use GPU groups {anywhere}, and Kueue "
+        "picks a group for each role on its own (one flavor per PodSet), so they could start in different groups. "
+        f"Allowed: one group for every GPU role ({pins}: [{first}]; the groups that hold the whole run, in the "
+        f"queue's order: {', '.join(holds)}), or GPUs on the {keep} role only (remove {no_gpu}), which keeps its "
+        'fallback from group to group (docs/reserved-gpus.md, "One group per run")',
+    )
 
 
 def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[TrainingArgs]) -> None:
     """The queue cross-checks of a platform (PlatformArgs' validator): FieldError with the stack key path.
 
-    Every training run must be admissible whole (`check_run`), and `queue.podsReadyTimeout` must leave a
+    Every training run must be admissible whole (`check_run`) and its GPU pods must land in one group
+    whichever flavor Kueue picks for each role (`check_one_group`), and `queue.podsReadyTimeout` must leave a
     run's data import its whole timeout plus a GPU node's boot, or Kueue would evict runs that are fine.
     """
     timeout = duration_seconds(args.pods_ready_timeout)
@@ -249,3 +293,7 @@ def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[T
         except ValueError as exc:
             role = next((name for name, r in training.roles() if r.resources.gpus), "worker")
             raise FieldError(f"training[{index}].{role}.replicas", str(exc)) from exc
+        try:
+            check_one_group(training, context, args)
+        except FieldError as exc:
+            raise FieldError(f"training[{index}].{exc.field}", exc.message) from exc

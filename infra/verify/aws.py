@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from gpuplane.infra.config import StackConfig
+    from gpuplane.infra.verify.amp import Amp
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class VerifyAws(Protocol):
 
     def teardown_leftovers(self) -> list[Leftover]:
         """What the janitor's finder sees now (dry run: nothing is deleted)."""
+
+    def amp(self) -> Amp:
+        """Amazon Managed Service for Prometheus, with the stack's identity and region (infra/verify/amp.py)."""
 
 
 class StackAws:
@@ -69,6 +73,14 @@ class StackAws:
             if not token:
                 break
         return {name: eks.describe_addon(clusterName=cluster, addonName=name)["addon"] for name in names}
+
+    def amp(self) -> Amp:
+        """See `VerifyAws.amp`."""
+        from gpuplane.infra.aws.session import client  # noqa: PLC0415
+        from gpuplane.infra.verify.amp import Amp  # noqa: PLC0415
+
+        session = self._boto()
+        return Amp(client(session, "amp"), session.get_credentials, self._config.region)
 
     def teardown_leftovers(self) -> list[Leftover]:
         """See `VerifyAws.teardown_leftovers` (the janitor's own scan, volumes left out)."""

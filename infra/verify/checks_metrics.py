@@ -1,14 +1,18 @@
-"""Checks of what issue 29 builds: the metrics stack running, the exporters on the GPU nodes, the node agent.
+"""Checks of what issue 29 builds: the metrics stack running, samples arriving in it, the node agent.
 
-What they can see from the API alone: the pods. Whether samples arrive in Prometheus is seen in its own UI
-(`kubectl -n monitoring port-forward svc/kube-prometheus-stack-prometheus 9090`, Status > Targets): the verify
-seam has no service proxy call, so "metrics arriving" stops at "every scraper and exporter runs where it must".
+`metrics` sees the pods (every scraper and exporter runs where it must); `metrics-arriving` asks the
+in-cluster Prometheus itself, through the API server's service proxy (`VerifyCluster.service_proxy_get`), for
+samples of every source the stack should feed (`samples.sources`), and on a miss reads its targets' state.
+The AMP backend's checks are in `checks_amp.py`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import urlparse
 
+from gpuplane.infra.verify import promapi, samples
 from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.cluster import condition
 from gpuplane.infra.verify.expect import Expectations
@@ -87,6 +91,115 @@ def check_node_agent(ctx: Context) -> Outcome:
     return passed(f"eks-node-monitoring-agent Running on all {len(nodes)} Ready node(s)", nodes=len(nodes))
 
 
+def prometheus_service() -> tuple[str, str, int]:
+    """(namespace, Service, port) of the stack's Prometheus, read from `versions.PROMETHEUS_URL`."""
+    url = urlparse(versions.PROMETHEUS_URL)
+    name, namespace = str(url.hostname).split(".")[:2]
+    return namespace, name, int(url.port or 80)
+
+
+def _proxy_failed(exc: Exception, what: str) -> CheckFailed:
+    """A service proxy call that failed, explained by its HTTP status."""
+    namespace, name, port = prometheus_service()
+    status = getattr(exc, "status", None)
+    seen = f"{what} through the API server's service proxy failed: HTTP {status} {str(exc).splitlines()[0][:200]}"
+    if status in (401, 403):
+        return CheckFailed(
+            seen,
+            f"the kubeconfig's user may not `get` `services/proxy` in namespace {namespace}",
+            "run verify as a cluster admin (`gpuplane kubeconfig`: the identity of `cluster.adminPrincipals` or the "
+            f"stack's creator), or grant `get` on `services/proxy` in {namespace} (docs/verify.md)",
+        )
+    if status == 404:
+        return CheckFailed(
+            seen,
+            f"no Service {namespace}/{name}: the kube-prometheus-stack release did not install its Prometheus",
+            f"`kubectl -n {namespace} get svc`; `helm -n {namespace} status kube-prometheus-stack`",
+        )
+    return CheckFailed(
+        seen,
+        f"no Ready Prometheus pod behind Service {namespace}/{name}:{port}, or the control plane cannot reach the "
+        "pod (the cluster security group must admit it to the pod's port)",
+        f"`kubectl -n {namespace} get pods,endpoints` and the Prometheus pod's log",
+    )
+
+
+def _proxy_get(ctx: Context, path: str, params: dict[str, str], what: str) -> str:
+    namespace, name, port = prometheus_service()
+    try:
+        return ctx.cluster.service_proxy_get(namespace, name, port, path, params)
+    except Exception as exc:
+        body = getattr(exc, "body", None)
+        if getattr(exc, "status", None) in (400, 422) and body:  # Prometheus's own answer to a bad query
+            return body.decode() if isinstance(body, bytes) else str(body)
+        raise _proxy_failed(exc, what) from None
+
+
+def prometheus_query(ctx: Context) -> samples.Query:
+    """Instant queries to the in-cluster Prometheus (`/api/v1/query`) through the service proxy."""
+
+    def query(promql: str) -> list[dict[str, Any]]:
+        text = _proxy_get(ctx, "api/v1/query", {"query": promql}, f"query {promql}")
+        return promapi.prometheus_answer(text)
+
+    return query
+
+
+def prometheus_targets(ctx: Context) -> samples.Diagnose:
+    """What Prometheus knows of each missing source's targets (`/api/v1/targets?state=active`)."""
+
+    def diagnose(found: samples.Found, by_name: Any, ips: Any) -> list[str]:
+        try:
+            doc = json.loads(_proxy_get(ctx, "api/v1/targets", {"state": "active"}, "targets"))
+            targets = list((doc.get("data") or {}).get("activeTargets") or [])
+        except (CheckFailed, ValueError, AttributeError) as exc:
+            return [f"targets not read ({exc})"]
+        lines = []
+        for name, what in found.missing.items():
+            source = by_name[name]
+            if what == [""]:
+                seen = samples.target_lines(targets, source)
+                lines.append(f"{name}: {', '.join(seen) if seen else 'no active target (nothing discovered)'}")
+                continue
+            for node in what:
+                hosts = [ip for ip, on in ips.items() if on == node]
+                seen = samples.target_lines(targets, source, hosts) if hosts else []
+                lines.append(
+                    f"{name} on {node}: "
+                    + (", ".join(seen) if seen else "no exporter target there" if hosts else "no exporter pod there")
+                )
+        return lines
+
+    return diagnose
+
+
+def check_metrics_arriving(ctx: Context) -> Outcome:
+    """Prometheus holds samples of every source the stack should feed (DCGM per GPU node now, ...)."""
+    try:
+        return samples.arriving(
+            ctx,
+            prometheus_query(ctx),
+            store="Prometheus",
+            managed=False,
+            diagnose=prometheus_targets(ctx),
+            cause="the target is down or failing (its last error above), or Prometheus discovered no target (a "
+            "ServiceMonitor/PodMonitor missing, or one its selectors miss), or the exporter emits no such series yet",
+            fix=f"Prometheus's Status > Targets (`kubectl -n {versions.MONITORING_NAMESPACE} port-forward "
+            "svc/kube-prometheus-stack-prometheus 9090`)",
+        )
+    except promapi.QueryError as exc:
+        raise CheckFailed(
+            f"querying Prometheus failed: {exc}",
+            "something other than Prometheus answered on its Service port, or Prometheus refused the query",
+            f"`kubectl -n {versions.MONITORING_NAMESPACE} logs` of the Prometheus pod; report it if it persists",
+        ) from None
+
+
+def metrics_after(expect: Expectations) -> tuple[str, ...]:
+    """The checks a samples check lets finish first: the GPU probes (a GPU node up) and serving (requests)."""
+    return (*(f"gpu-{g.name}" for g in expect.gpu_groups), *(("serving",) if expect.variants else ()))
+
+
 @register("metrics", order=80)
 def metrics_checks(expect: Expectations) -> list[Check]:
     """The metrics stack where it is on; the node agent where a group repairs its nodes."""
@@ -101,6 +214,19 @@ def metrics_checks(expect: Expectations) -> list[Check]:
                 deadline_s=60,
                 proves="Prometheus, Alertmanager, the operator and kube-state-metrics run; a DCGM exporter on "
                 "every Ready GPU node",
+            )
+        )
+    if expect.metrics:
+        made.append(
+            Check(
+                "metrics-arriving",
+                "Metrics arriving in Prometheus",
+                check_metrics_arriving,
+                needs=("metrics",),
+                after=metrics_after(expect),
+                deadline_s=240,
+                proves="Prometheus holds recent samples of each source the stack feeds it: DCGM from every Ready GPU "
+                "node, kube-state-metrics, TF Serving's request counter, Kueue's pending workloads",
             )
         )
     if versions.ADDON_NODE_MONITORING_AGENT in expect.addons:

@@ -50,6 +50,16 @@ class VerifyCluster(Protocol):
     def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         """Kueue Workloads in the namespace, optionally by label (as `kube.KubeApi.list_workloads`)."""
 
+    def service_proxy_get(
+        self, namespace: str, service: str, port: int | str, path: str, query: dict[str, str] | None = None
+    ) -> str:
+        """GET `path` (with `query`) of a Service through the API server's service proxy; the body as text.
+
+        `GET /api/v1/namespaces/{ns}/services/http:{service}:{port}/proxy/{path}`: needs `get` on
+        `services/proxy` in `namespace` (cluster-admin has it). Raises on an error status (the API's
+        `ApiException`, its `status` and `body` set: 503 when no endpoint of the Service is ready).
+        """
+
     def create(self, obj: dict[str, Any]) -> None:
         """Create a Namespace, ConfigMap, NetworkPolicy, Pod or JobSet."""
 
@@ -206,6 +216,35 @@ class KubeCluster:
             kube.KUEUE_GROUP, kube.KUEUE_VERSION, namespace, "workloads", label_selector=label_selector
         )
         return list(found.get("items") or [])
+
+    def service_proxy_get(
+        self, namespace: str, service: str, port: int | str, path: str, query: dict[str, str] | None = None
+    ) -> str:
+        """See `VerifyCluster.service_proxy_get`.
+
+        Through `ApiClient.call_api` with the path written here, not the generated
+        `CoreV1Api.connect_get_namespaced_service_proxy_with_path` (kubernetes client 36.0.3, read in its
+        core_v1_api.py): that one quotes its `path` argument whole (`api/v1/query` becomes `api%2Fv1%2Fquery`,
+        `safe_chars_for_path_param` being '') and takes no query parameters but its own `path2`, so a PromQL
+        query could not be passed. Same URL template, verb, `Accept` and `BearerToken` auth as that method.
+        """
+        from urllib.parse import quote  # noqa: PLC0415
+
+        resource = (
+            f"/api/v1/namespaces/{quote(namespace, safe='')}/services/"
+            f"{quote(f'http:{service}:{port}', safe=':')}/proxy/{quote(path.lstrip('/'), safe='/')}"
+        )
+        answer = self._api.call_api(
+            resource,
+            "GET",
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "*/*"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+            _request_timeout=30,
+        )
+        return bytes(answer.data).decode("utf-8", errors="replace")
 
     def create(self, obj: dict[str, Any]) -> None:
         """See `VerifyCluster.create`."""

@@ -52,6 +52,7 @@ def new_run_id() -> str:
 def load_checks() -> None:
     """Import the check modules so their factories register (a later issue adds its module here)."""
     from gpuplane.infra.verify import (  # noqa: F401, PLC0415
+        checks_amp,
         checks_capacity,
         checks_control,
         checks_gpu,

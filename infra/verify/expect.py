@@ -117,6 +117,8 @@ class Expectations:
     gpu_operator: bool = False
     metrics: bool = False
     """The stack runs kube-prometheus-stack (`observability.metrics: prometheus`, issue 29)."""
+    metrics_backend: str = "none"
+    """`observability.metrics` as configured: `prometheus`, `managedPrometheus`, `cloudwatch` or `none`."""
     dcgm_exporter: bool = True
     """A DCGM exporter runs on every GPU node (`observability.dcgmExporter`)."""
 
@@ -198,6 +200,7 @@ def from_config(config: StackConfig) -> Expectations:
         scale_down_unneeded_s=duration_seconds(platform.autoscaler.scale_down_unneeded_time),
         gpu_operator=plan.operator,
         metrics=platform.observability.metrics == "prometheus",
+        metrics_backend=platform.observability.metrics,
         dcgm_exporter=platform.observability.dcgm_exporter,
     )
 

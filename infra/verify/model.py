@@ -84,6 +84,9 @@ class Check:
     run: Callable[[Context], Outcome]
     needs: tuple[str, ...] = ()
     """Checks that must pass first (a failed or skipped need skips this one, saying which)."""
+    after: tuple[str, ...] = ()
+    """Checks to let finish first, whatever their outcome, when they run too (not added by `--only`): the
+    metrics check waits for the GPU probes, whose node it then expects samples from."""
     deadline_s: float = 120.0
     gpu: bool = False
     """Starts a GPU node or uses a GPU: skipped with `--skip-gpu`."""
@@ -128,6 +131,9 @@ def checks_for(expect: Expectations) -> list[Check]:
         unknown = [n for n in check.needs if n not in names]
         if unknown:
             raise ValueError(f"verify check '{check.name}' needs unknown checks {unknown}")
+        unknown = [n for n in check.after if n not in names]
+        if unknown:
+            raise ValueError(f"verify check '{check.name}' runs after unknown checks {unknown}")
     return found
 
 

@@ -3,7 +3,8 @@
 Why threads: the checks wait on the cluster (a GPU node takes minutes), not on the CPU, and independent ones
 (the GPU probe of each group, storage, the add-ons) should wait together so a full run takes as long as its
 slowest check. One failing check never hides another: a check runs unless a check it `needs` did not pass,
-and then it is reported as skipped, naming that need. Ctrl-C stops every check at its next poll, removes
+and then it is reported as skipped, naming that need. A check also waits for the selected checks it runs
+`after` (their outcome does not matter). Ctrl-C stops every check at its next poll, removes
 what the run created (unless `--keep`) and returns what finished, marked interrupted.
 """
 
@@ -203,6 +204,8 @@ class Runner:
         self, checks: Sequence[Check], results: dict[str, Result], cancel: threading.Event, skip_gpu: bool
     ) -> None:
         pending = list(checks)
+        selected = {c.name for c in checks}
+        unordered: set[str] = set()  # `after` checks no longer waited for (they can never start)
         running: dict[Future[Outcome], tuple[Check, Context, float]] = {}
         last: dict[str, str] = {}
         executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="verify")
@@ -210,6 +213,8 @@ class Runner:
             while pending or running:
                 for check in list(pending):
                     if not all(n in results for n in check.needs):
+                        continue
+                    if not all(n in results for n in check.after if n in selected and n not in unordered):
                         continue
                     pending.remove(check)
                     blocked = [n for n in check.needs if results[n].outcome.status != "pass"]
@@ -230,9 +235,16 @@ class Runner:
                             self.clock(),
                         )
                 if not running:
-                    # Nothing runs and no pending check can start: a need was never selected.
-                    if pending and all(not all(n in results for n in c.needs) for c in pending):
-                        for check in pending:  # a need that was not selected: never runs, so neither do these
+                    # Nothing runs and no pending check can start: a need was never selected, or `after` orders
+                    # that cannot all hold (a cycle).
+                    def startable(c: Check) -> bool:
+                        return all(n in results for n in c.needs) and all(
+                            n in results for n in c.after if n in selected and n not in unordered
+                        )
+
+                    if pending and not any(startable(c) for c in pending):
+                        stuck = [c for c in pending if not all(n in results for n in c.needs)]
+                        for check in stuck:  # a need that was not selected: never runs, so neither do these
                             missing = [n for n in check.needs if n not in results]
                             results[check.name] = Result(
                                 check.name,
@@ -240,7 +252,9 @@ class Runner:
                                 skipped(f"needs {', '.join(missing)}, not run"),
                                 proves=check.proves,
                             )
-                        pending.clear()
+                            pending.remove(check)
+                        if not stuck:  # only `after` orders hold them: start them in list order
+                            unordered.update(c.name for c in pending)
                     continue
                 done, _ = wait(list(running), timeout=self.tick_s, return_when=FIRST_COMPLETED)
                 for future in done:

@@ -549,22 +549,217 @@ PS_GPU: dict[str, Any] = {
 }
 
 
-def test_render_says_when_gpu_roles_may_split_across_groups():
-    """Two GPU roles that may use several groups: render names the run and the pin; a pinned run is quiet."""
+# --- one group per run (issue 31, point 3: Kueue assigns a flavor per PodSet) ------------------------------------
+#
+# A p5 block (reserved), a p4d ODCR (reserved), p5 on demand and g6 spot: the PS run's 4-CPU, 16 GiB GPU pods fit
+# the first three (g6.xlarge is too small), each of which holds the whole run at maxSize.
+ON_DEMAND = {"name": "p5-ondemand", "kind": "gpu", "instanceTypes": ["p5.48xlarge"], "minSize": 0, "maxSize": 2}
+GPU_GROUPS = (BLOCK, ODCR, ON_DEMAND, SPOT)
+PS_PINNED: dict[str, Any] = {
+    **PS_GPU,
+    "name": "ps-pinned",
+    "chief": {**PS_GPU["chief"], "nodeGroups": ["p5-block"]},
+    "worker": {**PS_GPU["worker"], "nodeGroups": ["p5-block"]},
+}
+PS_CPU_CHIEF: dict[str, Any] = {
+    **PS_GPU,
+    "name": "ps-cpu-chief",
+    "chief": {"resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
+}
+
+
+def _affinity_groups(pod: dict[str, Any]) -> set[str]:
+    """The node groups a pod's required node affinity allows (the `gpuplane.io/node-group In` term)."""
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    (term,) = terms
+    (expr,) = [e for e in term["matchExpressions"] if e["key"] == versions.LABEL_NODE_GROUP]
+    assert expr["operator"] == "In"
+    return set(expr["values"])
+
+
+def kueue_flavors(jobset: dict[str, Any], flavors: list[dict[str, Any]], cq: dict[str, Any]) -> dict[str, list[str]]:
+    """The flavors Kueue may give each PodSet (replicatedJob), in the ClusterQueue's order.
+
+    What Kueue's flavor assigner checks before quota (pkg/scheduler/flavorassigner, v0.19.2): the flavor's
+    `nodeLabels` must satisfy the pod's required node affinity, its `nodeTaints` must be tolerated, and every
+    resource the pod requests must have quota in that flavor.
+    """
+    by_name = {f["metadata"]["name"]: f["spec"] for f in flavors}
+    (group,) = cq["spec"]["resourceGroups"]
+    found: dict[str, list[str]] = {}
+    for rjob in jobset["spec"]["replicatedJobs"]:
+        pod = rjob["template"]["spec"]["template"]["spec"]
+        allowed = _affinity_groups(pod) if "affinity" in pod else None
+        tolerated = {(t["key"], t.get("effect")) for t in pod.get("tolerations", [])}
+        requested = {k for c in pod["containers"] for k in c["resources"].get("limits", {})}
+        names = []
+        for entry in group["flavors"]:
+            spec = by_name[entry["name"]]
+            quota = {q["name"]: q["nominalQuota"] for q in entry["resources"]}
+            if allowed is not None and spec["nodeLabels"][versions.LABEL_NODE_GROUP] not in allowed:
+                continue
+            if any((t["key"], t["effect"]) not in tolerated for t in spec.get("nodeTaints", [])):
+                continue
+            if any(quota.get(r) in (None, "0") for r in requested if r not in ("cpu", "memory")):
+                continue
+            names.append(entry["name"])
+        found[rjob["name"]] = names
+    return found
+
+
+@pytest.fixture(scope="module")
+def one_group_stack() -> tuple[Any, Recording]:
     from gpuplane.infra import render  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
 
-    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[PS_GPU])))
-    (note,) = [n for n in target.notes if n.startswith("training 'ps-gpu'")]
-    assert "GPU roles (chief, worker) may be admitted to different GPU groups" in note
-    assert "(p4d-odcr, p5-block)" in note and "One group per run" in note  # g6.xlarge: too small for 4 CPU, 16Gi
-    pinned = {
+    config_ = stack_config(stack(*GPU_GROUPS, training=[TRAINING, PS_PINNED, PS_CPU_CHIEF]))
+    return config_, render.run_stack(config_)
+
+
+def _queue_docs(rec: Recording) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    docs: list[dict[str, Any]] = [
+        {str(k): r.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in r.inputs}
+        for r in rec.resources
+        if r.type.startswith("kubernetes:kueue.x-k8s.io/v1beta2:")
+    ]
+    (cq,) = [d for d in docs if d["kind"] == "ClusterQueue"]
+    return [d for d in docs if d["kind"] == "ResourceFlavor"], cq
+
+
+def _runs(config_: Any) -> dict[str, dict[str, Any]]:
+    from gpuplane.components.training import run_manifests  # noqa: PLC0415
+
+    runs: dict[str, dict[str, Any]] = {}
+    for doc in run_manifests(config_.platform).values():
+        meta: dict[str, Any] = doc["metadata"]  # type: ignore[assignment]
+        runs[meta["labels"]["app.kubernetes.io/instance"]] = dict(doc)
+    return runs
+
+
+def test_queue_objects_of_the_four_group_stack_are_valid_and_ordered(one_group_stack):
+    from tests.queue import kueue_api  # noqa: PLC0415
+
+    _config, rec = one_group_stack
+    flavors, cq = _queue_docs(rec)
+    for doc in [*flavors, cq]:
+        assert kueue_api.problems(doc) == [], doc
+    order = [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]]
+    assert order == ["group-p5-block", "group-p4d-odcr", "group-system", "group-p5-ondemand", "group-g6-spot"]
+
+
+def test_mirrored_run_is_one_gpu_podset_that_falls_back_from_the_block(one_group_stack):
+    """multiWorkerMirrored: one GPU PodSet, offered reserved groups first, then on-demand: one group, fallback kept."""
+    config_, rec = one_group_stack
+    flavors, cq = _queue_docs(rec)
+    found = kueue_flavors(_runs(config_)["mnist"], flavors, cq)
+    assert found == {"worker": ["group-p5-block", "group-p4d-odcr", "group-p5-ondemand"]}
+
+
+def test_pinned_ps_run_puts_every_gpu_pod_in_the_one_group(one_group_stack):
+    """parameterServer with GPUs on chief and workers, both pinned: each GPU PodSet has that one flavor only."""
+    config_, rec = one_group_stack
+    flavors, cq = _queue_docs(rec)
+    run = _runs(config_)["ps-pinned"]
+    found = kueue_flavors(run, flavors, cq)
+    assert found["chief"] == found["worker"] == ["group-p5-block"]
+    assert found["ps"] == ["group-system"]  # CPU only: the CPU group, by quota
+    pods = {r["name"]: r["template"]["spec"]["template"]["spec"] for r in run["spec"]["replicatedJobs"]}
+    assert _affinity_groups(pods["chief"]) == _affinity_groups(pods["worker"]) == {"p5-block"}
+    assert run["spec"]["suspend"] is True and run["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "training"
+
+
+def test_ps_run_with_a_cpu_chief_keeps_the_fallback(one_group_stack):
+    """Only the workers ask for GPUs: one GPU PodSet, every group that fits it, reserved first; not refused."""
+    config_, rec = one_group_stack
+    flavors, cq = _queue_docs(rec)
+    found = kueue_flavors(_runs(config_)["ps-cpu-chief"], flavors, cq)
+    assert found["worker"] == ["group-p5-block", "group-p4d-odcr", "group-p5-ondemand"]
+    assert found["chief"] == found["ps"] == ["group-system"]
+
+
+def test_render_no_longer_notes_runs_it_refuses():
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    target = render.Target.of(stack_config(stack(*GPU_GROUPS, training=[TRAINING, PS_PINNED, PS_CPU_CHIEF])))
+    assert not [n for n in target.notes if n.startswith("training ")]
+
+
+def test_ps_run_with_gpu_chief_and_workers_on_several_groups_is_refused():
+    (found,) = problems(stack(*GPU_GROUPS, training=[PS_GPU]))
+    assert found.startswith("gpuplane:training[0].chief.nodeGroups: training 'ps-gpu': ")
+    for fragment in (
+        "its GPU roles (chief, worker) may use GPU groups ['p4d-odcr', 'p5-block', 'p5-ondemand']",
+        "Kueue picks a group for each role on its own (one flavor per PodSet)",
+        "chief.nodeGroups and worker.nodeGroups: [p5-block]",
+        "the groups that hold the whole run, in the queue's order: p5-block, p4d-odcr, p5-ondemand",
+        "GPUs on the worker role only (remove chief.resources.gpus)",
+        '"One group per run"',
+    ):
+        assert fragment in found, found
+
+
+@pytest.mark.parametrize(
+    ("chief", "worker", "key", "first"),
+    [
+        # Chief pinned, workers free: the workers could still go on-demand.
+        (["p5-block"], None, "training[0].worker.nodeGroups", "p5-block"),
+        # Both pinned to the same two groups: still two flavors each.
+        (["p5-ondemand", "p4d-odcr"], ["p5-ondemand", "p4d-odcr"], "training[0].chief.nodeGroups", "p4d-odcr"),
+        # Workers pinned to the on-demand group, chief free: the chief is what to pin.
+        (None, ["p5-ondemand"], "training[0].chief.nodeGroups", "p5-ondemand"),
+    ],
+)
+def test_partly_pinned_ps_runs_are_refused_with_the_role_to_fix(chief, worker, key, first):
+    run = {
         **PS_GPU,
-        "chief": {**PS_GPU["chief"], "nodeGroups": ["p5-block"]},
-        "worker": {**PS_GPU["worker"], "nodeGroups": ["p5-block"]},
+        "chief": {**PS_GPU["chief"], **({"nodeGroups": chief} if chief else {})},
+        "worker": {**PS_GPU["worker"], **({"nodeGroups": worker} if worker else {})},
     }
-    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[pinned])))
-    assert not [n for n in target.notes if n.startswith("training ")]
-    # One GPU role (multiWorkerMirrored's workers): one PodSet, one flavor, no note.
-    target = render.Target.of(stack_config(stack(BLOCK, ODCR, SPOT, training=[TRAINING])))
-    assert not [n for n in target.notes if n.startswith("training ")]
+    (found,) = problems(stack(*GPU_GROUPS, training=[run]))
+    assert found.startswith(f"gpuplane:{key}: "), found
+    assert f"chief.nodeGroups and worker.nodeGroups: [{first}]" in found
+
+
+def test_one_gpu_group_needs_no_pin():
+    """With one GPU group that fits, the run's GPU roles cannot split: nothing to refuse."""
+    from gpuplane.components.config import QueueArgs  # noqa: PLC0415
+    from gpuplane.components.plan import training_queue  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
+    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    platform = stack_config(stack(BLOCK, SPOT, training=[PS_GPU])).platform
+    context = WorkloadContext.of(platform)
+    assert training_queue.holding_groups(platform.training[0], context, QueueArgs()) == ["p5-block"]
+    training_queue.check_one_group(platform.training[0], context, QueueArgs())
+    assert queued_run(platform.training[0], context, QueueArgs())["kind"] == "JobSet"
+
+
+def test_gpuplane_train_refuses_the_split_run_too():
+    """`queued_run` (what `gpuplane train` submits) applies the same check, keyed on the role."""
+    from gpuplane.components.config import QueueArgs  # noqa: PLC0415
+    from gpuplane.components.config.base import FieldError  # noqa: PLC0415
+    from gpuplane.components.config.workloads import TrainingArgs  # noqa: PLC0415
+    from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
+    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    platform = stack_config(stack(*GPU_GROUPS, training=[PS_PINNED])).platform
+    unpinned = TrainingArgs.model_validate(PS_GPU)
+    with pytest.raises(FieldError) as info:
+        queued_run(unpinned, WorkloadContext.of(platform), QueueArgs())
+    assert info.value.field == "chief.nodeGroups"
+
+
+def test_gpu_parameter_servers_with_gpu_workers_are_held_to_the_same_rule():
+    """Any two GPU roles, not only chief and workers: a CPU chief with GPU ps and workers is refused the same way."""
+    run = {
+        **PS_CPU_CHIEF,
+        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    }
+    (found,) = problems(stack(*GPU_GROUPS, training=[run]))
+    assert found.startswith("gpuplane:training[0].worker.nodeGroups: "), found
+    assert "its GPU roles (worker, ps)" in found
+    assert "worker.nodeGroups and ps.nodeGroups: [p5-block]" in found
+    assert "GPUs on the worker role only (remove ps.resources.gpus)" in found

@@ -8,6 +8,7 @@ its final phase and each container's log. Everything created and deleted is reco
 from __future__ import annotations
 
 import copy
+import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 
 from gpuplane.infra import config as stack_config
 from gpuplane.infra.verify import aws as verify_aws
+from gpuplane.infra.verify.amp import Amp
 from gpuplane.infra.verify.cluster import ClusterUnreachable
 from gpuplane.infra.verify.expect import Expectations, from_config
 from gpuplane.manifests import verify as probes
@@ -115,6 +117,67 @@ class Script:
     scheduled_at: str = "2026-11-26T10:03:00Z"
 
 
+class FakePrometheus:
+    """Prometheus's HTTP API as the service proxy returns it: instant queries over given series, the targets.
+
+    `series`: metric name -> label sets that have a recent sample. It answers the few query shapes the samples
+    check writes (`NAME`, `count(NAME)`, `count by (L) (NAME)`, `up{job=~"RE"}` with an optional `node`), so
+    each test states what the store holds, not what each query should return. `arrive_after`: metric -> the
+    number of looks before its series appear (samples arriving while the check polls).
+    """
+
+    def __init__(
+        self,
+        series: dict[str, list[dict[str, str]]] | None = None,
+        targets: list[dict[str, Any]] | None = None,
+        *,
+        arrive_after: dict[str, int] | None = None,
+    ) -> None:
+        self.series = series or {}
+        self.targets = targets or []
+        self.arrive_after = arrive_after or {}
+        self.looks: dict[str, int] = {}
+        self.calls: list[tuple[str, str, int | str, str, dict[str, str]]] = []
+
+    def answer(self, path: str, query: dict[str, str]) -> str:
+        if path == "api/v1/targets":
+            return json.dumps({"status": "success", "data": {"activeTargets": self.targets, "droppedTargets": []}})
+        promql = query["query"]
+        if match := re.fullmatch(r'up\{job=~"([^"]+)"(?:, node="([^"]+)")?\}', promql):
+            job, node = re.compile(match.group(1)), match.group(2)
+            up: list[dict[str, Any]] = [
+                {"metric": labels, "value": [1.0, labels.get("up", "1")]}
+                for labels in self.series.get("up", [])
+                if job.fullmatch(labels.get("job", "")) and (node is None or labels.get("node") == node)
+            ]
+            return json.dumps({"status": "success", "data": {"resultType": "vector", "result": up}})
+        match = re.fullmatch(r"(?:count(?: by \((\w*)\) )?\()?([:\w]+)\)?", promql)
+        assert match, promql
+        by, name = match.group(1), match.group(2)
+        self.looks[name] = self.looks.get(name, 0) + 1
+        found = self.series.get(name, []) if self.looks[name] > self.arrive_after.get(name, 0) else []
+        result: list[dict[str, Any]]
+        if not promql.startswith("count"):
+            result = [{"metric": {**s, "__name__": name}, "value": [1.0, "0"]} for s in found]
+        elif by:
+            groups: dict[str, int] = {}
+            for s in found:
+                groups[s.get(by, "")] = groups.get(s.get(by, ""), 0) + 1
+            result = [{"metric": {by: k}, "value": [1.0, str(v)]} for k, v in groups.items()]
+        else:
+            result = [{"metric": {}, "value": [1.0, str(len(found))]}] if found else []
+        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+
+class ProxyError(Exception):
+    """What the real client raises for an error status (`ApiException`: `status`, `body`)."""
+
+    def __init__(self, status: int, body: str = "") -> None:
+        super().__init__(f"({status}) Reason: proxy error")
+        self.status = status
+        self.body = body
+
+
 class FakeCluster:
     """`VerifyCluster` answering from in-memory state."""
 
@@ -136,6 +199,9 @@ class FakeCluster:
         self.run_pods: list[dict[str, Any]] = []
         """The training run's pods, listed by label (`jobset.sigs.k8s.io/...=...`) once the run is admitted."""
         self.log_reads: list[tuple[str, str, bool]] = []
+        self.prometheus: FakePrometheus | None = None
+        """What the service proxy reaches (None: the Service has no endpoint, HTTP 503)."""
+        self.proxy_error: ProxyError | None = None
         self.lock = threading.Lock()
 
     # --- the protocol ---
@@ -258,6 +324,16 @@ class FakeCluster:
             status["admissionChecks"] = [{"name": "gpu-provisioning", "state": "Pending", "message": "waiting"}]
         return [{"metadata": {"name": "w"}, "spec": {"active": True}, "status": status}]
 
+    def service_proxy_get(
+        self, namespace: str, service: str, port: int | str, path: str, query: dict[str, str] | None = None
+    ) -> str:
+        if self.proxy_error is not None:
+            raise self.proxy_error
+        if self.prometheus is None:
+            raise ProxyError(503, "no endpoints available for service")
+        self.prometheus.calls.append((namespace, service, port, path, dict(query or {})))
+        return self.prometheus.answer(path, dict(query or {}))
+
     def create(self, obj: dict[str, Any]) -> None:
         with self.lock:
             if obj["kind"] == "JobSet":
@@ -283,10 +359,18 @@ class FakeAws:
         addons: dict[str, dict[str, Any]] | None = None,
         leftovers: list[verify_aws.Leftover] | None = None,
         error: Exception | None = None,
+        amp: Amp | None = None,
     ) -> None:
         self._addons = addons or {}
         self._leftovers = leftovers or []
         self._error = error
+        self._amp = amp
+
+    def amp(self) -> Amp:
+        if self._error:
+            raise self._error
+        assert self._amp is not None, "this test gave FakeAws no Amp"
+        return self._amp
 
     def addons(self, cluster: str) -> dict[str, dict[str, Any]]:
         if self._error:

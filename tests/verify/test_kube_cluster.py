@@ -64,9 +64,12 @@ EVENT = {
     "lastTimestamp": "2026-11-26T10:00:10Z",
 }
 
+PROXY = "/api/v1/namespaces/monitoring/services/http:kube-prometheus-stack-prometheus:9090/proxy"
+
 
 class Api(BaseHTTPRequestHandler):
     requests: ClassVar[list[tuple[str, str, dict[str, list[str]], Any]]] = []
+    auth: ClassVar[list[str | None]] = []
     down = False
 
     def _answer(self, code: int, body: Any, content_type: str = "application/json") -> None:
@@ -82,6 +85,7 @@ class Api(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length)) if length else None
         Api.requests.append((self.command, url.path, parse_qs(url.query), body))
+        Api.auth.append(self.headers.get("Authorization"))
         return url.path, parse_qs(url.query)
 
     def do_GET(self) -> None:
@@ -118,6 +122,10 @@ class Api(BaseHTTPRequestHandler):
                     "items": [{"metadata": {"name": "w1"}}],
                 },
             )
+        elif path == f"{PROXY}/api/v1/query":
+            self._answer(200, {"status": "success", "data": {"resultType": "vector", "result": []}})
+        elif path == "/api/v1/namespaces/monitoring/services/http:down:9090/proxy/api/v1/query":
+            self._answer(503, {"kind": "Status", "code": 503, "message": "no endpoints available for service"})
         elif path == "/api/v1/namespaces/ns/events":
             self._answer(200, {"kind": "EventList", "apiVersion": "v1", "items": [EVENT]})
         else:
@@ -258,3 +266,19 @@ def test_training_runs_go_through_the_custom_object_paths(cluster: KubeCluster):
     assert (verb, path) == ("DELETE", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/mnist-verify")
     # Foreground: its Jobs, pods and Workload go first (the client sends it as a query parameter here).
     assert query.get("propagationPolicy") == ["Foreground"] or (body or {}).get("propagationPolicy") == "Foreground"
+
+
+def test_the_service_proxy_keeps_the_path_and_passes_the_query(cluster: KubeCluster):
+    promql = 'count by (model_name) (:tensorflow:serving:request_count{job=~".*x"})'
+    text = cluster.service_proxy_get(
+        "monitoring", "kube-prometheus-stack-prometheus", 9090, "api/v1/query", {"query": promql}
+    )
+    assert json.loads(text)["status"] == "success"
+    ((verb, path, query, _body),) = Api.requests
+    # The path's slashes stay slashes (the generated proxy method would send api%2Fv1%2Fquery) and the PromQL
+    # arrives whole as a query parameter, with the bearer token of the kubeconfig.
+    assert (verb, path, query) == ("GET", f"{PROXY}/api/v1/query", {"query": [promql]})
+    assert Api.auth[-1] == "Bearer t"
+    with pytest.raises(Exception, match="503") as caught:
+        cluster.service_proxy_get("monitoring", "down", 9090, "api/v1/query", {"query": "up"})
+    assert getattr(caught.value, "status", None) == 503

@@ -72,6 +72,66 @@ def test_needs_run_first_and_a_failed_need_skips_its_dependants_only(dev):
     assert not report.ok and [r.name for r in report.failed] == ["b"]
 
 
+def test_after_waits_for_those_checks_whatever_their_outcome_when_they_run(dev):
+    order: list[str] = []
+    gate = threading.Event()
+
+    def slow(name: str, fail: bool = False):
+        def run(_ctx: Context) -> Outcome:
+            gate.wait(5)  # both slow checks are still running when the runner first considers `m`
+            order.append(name)
+            if fail:
+                raise CheckFailed(f"{name} broke", "cause", "fix")
+            return passed(name)
+
+        return run
+
+    def metrics(_ctx: Context) -> Outcome:
+        order.append("m")
+        return passed("m")
+
+    checks = [
+        Check("m", "M", metrics, after=("g", "s", "not-selected")),
+        Check("g", "G", slow("g", fail=True)),
+        Check("s", "S", slow("s")),
+        Check("not-selected", "N", metrics),
+    ]
+    threading.Timer(0.2, gate.set).start()
+    report = _runner(dev, FakeCluster([])).run(checks[:3])
+    assert order[-1] == "m" and sorted(order[:2]) == ["g", "s"]  # after a failure too: `after` is no `needs`
+    assert [r.outcome.status for r in report.results] == ["pass", "fail", "pass"]
+    # A skipped check (--skip-gpu) is done at once: the check after it does not wait.
+    order.clear()
+    report = _runner(dev, FakeCluster([])).run(
+        [Check("m", "M", metrics, after=("g",)), Check("g", "G", _boom, gpu=True)], skip_gpu=True
+    )
+    assert order == ["m"] and [r.outcome.status for r in report.results] == ["pass", "skipped"]
+
+
+def test_after_orders_that_form_a_cycle_still_run(dev):
+    ran: list[str] = []
+
+    def record(name: str):
+        def run(_ctx: Context) -> Outcome:
+            ran.append(name)
+            return passed(name)
+
+        return run
+
+    checks = [Check("a", "A", record("a"), after=("b",)), Check("b", "B", record("b"), after=("a",))]
+    report = _runner(dev, FakeCluster([])).run(checks)
+    assert sorted(ran) == ["a", "b"] and all(r.outcome.status == "pass" for r in report.results)
+
+
+def test_an_unknown_after_is_refused(dev):
+    model._FACTORIES["test-after"] = (99, lambda _e: [Check("x", "X", _boom, after=("nope",))])
+    try:
+        with pytest.raises(ValueError, match=r"verify check 'x' runs after unknown checks \['nope'\]"):
+            model.checks_for(dev)
+    finally:
+        del model._FACTORIES["test-after"]
+
+
 def test_independent_checks_run_in_parallel(dev):
     both = threading.Barrier(2, timeout=5)
 
