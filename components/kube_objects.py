@@ -23,6 +23,8 @@ _KINDS: dict[tuple[str, str], Any] = {
     ("autoscaling/v2", "HorizontalPodAutoscaler"): k8s.autoscaling.v2.HorizontalPodAutoscaler,
     ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
 }
 
 # Kinds of CRDs whose charts the platform installs (KEDA), applied as CustomResources: the same fields, registered

@@ -14,6 +14,7 @@ from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
+from gpuplane.components.storage import ebs_csi_driver
 from gpuplane.manifests import observability, versions
 from gpuplane.manifests.namespaces import namespace
 
@@ -31,6 +32,8 @@ class Observability(pulumi.ComponentResource):
     alert_topic_arn: pulumi.Input[str]
     workspace: aws.amp.Workspace | None = None
     """The AMP workspace, with `observability.metrics: managedPrometheus` (None with the in-cluster Prometheus)."""
+    ebs_csi: aws.eks.Addon | None = None
+    """The EBS CSI driver add-on for Prometheus's volume (the in-cluster Prometheus only)."""
 
     def __init__(
         self,
@@ -71,6 +74,19 @@ class Observability(pulumi.ComponentResource):
             )
             return
         self.alert_topic_arn, identity = self._alert_topic(name, args, cluster, cluster_name, tags)
+        # Prometheus's data on an EBS volume that outlives its pod: the EBS CSI driver and an encrypted gp3 class.
+        self.ebs_csi = ebs_csi_driver(name, parent=self, cluster=cluster, after=after, tags=tags)
+        sc_doc = observability.prometheus_storage_class(cluster_name)
+        storage_class = k8s.storage.v1.StorageClass(
+            f"{name}-storage-class",
+            metadata=sc_doc["metadata"],
+            provisioner=sc_doc["provisioner"],
+            parameters=sc_doc["parameters"],
+            reclaim_policy=sc_doc["reclaimPolicy"],
+            volume_binding_mode=sc_doc["volumeBindingMode"],
+            allow_volume_expansion=sc_doc["allowVolumeExpansion"],
+            opts=k8s_opts,
+        )
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
             name="kube-prometheus-stack",
@@ -83,9 +99,14 @@ class Observability(pulumi.ComponentResource):
                 grafana=args.grafana,
                 tolerations=tolerations,
                 alerts=observability.alertmanager_config(self.alert_topic_arn, region),
+                volume_gib=args.volume_gib,
             ),
             create_namespace=False,
-            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, identity, *after])),
+            # Not after the EBS driver: the chart does not wait for Prometheus (the operator makes its StatefulSet),
+            # and its claim waits for the driver by itself; the charts that need this release's CRDs need not wait.
+            opts=pulumi.ResourceOptions.merge(
+                k8s_opts, pulumi.ResourceOptions(depends_on=[ns, identity, storage_class, *after])
+            ),
         )
         after_release = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[self.release]))
         bounds = observability.AlertBounds(

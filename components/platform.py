@@ -443,7 +443,8 @@ class Platform(pulumi.ComponentResource):
             kubernetes_version=args.cluster.kubernetes_version,
             startup_taints=startup_keys,
             after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
-            metrics=self.observability is not None,
+            metrics=args.observability.metrics if self.observability else "none",
+            vpc_cidr=args.network.cidr,
             opts=pulumi.ResourceOptions(parent=self),
         )
         context = WorkloadContext.of(args)

@@ -12,6 +12,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.plan.training_queue import check_run, provisioning_supported, queue_spec
@@ -26,6 +27,11 @@ __all__ = [
     "provisioning_supported",
     "queue_spec",
 ]
+
+
+# Which store reads Kueue's metrics (`observability.metrics`): the in-cluster Prometheus through the chart's
+# ServiceMonitor, the AWS managed collector through the relay, or none.
+METRICS_STORES = ("prometheus", "managedPrometheus", "none")
 
 
 class TrainingQueue(pulumi.ComponentResource):
@@ -47,10 +53,18 @@ class TrainingQueue(pulumi.ComponentResource):
         kubernetes_version: str,
         startup_taints: Sequence[str],
         after: Sequence[pulumi.Resource],
-        metrics: bool = False,
+        metrics: str = "none",
+        vpc_cidr: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`metrics`: Prometheus runs (and its CRDs exist: `after` holds its release), so Kueue's are scraped."""
+        """`metrics`: the store (`observability.metrics`) that reads Kueue's metrics.
+
+        `prometheus`: the in-cluster Prometheus (its CRDs exist: `after` holds its release) scrapes Kueue's HTTPS
+        port through the chart's ServiceMonitor. `managedPrometheus`: the AWS managed collector scrapes the
+        plain-HTTP relay made here (`queue.metrics_relay_objects`), whose port only `vpc_cidr` may reach.
+        """
+        if metrics not in METRICS_STORES:
+            raise ValueError(f"TrainingQueue: metrics={metrics!r} is not one of {', '.join(METRICS_STORES)}")
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", kubernetes_version)
@@ -70,6 +84,14 @@ class TrainingQueue(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, *after])),
         )
+        self.metrics_relay: list[pulumi.Resource] = []
+        if metrics == "managedPrometheus":
+            if vpc_cidr is None:
+                raise ValueError("TrainingQueue: metrics='managedPrometheus' needs vpc_cidr (who may reach the relay)")
+            relay_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns]))
+            for doc in queue.metrics_relay_objects(allowed_cidrs=[vpc_cidr], startup_taints=startup_taints):
+                suffix = doc["kind"].lower()
+                self.metrics_relay.append(kube_objects.apply(f"{name}-metrics-relay-{suffix}", doc, relay_opts))
         self.objects: list[pulumi.Resource] = []
         objects_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[self.release]))
         for doc in queue.objects(spec):

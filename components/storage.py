@@ -279,3 +279,42 @@ class SharedStorage(pulumi.ComponentResource):
 
 def _static_pv(volume: str, namespace: str, size: str, ids: list[str]) -> dict[str, Any]:
     return objects.static_persistent_volume(volume, namespace, file_system_id=ids[0], access_point_id=ids[1], size=size)
+
+
+def ebs_csi_driver(
+    name: str, *, parent: pulumi.Resource, cluster: Cluster, after: Sequence[pulumi.Resource], tags: dict[str, str]
+) -> aws.eks.Addon:
+    """The `aws-ebs-csi-driver` add-on, its controller's role bound by EKS Pod Identity (AmazonEBSCSIDriverPolicy).
+
+    Installed only when something of the stack needs an EBS volume (`plan.addons.stack_addons`: the in-cluster
+    Prometheus). Pod Identity, as for the EFS driver's default and the EKS user guide's "ebs-csi" steps: the role
+    trusts `pods.eks.amazonaws.com`, and the add-on's association binds it to `ebs-csi-controller-sa`. Deleted with
+    the cluster like every add-on (`Cluster.addon_deletion`); the volumes it made are then the teardown hooks'
+    (docs/operations.md, "Prometheus's volume").
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-ebs-csi-role",
+        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        description=f"EBS CSI controller of {cluster.eks_name}",
+        tags=tags,
+        opts=child,
+    )
+    attachment = aws.iam.RolePolicyAttachment(
+        f"{name}-ebs-csi-policy", role=role.name, policy_arn=cluster.partition.arn(versions.POLICY_EBS_CSI), opts=child
+    )
+    return aws.eks.Addon(
+        f"{name}-addon-ebs-csi",
+        cluster_name=cluster.cluster_name,
+        addon_name=versions.ADDON_EBS_CSI,
+        resolve_conflicts_on_create="OVERWRITE",
+        resolve_conflicts_on_update="OVERWRITE",
+        pod_identity_associations=[
+            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=versions.EBS_CSI_CONTROLLER_SA)
+        ],
+        tags=tags,
+        # The controller is a Deployment: it needs nodes, and the pod identity agent for its credentials.
+        opts=pulumi.ResourceOptions.merge(
+            cluster.addon_deletion, pulumi.ResourceOptions(parent=parent, depends_on=[attachment, *after])
+        ),
+    )

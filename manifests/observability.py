@@ -12,13 +12,14 @@ each expression back and fails on a name not listed, and promtool parses every e
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import queue, versions
 
 # --- metric names, by exporter (FACTS.md "Operating GPUs"; exporters' docs) --------------------------------
 DCGM_METRICS: Final = (
@@ -73,6 +74,81 @@ class AlertBounds:
 
 ALERTMANAGER_SA: Final = "gpuplane-alertmanager"
 
+# --- Prometheus's volume (`observability.metrics: prometheus`) ------------------------------------------------
+# Prometheus's own sizing rule (prometheus.io/docs/prometheus/latest/storage, "Operational aspects"):
+# needed_disk_space = retention_time_seconds * ingested_samples_per_second * bytes_per_sample, with 1-2 bytes a
+# sample. Assumed here: `PROMETHEUS_EXPECTED_SERIES` active series scraped every 30 s (kube-prometheus-stack's
+# interval): kubelet/cAdvisor, node-exporter, kube-state-metrics, the API server and CoreDNS of a cluster of about
+# ten nodes, plus DCGM's default counters per GPU, TF Serving and Kueue; the upper 2 bytes a sample; and twice that
+# for the write-ahead log and compaction, which writes a new block beside the ones it replaces. 7 days:
+# 604,800 s x 3,333 samples/s x 2 B = 4.0 GB (3.75 GiB), x 2 = 7.5 GiB, so the floor `PROMETHEUS_MIN_VOLUME_GIB`
+# (10 GiB); 30 days: 33 GiB. `retentionSize` (80 % of the volume) makes Prometheus drop its oldest blocks before
+# the disk fills if the cluster has more series than assumed.
+PROMETHEUS_EXPECTED_SERIES: Final = 100_000
+PROMETHEUS_SCRAPE_INTERVAL_S: Final = 30
+PROMETHEUS_BYTES_PER_SAMPLE: Final = 2
+PROMETHEUS_VOLUME_HEADROOM: Final = 2
+PROMETHEUS_MIN_VOLUME_GIB: Final = 10
+PROMETHEUS_MAX_VOLUME_GIB: Final = 16384  # a gp3 volume's largest size (EBS user guide, "volume types")
+PROMETHEUS_RETENTION_SIZE_SHARE: Final = 0.8
+PROMETHEUS_STORAGE_CLASS: Final = "gpuplane-prometheus-gp3"
+
+
+DEFAULT_RETENTION: Final = "7d"
+"""`observability.retention`'s default: how long the in-cluster Prometheus keeps samples."""
+
+
+def prometheus_volume_gib(retention: str) -> int:
+    """The volume Prometheus needs for `retention` at the assumed series count (the arithmetic above), in GiB."""
+    samples_per_second = PROMETHEUS_EXPECTED_SERIES / PROMETHEUS_SCRAPE_INTERVAL_S
+    needed = _seconds(retention) * samples_per_second * PROMETHEUS_BYTES_PER_SAMPLE * PROMETHEUS_VOLUME_HEADROOM
+    return min(PROMETHEUS_MAX_VOLUME_GIB, max(PROMETHEUS_MIN_VOLUME_GIB, math.ceil(needed / 2**30)))
+
+
+def prometheus_storage_class(cluster_name: str) -> dict[str, Any]:
+    """The StorageClass of Prometheus's volume: encrypted gp3 from the EBS CSI driver, created where the pod lands.
+
+    `WaitForFirstConsumer`: the volume is made in the zone of the node the scheduler picked (an EBS volume lives in
+    one zone). Encrypted with the account's default EBS key (no `kmsKeyId`: `aws/ebs`, or the key the account set as
+    its EBS default), which the driver's AmazonEBSCSIDriverPolicy may use; a key of the stack's own would add $1 a
+    month and key-policy grants for the driver's role, for metrics that the stack may rebuild. `reclaimPolicy:
+    Delete`: deleting the claim deletes the volume, while the driver runs. The tag `KubernetesCluster: <cluster>`
+    (the driver's `tagSpecification_N` parameter, aws-ebs-csi-driver docs/tagging.md) is what the teardown hooks and
+    the janitor look for, with the driver's own `ebs.csi.aws.com/cluster: true`, to find the volume once `pulumi
+    destroy` has deleted the cluster without ever deleting the claim. Not `kubernetes.io/cluster/<cluster>`: the
+    driver refuses StorageClass tags under `kubernetes.io` (pkg/driver/validation.go `validateExtraTags`, 429e202,
+    2026-08-19: a CreateVolume with one fails as InvalidArgument). Expansion allowed: a larger `storageGib` later is
+    applied by resizing the claim (docs/operations.md).
+    """
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": PROMETHEUS_STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+        "provisioner": versions.EBS_CSI_PROVISIONER,
+        "parameters": {
+            "type": "gp3",
+            "encrypted": "true",
+            "csi.storage.k8s.io/fstype": "ext4",
+            "tagSpecification_1": f"KubernetesCluster={cluster_name}",
+        },
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowVolumeExpansion": True,
+    }
+
+
+def prometheus_storage_spec(volume_gib: int) -> dict[str, Any]:
+    """kube-prometheus-stack's `prometheus.prometheusSpec.storageSpec`: one claim per replica, from the class above."""
+    return {
+        "volumeClaimTemplate": {
+            "spec": {
+                "storageClassName": PROMETHEUS_STORAGE_CLASS,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": f"{volume_gib}Gi"}},
+            }
+        }
+    }
+
 
 def alertmanager_config(topic_arn: Any, region: str) -> dict[str, Any]:
     """Alertmanager's route and receivers: every alert to one SNS topic, signed with the pod's AWS credentials.
@@ -114,20 +190,31 @@ def stack_values(
     grafana: bool,
     tolerations: list[dict[str, str]],
     alerts: dict[str, Any] | None = None,
+    volume_gib: int | None = None,
 ) -> dict[str, Any]:
     """Values of kube-prometheus-stack: read every ServiceMonitor, PodMonitor and rule, not only the release's.
 
     The `*SelectorNilUsesHelmValues: false` switches make Prometheus read the objects of other charts (the
-    dcgm-exporter's ServiceMonitor, Kueue's, ours) without each carrying this release's label. Prometheus keeps
-    its data on an emptyDir: the cluster has no EBS CSI driver, and Prometheus does not support NFS (EFS) for its
-    TSDB (Prometheus docs, "Storage"); a restart starts an empty store, and `retention` bounds its size.
+    dcgm-exporter's ServiceMonitor, Kueue's, ours) without each carrying this release's label.
+    `volume_gib`: Prometheus keeps its data on an EBS volume of this size (`prometheus_storage_spec`, the class
+    `prometheus_storage_class`), so it survives its pod; Prometheus does not support NFS (EFS) for its TSDB
+    (Prometheus docs, "Storage"). `retention` bounds its age and `retentionSize` (80 % of the volume) its size,
+    whichever comes first. None: an emptyDir (a restart starts an empty store; only for a Prometheus that is not
+    the stack's store).
     `alerts`: Alertmanager's route and receivers (`alertmanager_config`), merged over the chart's default config.
     """
+    storage: dict[str, Any] = {}
+    if volume_gib is not None:
+        storage = {
+            "storageSpec": prometheus_storage_spec(volume_gib),
+            "retentionSize": f"{math.floor(volume_gib * PROMETHEUS_RETENTION_SIZE_SHARE)}GiB",
+        }
     return {
         "crds": {"enabled": True},
         "prometheus": {
             "prometheusSpec": {
                 "retention": retention,
+                **storage,
                 "serviceMonitorSelectorNilUsesHelmValues": False,
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "ruleSelectorNilUsesHelmValues": False,
@@ -542,9 +629,10 @@ def dashboard_config_map(file_name: str, dashboard: dict[str, Any], namespace: s
 # The AWS managed collector (`aws.amp.Scraper`) scrapes in-cluster targets through ENIs in the cluster's subnets.
 # Its documented limits (AMP user guide, "Ingest metrics with AWS managed collectors" / scraper configuration,
 # as restated in issue 29 and checked by `collector_problems`): targets found with `kubernetes_sd_configs` only,
-# a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). So
-# Kueue's metrics (HTTPS on 8443 with its own CA, authenticated) are not scraped with this backend: the queue
-# dashboard and the queue-wait alert stay empty there (docs/operations.md says so).
+# a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). Kueue
+# serves its metrics only on HTTPS with a self-made certificate and authn/authz (v0.19.2 has no plain listener),
+# so the collector scrapes a plain-HTTP relay in Kueue's namespace instead (manifests/queue.py,
+# `metrics_relay_objects`), and the queue dashboard and the queue-wait alert work with this backend too.
 COLLECTOR_MIN_INTERVAL_S: Final = 30
 COLLECTOR_JOB_KEYS: Final = frozenset(
     {
@@ -581,12 +669,14 @@ def _seconds(duration: str) -> float:
 
 
 def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
-    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics and TF Serving.
+    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics, Kueue and TF Serving.
 
     Plain HTTP targets found through the Kubernetes API, every 30 s (the collector's minimum). The job names
     and the `serving`/`variant` labels match what the in-cluster Prometheus produces (its ServiceMonitor and
     PodMonitor), so the same alert rules, dashboards and scaling queries read either store. `workload_namespace`:
-    where TF Serving runs, when the stack serves models.
+    where TF Serving runs, when the stack serves models. Kueue's job reads its relay's Service in Kueue's
+    namespace (the relay exists when training does; without it the job finds no target and costs nothing) and
+    writes the `job` label the in-cluster ServiceMonitor would (`queue.KUEUE_METRICS_JOB`).
     """
     jobs: list[dict[str, Any]] = [
         {
@@ -611,6 +701,19 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
             "relabel_configs": [
                 {"source_labels": ["__meta_kubernetes_service_name"], "regex": _KSM_SERVICE, "action": "keep"},
                 {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": "http", "action": "keep"},
+            ],
+        },
+        {
+            "job_name": "kueue",
+            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [versions.KUEUE_NAMESPACE]}}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_service_name"], "regex": queue.RELAY_SERVICE, "action": "keep"},
+                {
+                    "source_labels": ["__meta_kubernetes_endpoint_port_name"],
+                    "regex": queue.RELAY_PORT_NAME,
+                    "action": "keep",
+                },
+                {"target_label": "job", "replacement": queue.KUEUE_METRICS_JOB},
             ],
         },
     ]

@@ -22,11 +22,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Final
 
 import yaml
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, workload_security
 
 QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
 # The label Kueue puts on a job's Workload (pkg/controller/constants/constants.go, JobUIDLabel).
@@ -36,6 +37,21 @@ ADMISSION_CHECK: Final = "gpu-provisioning"
 FLAVOR_PREFIX: Final = "group-"
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "gpuplane"}
 FLAVOR_FUNGIBILITY: Final = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+# Kueue's metrics: HTTPS with its own certificate and authn/authz on every request, on this port of the chart's
+# Service `<release>-controller-manager-metrics-service` (release `kueue`; charts/kueue/templates/manager/
+# auth_proxy_service.yaml and values.yaml `metricsService` at v0.19.2).
+KUEUE_METRICS_PORT: Final = 8443
+KUEUE_METRICS_SERVICE: Final = "kueue-controller-manager-metrics-service"
+# The `job` label of Kueue's series in either store: the in-cluster Prometheus names a ServiceMonitor's job after
+# the Service, and the managed collector's `kueue` job writes the same value, so queries never depend on the store.
+KUEUE_METRICS_JOB: Final = KUEUE_METRICS_SERVICE
+# The plain-HTTP relay of `observability.metrics: managedPrometheus` (`metrics_relay_objects`).
+RELAY_NAME: Final = "kueue-metrics-relay"
+RELAY_SERVICE: Final = "kueue-metrics-http"
+RELAY_PORT: Final = 8080
+RELAY_PORT_NAME: Final = "http"
+RELAY_SCRIPT: Final = "gpuplane-kueue-metrics-relay.py"
+RELAY_LABELS: Final = {"app.kubernetes.io/name": RELAY_NAME, "app.kubernetes.io/part-of": "kueue"}
 
 
 @dataclass(frozen=True)
@@ -228,9 +244,10 @@ def objects(queue: Queue) -> list[dict[str, Any]]:
 def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) -> dict[str, Any]:
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
 
-    The chart's defaults for health, metrics, webhook, leader election and client limits are repeated
-    because the chart takes the whole file as one string. Ours: only the JobSet integration (the `pod`
-    integration would make Kueue's pod webhook fail-closed for every namespace); Kueue manages jobs only
+    The chart's defaults for health, metrics (plus the ClusterQueue resource metrics), webhook, leader election
+    and client limits are repeated because the chart takes the whole file as one string. Ours: only the JobSet
+    integration (the `pod` integration would make Kueue's pod webhook fail-closed for every namespace); Kueue
+    manages jobs only
     in the workload namespace, and only those that name a queue; `waitForPodsReady` evicts and requeues
     an admitted run whose pods are not all ready within the timeout, at most `requeue_limit` times, then
     deactivates it (each retry boots GPU nodes again).
@@ -239,7 +256,10 @@ def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) 
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # `enableClusterQueueResources`: without it Kueue never reports kueue_cluster_queue_resource_usage and
+        # _nominal_quota, which the queue dashboard's "Usage vs quota" reads (pkg/cache/scheduler/cache.go at
+        # v0.19.2 reports them only `if c.resourceMetricsEnabled`; the chart leaves the line commented out).
+        "metrics": {"bindAddress": f":{KUEUE_METRICS_PORT}", "enableClusterQueueResources": True},
         "webhook": {"port": versions.KUEUE_WEBHOOK_PORT},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
@@ -270,7 +290,7 @@ def kueue_values(
     pods_ready_timeout: str,
     requeue_limit: int,
     startup_taints: Sequence[str] = (),
-    metrics: bool = False,
+    metrics: str = "none",
 ) -> dict[str, Any]:
     """Values of the Kueue chart: the released image, our manager config, nothing optional switched on.
 
@@ -279,10 +299,15 @@ def kueue_values(
     webhook (9443) and the visibility API (8082) through the cluster security group that every node has.
     It mounts no EFS, so it tolerates the EFS driver's startup taint like the autoscaler.
 
-    `metrics`: the chart's ServiceMonitor (`enablePrometheus`) scrapes the controller's HTTPS metrics port
-    (8443) with Prometheus's service-account token and its self-signed certificate unchecked
-    (charts/kueue/templates/prometheus/monitor.yaml: `insecureSkipVerify: true` without cert-manager);
-    kube-prometheus-stack's Prometheus may `get` the `/metrics` URL, which Kueue's authorizer asks for.
+    `metrics`: the store (`observability.metrics`). `prometheus` (in the cluster): the chart's ServiceMonitor
+    (`enablePrometheus`) scrapes the controller's HTTPS metrics port (8443) with Prometheus's service-account
+    token and its self-signed certificate unchecked (charts/kueue/templates/prometheus/monitor.yaml:
+    `insecureSkipVerify: true` without cert-manager); kube-prometheus-stack's Prometheus may `get` the `/metrics`
+    URL, which Kueue's authorizer asks for.
+    `managedPrometheus`: no ServiceMonitor (nothing would read it); the collector scrapes the plain-HTTP relay
+    instead (`metrics_relay_objects`). Kueue's own HTTPS listener is the same in both cases: v0.19.2 has only that
+    one (cmd/kueue/main.go hard-codes `SecureServing: true`), so nothing else (the ServiceMonitor, `gpuplane queue`,
+    which reads the API and the visibility API, never metrics) depends on which store reads it.
     """
     return {
         "controllerManager": {
@@ -300,10 +325,120 @@ def kueue_values(
                 manager_config(namespace, pods_ready_timeout, requeue_limit), sort_keys=False
             )
         },
-        "enablePrometheus": metrics,
+        "enablePrometheus": metrics == "prometheus",
         "enableCertManager": False,
         "enableKueueViz": False,
     }
+
+
+def relay_script() -> str:
+    """The relay's source, read from the installed package (`runtime/gpuplane-kueue-metrics-relay.py`)."""
+    return resources.files("gpuplane.manifests").joinpath("runtime", RELAY_SCRIPT).read_text(encoding="utf-8")
+
+
+def _relay_meta(name: str, *, namespaced: bool = True) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {**RELAY_LABELS, **MANAGED_BY}}
+    if namespaced:
+        meta["namespace"] = versions.KUEUE_NAMESPACE
+    return meta
+
+
+def metrics_relay_objects(*, allowed_cidrs: Sequence[str], startup_taints: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Kueue's metrics on plain HTTP inside the cluster, for the AWS managed collector (`managedPrometheus`).
+
+    Kueue v0.19.2 cannot serve plain HTTP itself (its only metrics listener is HTTPS with authn/authz, hard-coded
+    in cmd/kueue/main.go), and the collector takes no `tls_config`. So a one-replica relay (the pinned python slim
+    image, the standard-library script `relay_script()`) asks Kueue's metrics Service with its own service
+    account's token and answers `GET /metrics` on `RELAY_PORT` of the Service `RELAY_SERVICE`. Its account may
+    `get` the non-resource URL `/metrics` and nothing else (the verb Kueue's authorizer asks the API server about).
+
+    Who reaches the plain port: the pods' network is the cluster security group, which admits only its own members
+    (the nodes, so the pods on them, the control plane's and the collector's network interfaces) and 443 from the
+    API access list; nothing outside the cluster reaches it. The NetworkPolicy admits the port only from
+    `allowed_cidrs` (the VPC, where the collector's interfaces are), which adds nothing to that while the VPC CNI
+    does not enforce network policies (its add-on's `enableNetworkPolicy`, off in gpuplane's clusters) and keeps
+    everything else out of the relay once it does. What leaks if a pod in the cluster reads the port: queue names,
+    quotas and counts; never the token (the relay forwards nothing of the request).
+    """
+    upstream = f"https://{KUEUE_METRICS_SERVICE}.{versions.KUEUE_NAMESPACE}.svc:{KUEUE_METRICS_PORT}/metrics"
+    script_volume = "relay"
+    reader = f"gpuplane-{RELAY_NAME}"
+    pod_security = workload_security.pod_security_context(
+        workload_security.MIN_WORKLOAD_UID, workload_security.MIN_WORKLOAD_UID
+    )
+    container = {
+        "name": "relay",
+        "image": versions.PYTHON_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", f"/relay/{RELAY_SCRIPT}"],
+        "env": [
+            {"name": "RELAY_UPSTREAM", "value": upstream},
+            {"name": "RELAY_PORT", "value": str(RELAY_PORT)},
+            {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
+        ],
+        "ports": [{"name": RELAY_PORT_NAME, "containerPort": RELAY_PORT, "protocol": "TCP"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": RELAY_PORT_NAME}, "periodSeconds": 10},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": RELAY_PORT_NAME}, "periodSeconds": 20},
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+        "securityContext": workload_security.container_security_context(),
+        "volumeMounts": [{"name": script_volume, "mountPath": "/relay", "readOnly": True}],
+    }
+    pod: dict[str, Any] = {
+        "serviceAccountName": RELAY_NAME,
+        "securityContext": pod_security,
+        "containers": [container],
+        "volumes": [{"name": script_volume, "configMap": {"name": RELAY_NAME}}],
+    }
+    if startup_taints:
+        # It mounts no EFS: it need not wait for the EFS driver's node agent (like Kueue itself).
+        pod["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
+    policy = workload_security.network_policy(RELAY_NAME, versions.KUEUE_NAMESPACE, dict(RELAY_LABELS), [RELAY_PORT])
+    policy["metadata"]["labels"].update(RELAY_LABELS)
+    policy["spec"]["ingress"][0]["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in allowed_cidrs]
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _relay_meta(RELAY_NAME)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _relay_meta(reader, namespaced=False),
+            "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _relay_meta(reader, namespaced=False),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader},
+            "subjects": [{"kind": "ServiceAccount", "name": RELAY_NAME, "namespace": versions.KUEUE_NAMESPACE}],
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _relay_meta(RELAY_NAME),
+            "data": {RELAY_SCRIPT: relay_script()},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {**_relay_meta(RELAY_NAME), "annotations": dict(workload_security.DIGEST_SKIP)},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": dict(RELAY_LABELS)},
+                "template": {"metadata": {"labels": dict(RELAY_LABELS)}, "spec": pod},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _relay_meta(RELAY_SERVICE),
+            "spec": {
+                "selector": dict(RELAY_LABELS),
+                "ports": [
+                    {"name": RELAY_PORT_NAME, "port": RELAY_PORT, "targetPort": RELAY_PORT_NAME, "protocol": "TCP"}
+                ],
+            },
+        },
+        policy,
+    ]
 
 
 def queued(jobset: Mapping[str, Any], local_queue_name: str = LOCAL_QUEUE) -> dict[str, Any]:

@@ -258,6 +258,15 @@ POLICY_EFS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriver
 # land on a node before the agent can mount (aws-efs-csi-driver README, "node startup taint").
 EFS_STARTUP_TAINT_KEY: Final = "efs.csi.aws.com/agent-not-ready"
 NFS_PORT: Final = 2049
+# --- EBS CSI driver: the in-cluster Prometheus's volume (`observability.metrics: prometheus`) ---------------------
+# The `aws-ebs-csi-driver` EKS add-on (EKS user guide "ebs-csi", "Store Kubernetes volumes with Amazon EBS"), its
+# controller's service account, and the AWS-managed policy the guide attaches to its role (as the EKS Blueprints
+# and data-on-eks do); the version is EKS's default for the cluster, like every add-on here.
+ADDON_EBS_CSI: Final = "aws-ebs-csi-driver"
+EBS_CSI_PROVISIONER: Final = "ebs.csi.aws.com"
+EBS_CSI_CONTROLLER_SA: Final = "ebs-csi-controller-sa"
+EBS_CSI_NAMESPACE: Final = "kube-system"
+POLICY_EBS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 
 # --- NVIDIA GPU stack (NVIDIA k8s-device-plugin and GPU Operator docs) ----------------------------
 NVIDIA_NAMESPACE: Final = "nvidia-gpu"

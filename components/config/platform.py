@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from gpuplane.components.config.base import _Args
+from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.cluster import ClusterArgs
 from gpuplane.components.config.common import Profile, duration_seconds
 from gpuplane.components.config.network import NetworkArgs
@@ -18,7 +18,7 @@ from gpuplane.components.config.storage import StorageArgs
 from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
 from gpuplane.components.facts import partition
 from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE, DNS1123_SUBDOMAIN_RE
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 
 class AutoscalerArgs(_Args):
@@ -69,27 +69,37 @@ class ObservabilityArgs(_Args):
     metrics: MetricsBackend = Field(
         default="prometheus",
         description="`prometheus`: kube-prometheus-stack in namespace `monitoring` (Prometheus, Alertmanager, "
-        "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert rules "
-        "and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge of its "
-        "own: $0/h added). `managedPrometheus`: an Amazon Managed Service for Prometheus workspace fed by the AWS "
-        "managed collector (DCGM, TF Serving, kube-state-metrics; not Kueue, whose metrics are HTTPS with its own "
-        "CA), the alert rules and Alertmanager in the workspace, alerts to the SNS topic; billed per collector-hour "
-        "and per sample (about $0.36/h at 1,000 samples/s); KEDA and the dashboards read the workspace with SigV4; "
-        "no Grafana in the cluster; not in aws-cn. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on "
-        "(Container Insights with enhanced observability, GPU metrics from its own dcgm-exporter, which replaces "
-        "gpuplane's whatever `dcgmExporter` says), CloudWatch alarms (GPU memory, failed nodes, agent silent) to "
-        "the SNS topic and a CloudWatch GPU dashboard; no TF Serving or Kueue metrics, so serving scales on cpu "
-        "only; billed per observation (about $0.004/h per node, an estimate). `none`: nothing collected. Default: "
-        "prod `managedPrometheus` where the region has Amazon Managed Service for Prometheus (aws, aws-us-gov), "
-        "else `prometheus` (aws-cn has no AMP; the in-cluster stack keeps every alert, dashboard and metric "
-        "scaler there); dev `prometheus`, the cheapest choice that keeps the dashboards and alerts (the shipped dev "
-        "stack: $0/h added, against about $0.36/h for managedPrometheus and $0.01/h for cloudwatch, which lacks "
-        "the serving and queue alerts; docs/operations.md).",
+        "kube-state-metrics, node-exporter, Grafana) scraping DCGM, TF Serving, Kueue, with gpuplane's alert "
+        "rules and dashboards; it runs on the system nodes (about 0.5 vCPU and 1.5 GiB requested, no AWS charge "
+        "of its own but its data volume, `storageGib` of gp3: about $0.001/h at 10 GiB). `managedPrometheus`: an "
+        "Amazon Managed Service for Prometheus workspace fed by the AWS managed collector (DCGM, TF Serving, "
+        "kube-state-metrics, Kueue through a plain-HTTP relay in the cluster), the alert rules and Alertmanager "
+        "in the workspace, alerts to the SNS topic; billed per collector-hour and per sample (about $0.36/h at "
+        "1,000 samples/s); KEDA and the dashboards read the workspace with SigV4; no Grafana in the cluster; not "
+        "in aws-cn. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on (Container Insights with "
+        "enhanced observability, GPU metrics from its own dcgm-exporter, which replaces gpuplane's whatever "
+        "`dcgmExporter` says), CloudWatch alarms (GPU memory, failed nodes, agent silent) to the SNS topic and a "
+        "CloudWatch GPU dashboard; no TF Serving or Kueue metrics, so serving scales on cpu only; billed per "
+        "observation (about $0.004/h per node, an estimate). `none`: nothing collected. Default: prod "
+        "`managedPrometheus` where the region has Amazon Managed Service for Prometheus (aws, aws-us-gov), else "
+        "`prometheus` (aws-cn has no AMP; the in-cluster stack keeps every alert, dashboard and metric scaler "
+        "there); dev `prometheus`, the cheapest choice that keeps the dashboards and alerts (the shipped dev "
+        "stack: about $0.001/h added, its volume, against about $0.36/h for managedPrometheus and $0.01/h for "
+        "cloudwatch, which lacks the serving and queue alerts; docs/operations.md).",
     )
     retention: str = Field(
-        default="7d",
-        description="How long Prometheus keeps samples (its data is on the node's disk, lost with the pod). "
-        "Default `7d`.",
+        default=observability.DEFAULT_RETENTION,
+        description="How long the in-cluster Prometheus keeps samples, on its EBS volume (`storageGib`), which "
+        "outlives its pod. Default `7d`.",
+    )
+    storage_gib: int | None = Field(
+        default=None,
+        ge=observability.PROMETHEUS_MIN_VOLUME_GIB,
+        le=observability.PROMETHEUS_MAX_VOLUME_GIB,
+        description="Size in GiB of the in-cluster Prometheus's encrypted gp3 volume (`metrics: prometheus`; "
+        f"${versions.EBS_GP3_GB_MONTH_USD}/GB-month, docs/operations.md). Default: sized from `retention` at "
+        f"{observability.PROMETHEUS_EXPECTED_SERIES:,} series scraped every 30 s, 2 bytes a sample, twice that for "
+        f"the WAL and compaction, at least {observability.PROMETHEUS_MIN_VOLUME_GIB} (10 for `7d`).",
     )
     grafana: bool = Field(
         default=True,
@@ -124,6 +134,21 @@ class ObservabilityArgs(_Args):
         ):
             raise ValueError(f"'{value}' is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)")
         return value
+
+    @model_validator(mode="after")
+    def _volume_needs_prometheus(self) -> ObservabilityArgs:
+        if self.storage_gib is not None and self.metrics != "prometheus":
+            raise FieldError(
+                "storageGib",
+                f"is {self.storage_gib}, but only the in-cluster Prometheus (metrics: prometheus) has a volume and "
+                f"metrics is '{self.metrics}'; remove storageGib or set metrics: prometheus",
+            )
+        return self
+
+    @property
+    def volume_gib(self) -> int:
+        """Prometheus's volume: `storageGib`, or the size `retention` needs (`observability.prometheus_volume_gib`)."""
+        return self.storage_gib or observability.prometheus_volume_gib(self.retention)
 
     @field_validator("retention")
     @classmethod

@@ -35,6 +35,9 @@ def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
     ]
     if args.storage.enabled:
         needed.append(NeededAddon(versions.ADDON_EFS_CSI, "storage.enabled"))
+    if args.observability.metrics == "prometheus":
+        # The in-cluster Prometheus keeps its data on an EBS volume (manifests/observability.py).
+        needed.append(NeededAddon(versions.ADDON_EBS_CSI, "observability.metrics"))
     repaired = [f"nodeGroups[{i}].repair" for i, g in enumerate(args.resolved_node_groups) if g.repair.enabled]
     if repaired:
         # Node auto repair acts on the conditions this agent sets (EKS user guide "node-health").

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuplane.components.facts import prices
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 _GROUP_LABEL: Final = "gpuplane.io/node-group"
@@ -84,6 +84,8 @@ class StackUsage:
     """The `amazon-cloudwatch-observability` add-on runs (`observability.metrics: cloudwatch`)."""
     cloudwatch_alarms: int = 0
     cloudwatch_dashboards: int = 0
+    prometheus_volume_gib: int = 0
+    """The in-cluster Prometheus's EBS volume (`observability.storageGib`), 0 without one."""
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,8 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
     if usage.cloudwatch_agent:
         line = cloudwatch_line(usage)
         lines.append(CostLine(line.item, line.detail, line.idle, line.max, (*line.notes, *choices)))
+    if usage.prometheus_volume_gib:
+        lines.append(prometheus_volume_line(usage.prometheus_volume_gib))
     return Estimate(
         region=usage.region,
         lines=tuple(lines),
@@ -362,6 +366,35 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         ),
         cloudwatch_alarms=len(by_type.get("aws:cloudwatch/metricAlarm:MetricAlarm", [])),
         cloudwatch_dashboards=len(by_type.get("aws:cloudwatch/dashboard:Dashboard", [])),
+        prometheus_volume_gib=sum(
+            _prometheus_volume(r["inputs"])
+            for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
+            if r["inputs"].get("name") == "kube-prometheus-stack"
+        ),
+    )
+
+
+def _prometheus_volume(release: Mapping[str, Any]) -> int:
+    """GiB of the volume kube-prometheus-stack's values claim for Prometheus (0: an emptyDir)."""
+    spec = release.get("values", {}).get("prometheus", {}).get("prometheusSpec", {})
+    claim = spec.get("storageSpec", {}).get("volumeClaimTemplate", {}).get("spec", {})
+    return math.ceil(_gib(claim.get("resources", {}).get("requests", {}).get("storage", "0")))
+
+
+def prometheus_volume_line(gib: int) -> CostLine:
+    """The in-cluster Prometheus's gp3 volume: GB-months at the dated gp3 price (`EBS_GP3_GB_MONTH_USD`).
+
+    gp3 includes 3,000 IOPS and 125 MB/s at no charge (EBS pricing page), which a Prometheus of this size does not
+    exceed, so only the GB-months are priced. Billed as long as the volume exists: on a prod stack the teardown
+    hooks keep it after `pulumi destroy` (docs/operations.md).
+    """
+    hourly = gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    return CostLine(
+        "Prometheus volume",
+        f"{gib} GiB gp3 x ${versions.EBS_GP3_GB_MONTH_USD}/GB-month",
+        round(hourly, 4),
+        round(hourly, 4),
+        (f"EBS prices as of {versions.SERVICE_PRICES_DATE}; billed per GiB provisioned, used or not",),
     )
 
 
@@ -403,14 +436,22 @@ def cloudwatch_line(usage: StackUsage) -> CostLine:
 def metrics_choices(usage: StackUsage) -> dict[str, tuple[float, float]]:
     """What each `observability.metrics` choice adds to this stack, USD per hour (idle, max), by the same model.
 
-    `prometheus`: nothing of its own (its pods use the system nodes); `managedPrometheus`: one workspace and one
-    collector (`amp_line`); `cloudwatch`: the stack's nodes, 3 alarms and 1 dashboard (`cloudwatch_line`).
+    `prometheus`: its EBS volume (`prometheus_volume_line`: this stack's, else the size for the default
+    retention); its pods use the system nodes; `managedPrometheus`: one workspace and one collector (`amp_line`);
+    `cloudwatch`: the stack's nodes, 3 alarms and 1 dashboard (`cloudwatch_line`).
     """
+    volume = prometheus_volume_line(
+        usage.prometheus_volume_gib or observability.prometheus_volume_gib(observability.DEFAULT_RETENTION)
+    )
     amp = amp_line(1, 1)
     cw = cloudwatch_line(
         StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=3, cloudwatch_dashboards=1)
     )
-    return {"prometheus": (0.0, 0.0), "managedPrometheus": (amp.idle, amp.max), "cloudwatch": (cw.idle, cw.max)}
+    return {
+        "prometheus": (volume.idle, volume.max),
+        "managedPrometheus": (amp.idle, amp.max),
+        "cloudwatch": (cw.idle, cw.max),
+    }
 
 
 def metrics_choices_note(usage: StackUsage) -> str:

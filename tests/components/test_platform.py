@@ -208,7 +208,8 @@ def test_core_addons_order_and_cni_identity(dev_run):
     # metrics-server: the dev stack's serving variant has an HPA (tests/workloads).
     core = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
     # eks-node-monitoring-agent: node auto repair is on by default (issue 29), and acts on the agent's conditions.
-    assert set(addons) == core | {"metrics-server", "eks-node-monitoring-agent"}
+    # aws-ebs-csi-driver: the in-cluster Prometheus (the default `metrics: prometheus`) keeps its data on EBS.
+    assert set(addons) == core | {"metrics-server", "eks-node-monitoring-agent", "aws-ebs-csi-driver"}
     for ng in dev_run.by_type(NODE_GROUP):
         assert addons["vpc-cni"].urn in ng.dependencies
         assert addons["eks-pod-identity-agent"].urn in ng.dependencies

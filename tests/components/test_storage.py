@@ -104,8 +104,9 @@ def test_storage_objects_are_valid_and_bound_by_name(dev_run):
     k8s = {
         r.inputs["kind"] + "/" + r.inputs["metadata"]["name"]: r.inputs
         for r in dev_run.resources
-        if r.type.startswith("kubernetes:core/v1:Persistent") or r.type == "kubernetes:storage.k8s.io/v1:StorageClass"
-    }
+        if r.type.startswith("kubernetes:core/v1:Persistent")
+        or (r.type == "kubernetes:storage.k8s.io/v1:StorageClass" and r.inputs["provisioner"] == "efs.csi.aws.com")
+    }  # the EBS class of Prometheus's volume: tests/manifests/test_prometheus_volume.py
     assert set(k8s) == {
         "StorageClass/efs-ap",
         *(f"PersistentVolume/ml-{v}" for v in ("models", "datasets", "logs")),
@@ -173,7 +174,7 @@ def test_destroy_order_follows_the_dependency_graph(dev_run):
     for target in dev_run.by_type(MT):  # mount targets go before the file system and their security group
         assert depends(dev_run, target, fs) and depends(dev_run, target, sg)
     volumes = [r for r in dev_run.resources if r.type.startswith("kubernetes:") and "Persistent" in r.type]
-    volumes.append(dev_run.one("kubernetes:storage.k8s.io/v1:StorageClass"))
+    volumes.append(dev_run.one("kubernetes:storage.k8s.io/v1:StorageClass", "gpuplane-dev-storage-sc"))
     for volume in volumes:  # Kubernetes volumes before the CSI driver and the cluster
         assert depends(dev_run, volume, addon), volume.urn
         assert depends(dev_run, volume, cluster), volume.urn

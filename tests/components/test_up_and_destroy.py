@@ -211,6 +211,7 @@ ADDONS = {
     "eks-pod-identity-agent",
     "aws-efs-csi-driver",
     "eks-node-monitoring-agent",
+    "aws-ebs-csi-driver",  # the in-cluster Prometheus's volume (the default `metrics: prometheus`)
 }
 
 

@@ -41,7 +41,8 @@ def test_scrape_config_is_within_the_collectors_limits(workload_namespace):
     config = observability.managed_scrape_config(workload_namespace)
     assert observability.collector_problems(config) == []
     jobs = [job["job_name"] for job in config["scrape_configs"]]
-    assert jobs == ["dcgm-exporter", "kube-state-metrics"] + (["tensorflow-serving"] if workload_namespace else [])
+    expected = ["dcgm-exporter", "kube-state-metrics", "kueue"] + (["tensorflow-serving"] if workload_namespace else [])
+    assert jobs == expected
 
 
 def _promtool_check_config(path: Path) -> subprocess.CompletedProcess[str]:

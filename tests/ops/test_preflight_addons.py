@@ -88,9 +88,16 @@ def test_stack_addons_name_the_key_that_needs_each() -> None:
         "kube-proxy": "cluster",
         "coredns": "cluster",
         "aws-efs-csi-driver": "storage.enabled",
+        "aws-ebs-csi-driver": "observability.metrics",  # the in-cluster Prometheus's volume (issue 29)
         "eks-node-monitoring-agent": "nodeGroups[0].repair",  # node auto repair acts on its conditions (issue 29)
         "metrics-server": "serving[0].variants[0].autoscaling",
     }
+
+
+@pytest.mark.parametrize(("metrics", "ebs"), [("prometheus", True), ("managedPrometheus", False), ("none", False)])
+def test_the_ebs_driver_only_where_prometheus_keeps_a_volume(metrics: str, ebs: bool) -> None:
+    parsed = stack_config({"cluster": DEV_CLUSTER, "observability": {"metrics": metrics}})
+    assert (versions.ADDON_EBS_CSI in [a.name for a in addons.stack_addons(parsed.platform)]) is ebs
 
 
 # --- preflight ---------------------------------------------------------------------------------------------
