@@ -299,7 +299,6 @@ def check_amp_arriving(ctx: Context) -> Outcome:
             ctx,
             query,
             store=f"AMP workspace {workspace.get('workspaceId')}",
-            managed=True,
             diagnose=amp_targets(amp, endpoint),
             cause="the collector's first samples arrive a few minutes after it turns ACTIVE (this check polls "
             "within its deadline); past that: the target is down (up=0: the collector reaches it and the scrape "

@@ -180,7 +180,6 @@ def check_metrics_arriving(ctx: Context) -> Outcome:
             ctx,
             prometheus_query(ctx),
             store="Prometheus",
-            managed=False,
             diagnose=prometheus_targets(ctx),
             cause="the target is down or failing (its last error above), or Prometheus discovered no target (a "
             "ServiceMonitor/PodMonitor missing, or one its selectors miss), or the exporter emits no such series yet",

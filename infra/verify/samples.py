@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.model import CheckFailed, Context, Outcome, passed
 from gpuplane.manifests import observability as obs
+from gpuplane.manifests import queue as queue_manifests
 from gpuplane.manifests import versions
 
 if TYPE_CHECKING:
@@ -78,16 +79,17 @@ KUEUE = Source(
     "Kueue",
     obs.KUEUE_METRICS[0],
     ".*kueue.*",
-    look=f"`kubectl -n {versions.KUEUE_NAMESPACE} get servicemonitor,svc` (the chart's `enablePrometheus`) and "
-    "Prometheus's access to Kueue's HTTPS metrics port",
+    look=f"`kubectl -n {versions.KUEUE_NAMESPACE} get servicemonitor,svc,pods`: with the in-cluster Prometheus the "
+    "chart's ServiceMonitor and Prometheus's access to Kueue's HTTPS metrics port; with AMP the plain-HTTP relay "
+    f"`{queue_manifests.RELAY_NAME}` (Service `{queue_manifests.RELAY_SERVICE}`) and its log",
 )
 
 
-def sources(expect: Expectations, *, managed: bool) -> tuple[list[Source], list[str]]:
+def sources(expect: Expectations) -> tuple[list[Source], list[str]]:
     """The sources this stack's store should hold, and a line for each one left out and why.
 
-    `managed`: the AMP collector's scrape config (`observability.managed_scrape_config`) has no Kueue job (its
-    HTTPS port with its own CA is not a target the collector can scrape), so Kueue is not expected there.
+    The same for both Prometheus stores: the AMP collector scrapes Kueue through the plain-HTTP relay
+    (`manifests/queue.py` `metrics_relay_objects`, job `kueue-controller-manager-metrics-service` as in-cluster).
     """
     found, left_out = [KUBE_STATE], []
     if expect.gpu_groups and expect.dcgm_exporter:
@@ -96,9 +98,7 @@ def sources(expect: Expectations, *, managed: bool) -> tuple[list[Source], list[
         left_out.append("DCGM: observability.dcgmExporter is off")
     if expect.variants:
         found.append(TF_SERVING)
-    if expect.training and managed:
-        left_out.append("Kueue: the managed collector does not scrape Kueue's HTTPS metrics port (docs/operations.md)")
-    elif expect.training:
+    if expect.training:
         found.append(KUEUE)
     return found, left_out
 
@@ -239,7 +239,6 @@ def arriving(
     query: Query,
     *,
     store: str,
-    managed: bool,
     diagnose: Diagnose,
     cause: str,
     fix: str,
@@ -250,7 +249,7 @@ def arriving(
     The last look before the deadline decides; what is missing then is diagnosed from the store's view of its
     targets.
     """
-    wanted, left_out = sources(ctx.expect, managed=managed)
+    wanted, left_out = sources(ctx.expect)
     by_name = {s.name: s for s in wanted}
     start = ctx.clock()
     while True:

@@ -385,6 +385,8 @@ def _managed_series() -> dict[str, list[dict[str, str]]]:
         ],
         "kube_node_status_condition": [{"node": "system-0"}] * 2,
         ":tensorflow:serving:request_count": [{"model_name": "mobilenet", "status": "OK"}],
+        # through the plain-HTTP relay, with the in-cluster ServiceMonitor's job name
+        "kueue_pending_workloads": [{"cluster_queue": "gpu", "job": "kueue-controller-manager-metrics-service"}],
         "up": [
             {"job": "dcgm-exporter", "node": "gpu-0", "instance": "10.0.1.5:9400", "up": "1"},
             {"job": "dcgm-exporter", "node": "gpu-1", "instance": "10.0.2.6:9400", "up": "0"},
@@ -392,7 +394,7 @@ def _managed_series() -> dict[str, list[dict[str, str]]]:
     }
 
 
-def test_amp_arriving_passes_and_leaves_kueue_out(managed, make_ctx, stubbed, endpoint):
+def test_amp_arriving_passes_with_kueue_through_the_relay(managed, make_ctx, stubbed, endpoint):
     client, stub = stubbed
     _find(stub, endpoint)
     AmpApi.store = FakePrometheus(_managed_series())
@@ -401,13 +403,13 @@ def test_amp_arriving_passes_and_leaves_kueue_out(managed, make_ctx, stubbed, en
     assert outcome.status == "pass"
     assert outcome.evidence == (
         f"AMP workspace {WS_ID} holds samples of DCGM: 1 GPU(s) on gpu-0, 1 GPU(s) on gpu-1; kube-state-metrics: 2 "
-        "series; TF Serving: model_name mobilenet. Not looked for: Kueue: the managed collector does not scrape "
-        "Kueue's HTTPS metrics port (docs/operations.md)"
+        "series; TF Serving: model_name mobilenet; Kueue: 1 series"
     )
     assert [parse_qs(b)["query"][0] for _p, _h, b in AmpApi.received] == [
         "DCGM_FI_DEV_GPU_UTIL",
         "count(kube_node_status_condition)",
         "count by (model_name) (:tensorflow:serving:request_count)",
+        "count(kueue_pending_workloads)",
     ]
 
 

@@ -236,14 +236,10 @@ def test_arriving_reports_prometheus_refusing_a_query(dev, make_ctx):
 
 def test_sources_follow_the_stack(dev, prod):
     names = lambda found: [s.name for s in found[0]]  # noqa: E731
-    assert names(samples.sources(dev, managed=False)) == ["DCGM", "kube-state-metrics", "TF Serving", "Kueue"]
-    assert names(samples.sources(prod, managed=False)) == ["DCGM", "kube-state-metrics"]
-    managed = samples.sources(dev, managed=True)
-    assert names(managed) == ["DCGM", "kube-state-metrics", "TF Serving"]
-    assert managed[1] == [
-        "Kueue: the managed collector does not scrape Kueue's HTTPS metrics port (docs/operations.md)"
-    ]
-    off = samples.sources(dataclasses.replace(prod, dcgm_exporter=False), managed=False)
+    # the same for both Prometheus stores: AMP's collector reaches Kueue through the plain-HTTP relay
+    assert names(samples.sources(dev)) == ["DCGM", "kube-state-metrics", "TF Serving", "Kueue"]
+    assert names(samples.sources(prod)) == ["DCGM", "kube-state-metrics"]
+    off = samples.sources(dataclasses.replace(prod, dcgm_exporter=False))
     assert names(off) == ["kube-state-metrics"] and off[1] == ["DCGM: observability.dcgmExporter is off"]
 
 
