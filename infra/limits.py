@@ -175,7 +175,11 @@ def platform_problems(platform: PlatformArgs, cluster_name: str, namespace: str,
         node_groups=[g.name for g in platform.resolved_node_groups],
         flow_logs=platform.network.flow_logs,
         import_roles=imports,
-        alert_role=platform.observability.metrics == "prometheus",
+        metrics_roles=names.metrics_role_suffixes(
+            platform.observability.metrics,
+            keda_on_amp=platform.observability.metrics == "managedPrometheus"
+            and any(v.autoscaling and v.autoscaling.metric != "cpu" for s in platform.serving for v in s.variants),
+        ),
     )
     problems += [f"{namespace}:{p.field}: {p.message}" for p in names.problems(roles)]
     base = {"gpuplane:project": project, "gpuplane:stack": stack, **platform.tags}

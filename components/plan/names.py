@@ -47,6 +47,21 @@ FLOW_LOG_ROLE_SUFFIX: Final = "-network-flow-logs-role"
 # Alertmanager's SNS publisher (components.observability), when the stack collects metrics: shorter than the
 # flow-log role's suffix, so turning metrics on never shortens the longest clusterName allowed.
 ALERT_ROLE_SUFFIX: Final = "-metrics-alerts-role"
+# The roles each `observability.metrics` backend adds (components.observability, components.storage's
+# `ebs_csi_driver` under it, components.cloudwatch), and KEDA's when serving scales on AMP's metrics
+# (components.platform `_keda`): all shorter than the flow-log role's suffix too.
+METRICS_ROLE_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {
+    "prometheus": (ALERT_ROLE_SUFFIX, "-metrics-ebs-csi-role"),
+    "managedPrometheus": (),
+    "cloudwatch": ("-cloudwatch-agent-role",),
+    "none": (),
+}
+KEDA_AMP_ROLE_SUFFIX: Final = "-keda-amp-role"
+
+
+def metrics_role_suffixes(backend: str, *, keda_on_amp: bool = False) -> tuple[str, ...]:
+    """The IAM role suffixes `observability.metrics: backend` adds; `keda_on_amp`: serving scales on AMP's metrics."""
+    return METRICS_ROLE_SUFFIXES[backend] + ((KEDA_AMP_ROLE_SUFFIX,) if keda_on_amp else ())
 
 
 @functools.cache
@@ -199,12 +214,13 @@ def iam_role_names(
     node_groups: Sequence[str] = (),
     flow_logs: bool = False,
     import_roles: Sequence[tuple[str, str, str]] = (),
-    alert_role: bool = False,
+    metrics_roles: Sequence[str] = (),
 ) -> list[DerivedName]:
     """IAM roles the platform makes, named by Pulumi from their logical names (plus its 8-character suffix).
 
     `import_roles` are (section, workload name, its key) of the workloads with an `s3://` import: each
     gets `<cluster>-<section>-<name>-import-role` (components.pod_identity under TfServing/TfTraining).
+    `metrics_roles`: the suffixes of the metrics backend's roles (`metrics_role_suffixes`).
     """
     limit = iam_role_name_max()
     rule = "IAM"
@@ -212,7 +228,7 @@ def iam_role_names(
     suffixes = [
         *CLUSTER_ROLE_SUFFIXES,
         *([FLOW_LOG_ROLE_SUFFIX] if flow_logs else []),
-        *([ALERT_ROLE_SUFFIX] if alert_role else []),
+        *metrics_roles,
     ]
     found = [
         DerivedName("IAM role name", f"{cluster_name}{s}", f"<clusterName>{s}", (cluster_key,), limit, rule,

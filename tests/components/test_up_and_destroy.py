@@ -211,11 +211,13 @@ ADDONS = {
     "eks-pod-identity-agent",
     "aws-efs-csi-driver",
     "eks-node-monitoring-agent",
-    "aws-ebs-csi-driver",  # the in-cluster Prometheus's volume (the default `metrics: prometheus`)
 }
 
 
-@pytest.mark.parametrize(("fixture", "extra"), [("dev_run", {"metrics-server"}), ("prod_run", set())])
+# dev's default metrics backend is the in-cluster Prometheus, whose volume needs the EBS CSI driver; prod's is AMP.
+@pytest.mark.parametrize(
+    ("fixture", "extra"), [("dev_run", {"metrics-server", "aws-ebs-csi-driver"}), ("prod_run", set())]
+)
 def test_every_eks_addon_is_deleted_with_the_cluster(request, fixture, extra):
     rec: Recording = request.getfixturevalue(fixture)
     cluster = rec.one(CLUSTER)

@@ -144,12 +144,12 @@ def test_summary_table_is_printed(tmp_path):
     assert "g5.xlarge" in result.output
     # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; versions.py services):
     # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
-    # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 6 KMS keys x 1/730 (the AMP workspace's, its alert topic's)
+    # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 5 KMS keys x 1/730 (the 5th: AMP's alert topic's)
     # + prod's default metrics backend, managedPrometheus (issue 29): 1 collector x 0.04 + 1,000 samples/s x
     # 3,600 / 10M x 0.90 + a month of those samples at 2 bytes x 0.03/GB-month, per hour.
     gp3 = 0.08 / 730
     amp = 0.04 + 1000 * 3600 / 1e7 * 0.90 + 1000 * 3600 * 730 * 2 / 1e9 * 0.03 / 730
-    idle = 0.10 + (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3) + 0.15 + 300 * 0.30 / 730 + 6 / 730 + amp
+    idle = 0.10 + (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3) + 0.15 + 300 * 0.30 / 730 + 5 / 730 + amp
     top = idle + 3 * (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3)
     priced = json.loads((tmp_path / "prod" / "cost.json").read_text())
     assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)

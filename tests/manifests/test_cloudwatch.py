@@ -299,7 +299,8 @@ def test_cloudwatch_cost_line_scales_with_nodes_and_counts_alarms_and_the_dashbo
 def test_each_choices_added_cost_is_on_the_render(dev_run):
     usage = cost.usage_from_resources("us-west-2", _resources(dev_run))
     choices = cost.metrics_choices(usage)
-    assert choices["prometheus"] == (0.0, 0.0)
+    volume = 10 * 0.08 / 730  # its 10 GiB gp3 volume (dev's 7d retention), rounded like every line
+    assert choices["prometheus"] == (round(volume, 4), round(volume, 4))
     assert choices["managedPrometheus"][0] == cost.amp_line(1, 1).idle > choices["cloudwatch"][0] > 0
     caption = render.cost_caption(cost.estimate(usage).as_dict())
     assert "observability.metrics choices for this stack" in caption and "cloudwatch $" in caption

@@ -133,9 +133,9 @@ def test_scrape_jobs_give_the_labels_the_rules_and_dashboards_join_on():
 # --- the stack under mocks ---------------------------------------------------------------------------------------
 def test_workspace_collector_rules_and_alertmanager_are_created(amp_run):
     (workspace,) = amp_run.by_type("aws:amp/workspace:Workspace")
-    (key,) = [k for k in amp_run.by_type("aws:kms/key:Key") if k.urn.endswith("amp-key")]
-    assert workspace.inputs["kmsKeyArn"] == key.outputs["arn"]
-    assert "aps.us-west-2.amazonaws.com" in key.inputs["policy"]
+    # AWS owned key: a workspace with a customer managed key cannot take the managed collector
+    assert "kmsKeyArn" not in workspace.inputs
+    assert not [k for k in amp_run.by_type("aws:kms/key:Key") if "aps.us-west-2.amazonaws.com" in k.inputs["policy"]]
     (scraper,) = amp_run.by_type("aws:amp/scraper:Scraper")
     eks = scraper.inputs["source"]["eks"]
     (cluster,) = amp_run.by_type("aws:eks/cluster:Cluster")
@@ -247,7 +247,7 @@ def test_recorded_inputs_are_valid_amp_api_requests(amp_run):
     (definition,) = amp_run.by_type("aws:amp/alertManagerDefinition:AlertManagerDefinition")
     eks = scraper.inputs["source"]["eks"]
     requests = {
-        "CreateWorkspace": {"alias": workspace.inputs["alias"], "kmsKeyArn": workspace.inputs["kmsKeyArn"]},
+        "CreateWorkspace": {"alias": workspace.inputs["alias"]},
         "CreateScraper": {
             "alias": scraper.inputs["alias"],
             "scrapeConfiguration": {"configurationBlob": scraper.inputs["scrapeConfiguration"].encode()},
@@ -279,7 +279,6 @@ def test_recorded_inputs_are_valid_amp_api_requests(amp_run):
     _check_pattern(model, "RuleGroupsNamespaceName", rules.inputs["name"])
     _check_pattern(model, "ClusterArn", eks["clusterArn"])
     _check_pattern(model, "WorkspaceArn", scraper.inputs["destination"]["amp"]["workspaceArn"])
-    _check_pattern(model, "KmsKeyArn", workspace.inputs["kmsKeyArn"])
     _check_pattern(model, "WorkspaceId", rules.inputs["workspaceId"])
 
 

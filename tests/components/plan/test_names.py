@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.plan import names
 from gpuplane.components.plan.placement import WorkloadContext
@@ -24,10 +26,35 @@ def test_every_iam_role_of_the_program_is_a_derived_name(run_platform):
         node_groups=["system", "gpu"],
         flow_logs=True,
         import_roles=[("serving", "resnet", "serving[0].name"), ("training", "mnist", "training[0].name")],
-        alert_role=True,
+        metrics_roles=names.metrics_role_suffixes("prometheus"),
     )
     assert made == sorted(d.name for d in derived)
-    assert len(made) == 10  # 4 cluster roles, flow logs, Alertmanager's, 2 groups, 2 imports
+    assert len(made) == 11  # 4 cluster roles, flow logs, Alertmanager's, the EBS driver's, 2 groups, 2 imports
+
+
+@pytest.mark.parametrize(
+    ("backend", "extra"),
+    [("cloudwatch", ["gpuplane-names-cloudwatch-agent-role"]), ("managedPrometheus", ["gpuplane-names-keda-amp-role"])],
+)
+def test_each_metrics_backend_s_roles_are_derived_names(run_platform, backend, extra):
+    """The other backends' roles: the CloudWatch agent's; with AMP none of its own, but KEDA's when serving scales on
+    its metrics (a GPU variant on requests per second)."""
+    variant = {
+        "name": "gpu",
+        "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "gpus": 1},
+        "autoscaling": {"minReplicas": 1, "maxReplicas": 2, "metric": "requestsPerSecond", "target": 40},
+    }
+    serving = {**copy.deepcopy(SERVING), "variants": [variant]} if backend == "managedPrometheus" else SERVING
+    overrides = {"observability": {"metrics": backend}, "serving": [serving]}
+    made = sorted(r.name for r in run_platform(overrides, stack="names").by_type("aws:iam/role:Role"))
+    derived = names.iam_role_names(
+        "gpuplane-names",
+        "clusterName",
+        node_groups=["system", "gpu"],
+        metrics_roles=names.metrics_role_suffixes(backend, keda_on_amp=backend == "managedPrometheus"),
+    )
+    assert made == sorted(d.name for d in derived)
+    assert set(extra) <= set(made)
 
 
 def test_the_longest_name_per_keys_is_the_one_reported():
