@@ -176,6 +176,10 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
                 f"arn:aws:iam::{ACCOUNT_ID}:role/aws-service-role/scraper.aps.amazonaws.com/"
                 f"AWSServiceRoleForAmazonPrometheusScraper_{_digest(key, 15)}"
             )
+        elif args.typ == "aws:sns/topic:Topic":
+            # SNS ARNs end with the topic's name, no `topic/` (SNS API reference, CreateTopic); the render writes
+            # this one into observability/alertmanager.yaml and the topic policies.
+            state["arn"] = f"arn:aws:sns:{self.region}:{ACCOUNT_ID}:{resource_id}"
         elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
             url = str(inputs.get("url", "")).removeprefix("https://")
             state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"

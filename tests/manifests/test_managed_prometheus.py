@@ -167,6 +167,19 @@ def test_the_topic_lets_this_workspace_publish(amp_run):
     assert statement["Condition"]["ArnEquals"] == {"aws:SourceArn": workspace.outputs["arn"]}
 
 
+def test_the_rendered_alertmanager_names_the_topic_by_an_arn_of_snss_form(amp_run):
+    """SNS topic ARNs are `arn:<partition>:sns:<region>:<account>:<name>`, with no `topic/` (SNS API reference,
+    CreateTopic's TopicArn; topic names: 1-256 letters, digits, `-` and `_`). The render's placeholder for the
+    stack's topic must have that form: observability/alertmanager.yaml is read (and copied) by people.
+    """
+    (topic,) = amp_run.by_type("aws:sns/topic:Topic")
+    arn = topic.outputs["arn"]
+    assert re.fullmatch(r"arn:aws:sns:us-west-2:[0-9]{12}:[A-Za-z0-9_-]{1,256}", arn), arn
+    assert arn.rsplit(":", 1)[1] == topic.inputs["name"]
+    definition = yaml.safe_load(render.observability_files(amp_run)["alertmanager.yaml"])
+    assert f"topic_arn: {arn}" in definition["alertmanager_config"]
+
+
 def test_in_cluster_only_kube_state_metrics_runs(amp_run):
     (stack,) = [
         r for r in amp_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kube-prometheus-stack"
