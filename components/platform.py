@@ -337,7 +337,7 @@ class Platform(pulumi.ComponentResource):
         )
 
     def _subnets_of(self, group: NodeGroupArgs, args: PlatformArgs) -> pulumi.Input[Sequence[str]]:
-        """The private subnets a group's nodes use: all of them, or its reservation's AZ only (issue 31)."""
+        """The private subnets a group's nodes use: all, its reservation's AZ only, or one for EFA (issue 31)."""
         positions = capacity.subnet_positions(group, args.network)
         if positions is None:
             return self.network.private_subnet_ids

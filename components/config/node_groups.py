@@ -233,7 +233,9 @@ class NodeGroupArgs(_Args):
     efa: bool = Field(
         default=False,
         description="GPU groups: one Elastic Fabric Adapter interface per network card (NCCL over EFA for "
-        "multi-node training) and the EFA device plugin on these nodes. Only on types with EFA. Default false.",
+        "multi-node training) and the EFA device plugin on these nodes. Only on types with EFA. The nodes use one "
+        "private subnet (EFA traffic stays in its subnet): the reservation's AZ, else the network's first AZ. "
+        "Default false.",
     )
     placement_group: bool | None = Field(
         default=None,

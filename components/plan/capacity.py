@@ -75,11 +75,15 @@ def subnet_positions(group: NodeGroupArgs, network: NetworkArgs) -> list[int] | 
     """Positions (in the network's AZ order) of the private subnets the group may use; None for all of them.
 
     A reservation serves launches in its own AZ only. cross_checks refuses a reservation AZ that is not
-    one of the listed `network.availabilityZones`, so the position exists.
+    one of the listed `network.availabilityZones`, so the position exists. An EFA group whose AZ no reservation
+    names uses the network's first private subnet only: EFA's OS-bypass traffic does not leave its subnet (EC2
+    user guide, EFA limitations), and a cluster placement group holds instances of one AZ (botocore's autoscaling
+    model, CreateAutoScalingGroup `PlacementGroup`: "You cannot specify multiple Availability Zones and a cluster
+    placement group"), so a group spread over the AZs would fail launches and split a run's nodes.
     """
     reservation = group.capacity_reservation
     if reservation is None or reservation.availability_zone is None:
-        return None
+        return [0] if group.efa else None
     zones = list(network.availability_zones or [])
     return [zones.index(reservation.availability_zone)]
 

@@ -286,6 +286,29 @@ def test_placement_group_for_efa_without_reservation(run_platform):
     assert _template(rec, "p4d-od")["placement"] == {"groupName": "gpuplane-test-p4d-od"}
 
 
+@pytest.mark.parametrize("placement_group", [None, False])
+def test_efa_group_without_a_reservation_az_uses_one_subnet(run_platform, placement_group):
+    """EFA's OS-bypass traffic does not cross subnets, and a cluster placement group holds instances of one AZ
+    (botocore autoscaling model, CreateAutoScalingGroup `PlacementGroup`: "You cannot specify multiple
+    Availability Zones and a cluster placement group"; EC2 user guide, EFA limitations). So an EFA group whose AZ
+    no reservation names launches in one private subnet, the network's first, with or without its placement group.
+    """
+    plain = with_(ODCR, name="p4d-od")
+    plain.pop("capacityReservation")
+    if placement_group is not None:
+        plain["placementGroup"] = placement_group
+    rec = run_platform(stack(plain))
+    (first_private,) = [
+        a.inputs["subnetId"]
+        for a in rec.by_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
+        if a.name.endswith("-network-private-0-rta")
+    ]
+    assert _group(rec, "p4d-od").inputs["subnetIds"] == [first_private]
+    assert capacity.subnet_positions(NodeGroupArgs.model_validate(plain), NetworkArgs()) == [0]
+    # Groups without EFA keep every AZ.
+    assert capacity.subnet_positions(NodeGroupArgs.model_validate(SPOT), NetworkArgs()) is None
+
+
 def test_queue_spends_reserved_first(reserved_run):
     cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     flavors = [f["name"] for f in cq.inputs["spec"]["resourceGroups"][0]["flavors"]]
