@@ -79,7 +79,9 @@ def subnet_positions(group: NodeGroupArgs, network: NetworkArgs) -> list[int] | 
     names uses the network's first private subnet only: EFA's OS-bypass traffic does not leave its subnet (EC2
     user guide, EFA limitations), and a cluster placement group holds instances of one AZ (botocore's autoscaling
     model, CreateAutoScalingGroup `PlacementGroup`: "You cannot specify multiple Availability Zones and a cluster
-    placement group"), so a group spread over the AZs would fail launches and split a run's nodes.
+    placement group"), so a group spread over the AZs would fail launches and split a run's nodes. eksctl refuses
+    such groups ("efaEnabled nodegroups must have only one subnet or one availability zone", pkg/apis/eksctl.io/
+    v1alpha5 validation, read 2026-11-26); gpuplane picks the first AZ instead.
     """
     reservation = group.capacity_reservation
     if reservation is None or reservation.availability_zone is None:
