@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -23,6 +24,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from gpuplane.components.queue import TrainingQueue
 from gpuplane.infra import config, render
@@ -249,6 +251,26 @@ def test_network_policy_admits_the_plain_port_only_from_the_vpc():
     service = objects["Service"]
     assert service["metadata"]["name"] == queue.RELAY_SERVICE
     assert service["spec"]["ports"] == [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]
+
+
+CHECKOV = Path(__file__).resolve().parents[2] / ".venv-checkov" / "bin" / "checkov"
+
+
+@pytest.mark.skipif(not CHECKOV.exists() and not shutil.which("checkov"), reason="checkov not installed (make scan)")
+def test_relay_objects_pass_checkov(tmp_path: Path):
+    """`make scan` checks the dev and prod renders, and neither runs the relay (prod trains nothing; dev keeps the
+    in-cluster Prometheus): its objects pass checkov here, every skip with its reason on the object."""
+    for doc in queue.metrics_relay_objects(allowed_cidrs=[VPC], startup_taints=["efs"]):
+        (tmp_path / f"{doc['kind'].lower()}.yaml").write_text(yaml.safe_dump(doc))
+    binary = str(CHECKOV) if CHECKOV.exists() else str(shutil.which("checkov"))
+    done = subprocess.run(
+        [binary, "-d", str(tmp_path), "--framework", "kubernetes", "--skip-download", "--quiet", "--compact"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
 # --- Kueue's own listener, and who reads it ------------------------------------------------------------------------
