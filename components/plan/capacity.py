@@ -95,8 +95,13 @@ def efa_network_interfaces(group: NodeGroupArgs, security_group_ids: Sequence[An
 
     Every interface carries the same security groups (`security_group_ids`: the cluster security group,
     which EFS on 2049 and the control plane rely on, and the EFA group's self-referencing one): with
-    interfaces in the launch template, EKS adds no security group of its own. No public address, deleted
-    with the instance.
+    interfaces in the launch template, EKS adds no security group of its own. Deleted with the instance.
+    No `associate_public_ip_address` at all, not even "false": EC2 refuses the parameter on a launch with
+    several network interfaces ("The associatePublicIPAddress parameter cannot be specified when launching with
+    multiple network interfaces", InvalidParameterCombination: read 2026-11-26 in terraform-provider-aws's
+    acceptance test of a fleet with several interfaces and in a field report of multi-card p6 launches, which
+    both drop the field; eksctl leaves it out of EFA groups too). The subnets are private, so no public
+    address is given anyway.
     """
     if not group.efa:
         return []
@@ -106,7 +111,6 @@ def efa_network_interfaces(group: NodeGroupArgs, security_group_ids: Sequence[An
             "device_index": interface.device_index,
             "interface_type": interface.interface_type,
             "security_groups": list(security_group_ids),
-            "associate_public_ip_address": "false",
             "delete_on_termination": "true",
         }
         for interface in efa.layout_for(group.instance_types[0])
