@@ -11,6 +11,9 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,8 +34,26 @@ READ_ONLY = (
 )
 
 
-def in_restricted_sandbox(command: str) -> subprocess.CompletedProcess[str]:
-    probe = f"touch /tmp/.gp-probe 2>/dev/null || touch {shlex.quote(str(HELPER.parent))}/.gp-probe 2>/dev/null"
+@pytest.fixture
+def helper() -> Iterator[Path]:
+    """The helper in a folder uid 10001 may read, as the image has it (root-owned, world-readable).
+
+    Not the checkout itself: a clone made by `mktemp -d` (mode 0700) or under a private home is readable by
+    root only, and the sandboxed user would fail on the folder, not on anything the helper does.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="gp-helper-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        copy = folder / HELPER.name
+        shutil.copyfile(HELPER, copy)
+        copy.chmod(0o644)
+        yield copy
+    finally:
+        shutil.rmtree(folder)
+
+
+def in_restricted_sandbox(command: str, helper: Path) -> subprocess.CompletedProcess[str]:
+    probe = f"touch /tmp/.gp-probe 2>/dev/null || touch {shlex.quote(str(helper.parent))}/.gp-probe 2>/dev/null"
     # The sandbox must really be read-only, or the test proves nothing.
     script = f"{READ_ONLY}; if {probe}; then echo WRITABLE; exit 9; fi; {command}"
     return subprocess.run(
@@ -44,17 +65,17 @@ def in_restricted_sandbox(command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_helper_prints_its_settings_as_a_non_root_user_on_a_read_only_root():
-    done = in_restricted_sandbox(f"{USER} {ENV} sh {shlex.quote(str(HELPER))} --print")
+def test_helper_prints_its_settings_as_a_non_root_user_on_a_read_only_root(helper):
+    done = in_restricted_sandbox(f"{USER} {ENV} sh {shlex.quote(str(helper))} --print", helper)
     assert done.returncode == 0, done.stdout + done.stderr
     settings = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
     assert settings["TF_NUM_INTRAOP_THREADS"] == "1" and settings["MALLOC_ARENA_MAX"] == "2"
     assert "Read-only" not in done.stderr and "Permission denied" not in done.stderr
 
 
-def test_helper_execs_the_command_as_that_user():
+def test_helper_execs_the_command_as_that_user(helper):
     inner = shlex.quote('echo "$(id -u):$(id -g) $TF_NUM_INTRAOP_THREADS $OMP_NUM_THREADS"')
-    done = in_restricted_sandbox(f"{USER} {ENV} sh {shlex.quote(str(HELPER))} -- sh -c {inner}")
+    done = in_restricted_sandbox(f"{USER} {ENV} sh {shlex.quote(str(helper))} -- sh -c {inner}", helper)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == f"{MIN_WORKLOAD_UID}:{MIN_WORKLOAD_UID} 1 1"
     assert "Read-only" not in done.stderr and "Permission denied" not in done.stderr
