@@ -131,14 +131,33 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
             )
         )
     topic = args.observability.alert_topic_arn
-    if topic is not None and topic.split(":")[3] != region:
-        problems.append(
-            (
-                "observability.alertTopicArn",
-                f"'{topic}' is in {topic.split(':')[3]}, the stack in {region}; name a topic of {region}",
-            )
-        )
+    if topic is not None:
+        problems += _arn_in_region("observability.alertTopicArn", topic, region, "a topic")
+    for index, group in enumerate(args.resolved_node_groups):
+        arn = group.capacity_reservation.resource_group_arn if group.capacity_reservation else None
+        if arn is not None:
+            key = f"nodeGroups[{index}].capacityReservation.resourceGroupArn"
+            problems += _arn_in_region(key, arn, region, "a Capacity Reservation group")
     return problems
+
+
+def _arn_in_region(key: str, arn: str, region: str, what: str) -> list[tuple[str, str]]:
+    """(key, message) when a regional ARN is of another partition or region than the stack's, else nothing.
+
+    SNS topics and Capacity Reservation groups are regional: the stack's clients sign for its region and
+    partition, and a launch template in one region cannot target a reservation group of another.
+    """
+    parts = arn.split(":")
+    try:
+        expected = partition.of_region(region).id
+    except ValueError:
+        return []  # the region itself is reported
+    if parts[1] == expected and parts[3] == region:
+        return []
+    wanted = ":".join([parts[0], expected, parts[2], region])
+    same = parts[1] == expected
+    where, ours = (parts[3], region) if same else (f"{parts[1]} {parts[3]}", f"{expected} {region}")
+    return [(key, f"'{arn}' is in {where}, the stack in {ours}; name {what} of {region} ({wanted}:...)")]
 
 
 def check_platform(args: PlatformArgs) -> None:
