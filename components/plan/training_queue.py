@@ -290,6 +290,9 @@ def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[T
             )
         try:
             check_run(training, context, args)
+        except placement.PlacementError:
+            # A role no group takes: `placement.training_problems` names it under the role's own key already.
+            continue
         except ValueError as exc:
             role = next((name for name, r in training.roles() if r.resources.gpus), "worker")
             raise FieldError(f"training[{index}].{role}.replicas", str(exc)) from exc
