@@ -137,3 +137,26 @@ def test_training_role_in_a_missing_group_is_said_once_under_its_nodegroups_key(
         "gpuplane:training[0].worker.nodeGroups",
     ], found
     assert all("['gpuz'] do not exist" in line for line in found)
+
+
+def test_gpu_roles_pinned_to_different_groups_are_told_to_name_one_group() -> None:
+    # Was "...fit no single GPU group at its maxSize ... raise that group's maxSize" under chief.replicas: no
+    # maxSize helps roles pinned to groups with none in common.
+    groups = [
+        SYSTEM,
+        {"name": "gpua", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "minSize": 0, "maxSize": 4},
+        {"name": "gpub", "kind": "gpu", "instanceTypes": ["g5.2xlarge"], "minSize": 0, "maxSize": 4},
+    ]
+    run = {
+        "name": "run",
+        "strategy": "parameterServer",
+        "command": ["python", "train.py"],
+        "chief": {"resources": GPU, "nodeGroups": ["gpua"]},
+        "worker": {"replicas": 2, "resources": GPU, "nodeGroups": ["gpub"]},
+        "ps": {"resources": CPU},
+    }
+    found = problems({"nodeGroups": groups, "training": [run]})
+    assert len(found) == 1, found
+    assert found[0].startswith("gpuplane:training[0].worker.nodeGroups: ")
+    assert "chief: ['gpua'], worker: ['gpub']" in found[0] and "chief.nodeGroups and worker.nodeGroups" in found[0]
+    assert "maxSize" not in found[0]
