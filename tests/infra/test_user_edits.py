@@ -160,3 +160,28 @@ def test_gpu_roles_pinned_to_different_groups_are_told_to_name_one_group() -> No
     assert found[0].startswith("gpuplane:training[0].worker.nodeGroups: ")
     assert "chief: ['gpua'], worker: ['gpub']" in found[0] and "chief.nodeGroups and worker.nodeGroups" in found[0]
     assert "maxSize" not in found[0]
+
+
+@pytest.mark.parametrize("where", ["chief", "worker"])
+def test_an_empty_node_group_list_is_refused_as_empty(where: str) -> None:
+    # Was "none of the groups it names has a gpu group ...; named: ; groups that have it: ...".
+    run = {
+        "name": "run",
+        "strategy": "parameterServer",
+        "command": ["python", "train.py"],
+        "chief": {"resources": CPU},
+        "worker": {"replicas": 2, "resources": GPU},
+        "ps": {"resources": CPU},
+    }
+    run[where] = {**run[where], "nodeGroups": []}  # type: ignore[dict-item]
+    found = problems({"training": [run]})
+    assert found == [
+        f"gpuplane:training[0].{where}.nodeGroups: is empty; name at least one node group, or remove the key to use "
+        "every group that fits"
+    ]
+
+
+def test_an_empty_node_group_list_of_a_serving_variant_is_refused_as_empty() -> None:
+    variant = {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}, "nodeGroups": []}
+    found = problems({"serving": [{"name": "m", "model": {"name": "m"}, "variants": [variant]}]})
+    assert len(found) == 1 and found[0].startswith("gpuplane:serving[0].variants[0].nodeGroups: is empty"), found
