@@ -102,17 +102,39 @@ def config_warnings(args: PlatformArgs) -> list[str]:
     off whatever the key says.
     """
     observability = args.observability
+    warnings = []
     if (
         observability.metrics == "cloudwatch"
         and observability.dcgm_exporter
         and "dcgm_exporter" in observability.model_fields_set
     ):
-        return [
+        warnings.append(
             "gpuplane:observability.dcgmExporter: true is ignored with observability.metrics: cloudwatch: the "
             "amazon-cloudwatch-observability add-on runs its own dcgm-exporter on the GPU nodes (one exporter per "
             "node); remove the key to silence this"
-        ]
-    return []
+        )
+    # A key set in the stack that the chosen backend never reads: said, not refused, because the backend may
+    # be the profile's default, which depends on the region (a prod stack's `retention` counts in aws-cn only).
+    for field, key, used_by in _BACKEND_KEYS:
+        value = getattr(observability, field)
+        if field in observability.model_fields_set and observability.metrics not in used_by and value is not False:
+            warnings.append(
+                f"gpuplane:observability.{key}: {value!r} is ignored with observability.metrics: "
+                f"{observability.metrics} (read by metrics: {' or '.join(used_by)}); remove the key to silence this"
+            )
+    return warnings
+
+
+# (field, key, the backends that read it): Observability (prometheus, managedPrometheus) and
+# CloudWatchObservability (cloudwatch) in components/; `none` reads none of them.
+_BACKEND_KEYS = (
+    ("retention", "retention", ("prometheus",)),
+    ("grafana", "grafana", ("prometheus",)),
+    ("serving_p99_ms", "servingP99Ms", ("prometheus", "managedPrometheus")),
+    ("queue_wait_minutes", "queueWaitMinutes", ("prometheus", "managedPrometheus")),
+    ("gpu_memory_percent", "gpuMemoryPercent", ("prometheus", "managedPrometheus", "cloudwatch")),
+    ("alert_topic_arn", "alertTopicArn", ("prometheus", "managedPrometheus", "cloudwatch")),
+)
 
 
 def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:

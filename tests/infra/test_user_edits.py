@@ -185,3 +185,34 @@ def test_an_empty_node_group_list_of_a_serving_variant_is_refused_as_empty() -> 
     variant = {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}, "nodeGroups": []}
     found = problems({"serving": [{"name": "m", "model": {"name": "m"}, "variants": [variant]}]})
     assert len(found) == 1 and found[0].startswith("gpuplane:serving[0].variants[0].nodeGroups: is empty"), found
+
+
+@pytest.mark.parametrize(
+    ("observability", "key"),
+    [
+        ({"metrics": "managedPrometheus", "retention": "30d"}, "retention"),
+        ({"metrics": "cloudwatch", "grafana": True}, "grafana"),
+        ({"metrics": "cloudwatch", "servingP99Ms": 200}, "servingP99Ms"),
+        ({"metrics": "none", "queueWaitMinutes": 60}, "queueWaitMinutes"),
+        ({"metrics": "none", "gpuMemoryPercent": 90}, "gpuMemoryPercent"),
+        ({"metrics": "none", "alertTopicArn": "arn:aws:sns:us-west-2:123456789012:alerts"}, "alertTopicArn"),
+    ],
+)
+def test_a_key_the_backend_never_reads_is_said(observability: dict[str, Any], key: str) -> None:
+    # Was rendered without a word: a user who set a topic or a threshold believed alerts would follow.
+    raw = {"gpuplane:cluster": DEV_CLUSTER, "gpuplane:observability": observability, "aws:region": "us-west-2"}
+    warnings = [w for w in config.parse(raw, "test").warnings if "observability" in w]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"gpuplane:observability.{key}: ")
+    assert f"is ignored with observability.metrics: {observability['metrics']}" in warnings[0]
+
+
+def test_keys_the_backend_reads_and_grafana_off_are_not_warned_about() -> None:
+    observability = {
+        "metrics": "managedPrometheus",
+        "grafana": False,
+        "servingP99Ms": 200,
+        "alertTopicArn": "arn:aws:sns:us-west-2:123456789012:alerts",
+    }
+    raw = {"gpuplane:cluster": DEV_CLUSTER, "gpuplane:observability": observability, "aws:region": "us-west-2"}
+    assert [w for w in config.parse(raw, "test").warnings if "observability" in w] == []
