@@ -414,7 +414,8 @@ def cross_field_problems(data: Mapping[str, Any], exc: ValidationError) -> list[
     when all its fields are valid, so a group with a bad label and minSize > maxSize would report the
     label, and the sizes only after the label is fixed. For each section or list item below the top level
     that had field errors, this validates it again without the failing keys (their defaults stand in)
-    and keeps what its own checks then find about the other keys. The top level is left out: its checks
+    and keeps what its own checks then find about the other keys, unless the message names a failing key (it
+    would describe the default, not the user's value). The top level is left out: its checks
     span every section, and defaults standing in for a broken section would make up problems.
     """
     failing: dict[tuple[str | int, ...], tuple[type[BaseModel], set[str]]] = {}
@@ -443,6 +444,10 @@ def cross_field_problems(data: Mapping[str, Any], exc: ValidationError) -> list[
                 if error["type"] == "missing" or not isinstance(cause, FieldError):
                     continue
                 if cause.field.split(".")[0] in keys:
+                    continue
+                if any(re.search(rf"\b{re.escape(key)}\b", cause.message) for key in keys):
+                    # A check that reads a failing key saw its default, not what the user wrote: with `metric: rps`
+                    # refused, "with metric cpu set targetCpuUtilization" would be made up.
                     continue
                 loc = [*at, *error["loc"], *cause.field.split(".")]
                 lines.append(f"{NAMESPACE}:{_key_path(loc)}: {cause.message}")

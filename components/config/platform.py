@@ -39,6 +39,17 @@ class AutoscalerArgs(_Args):
         return value
 
 
+# Prometheus's duration (prometheus/common model/time.go `durationRE`), without its bare `0` (no retention).
+_PROMETHEUS_DURATION_RE: Final = re.compile(r"([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?")
+_MAX_GO_DURATION_S: Final = (2**63 - 1) // 10**9
+_UNIT_S: Final = {"y": 31536000, "w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
+
+
+def _duration_s(value: str) -> float:
+    """Seconds of a Prometheus duration already matched by `_PROMETHEUS_DURATION_RE` (a year is 365 days)."""
+    return sum(int(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)(ms|y|w|d|h|m|s)", value))
+
+
 MetricsBackend = Literal["prometheus", "managedPrometheus", "cloudwatch", "none"]
 
 
@@ -153,8 +164,19 @@ class ObservabilityArgs(_Args):
     @field_validator("retention")
     @classmethod
     def _retention(cls, value: str) -> str:
-        if not re.fullmatch(r"([0-9]+(ms|s|m|h|d|w|y))+", value) or not re.search(r"[1-9]", value):
-            raise ValueError(f"'{value}' is not a Prometheus duration like 12h, 7d or 2w")
+        # What Prometheus's own parser and the operator's CRD take: each unit at most once, largest first
+        # (`Duration` pattern of prometheus-operator pkg/apis/monitoring/v1/types.go, and `durationRE` of
+        # prometheus/common model/time.go, read 2026-11-26), so `12h7d` or `1d1d` fail the helm install at
+        # `pulumi up`; and no more than Go's int64 nanoseconds hold (about 292 years), which Prometheus refuses.
+        if (
+            not _PROMETHEUS_DURATION_RE.fullmatch(value)
+            or not re.search(r"[1-9]", value)
+            or _duration_s(value) > _MAX_GO_DURATION_S
+        ):
+            raise ValueError(
+                f"'{value}' is not a Prometheus duration like 12h, 7d or 2w (units y, w, d, h, m, s, ms, each at "
+                "most once and largest first, e.g. 1w3d; at most 292y)"
+            )
         return value
 
 

@@ -30,6 +30,13 @@ MIN_UNPACKED_BYTES: Final = 1 << 20
 MAX_UNPACKED_BYTES: Final = 1 << 40
 
 
+def check_named_groups(value: list[str] | None) -> list[str] | None:
+    """`nodeGroups` of a variant or role: None (every group that fits) or at least one name, never `[]`."""
+    if value is not None and not value:
+        raise ValueError("is empty; name at least one node group, or remove the key to use every group that fits")
+    return value
+
+
 def check_workload_name(value: str) -> str:
     """A workload or variant name: a DNS-1035 label (on its own a Service name and a label value).
 
@@ -428,6 +435,7 @@ class ServingVariantArgs(_Args):
     _image = field_validator("image")(classmethod(lambda cls, v: None if v is None else check_image(v)))
     _tf = field_validator("tensorflow_version")(classmethod(lambda cls, v: check_tensorflow_version(v)))
     _cc = field_validator("min_compute_capability")(classmethod(lambda cls, v: check_compute_capability(v)))
+    _groups = field_validator("node_groups")(classmethod(lambda cls, v: check_named_groups(v)))
 
     @model_validator(mode="after")
     def _hpa_needs_requests(self) -> ServingVariantArgs:
@@ -494,6 +502,8 @@ class RoleArgs(_Args):
         "parameterServer run's chief and workers both have GPUs and more than one GPU group fits them, both name "
         'the same single group (Kueue picks a group per role; docs/reserved-gpus.md, "One group per run").',
     )
+
+    _groups = field_validator("node_groups")(classmethod(lambda cls, v: check_named_groups(v)))
 
 
 class VolumeMountArgs(_Args):

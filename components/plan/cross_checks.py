@@ -102,17 +102,39 @@ def config_warnings(args: PlatformArgs) -> list[str]:
     off whatever the key says.
     """
     observability = args.observability
+    warnings = []
     if (
         observability.metrics == "cloudwatch"
         and observability.dcgm_exporter
         and "dcgm_exporter" in observability.model_fields_set
     ):
-        return [
+        warnings.append(
             "gpuplane:observability.dcgmExporter: true is ignored with observability.metrics: cloudwatch: the "
             "amazon-cloudwatch-observability add-on runs its own dcgm-exporter on the GPU nodes (one exporter per "
             "node); remove the key to silence this"
-        ]
-    return []
+        )
+    # A key set in the stack that the chosen backend never reads: said, not refused, because the backend may
+    # be the profile's default, which depends on the region (a prod stack's `retention` counts in aws-cn only).
+    for field, key, used_by in _BACKEND_KEYS:
+        value = getattr(observability, field)
+        if field in observability.model_fields_set and observability.metrics not in used_by and value is not False:
+            warnings.append(
+                f"gpuplane:observability.{key}: {value!r} is ignored with observability.metrics: "
+                f"{observability.metrics} (read by metrics: {' or '.join(used_by)}); remove the key to silence this"
+            )
+    return warnings
+
+
+# (field, key, the backends that read it): Observability (prometheus, managedPrometheus) and
+# CloudWatchObservability (cloudwatch) in components/; `none` reads none of them.
+_BACKEND_KEYS = (
+    ("retention", "retention", ("prometheus",)),
+    ("grafana", "grafana", ("prometheus",)),
+    ("serving_p99_ms", "servingP99Ms", ("prometheus", "managedPrometheus")),
+    ("queue_wait_minutes", "queueWaitMinutes", ("prometheus", "managedPrometheus")),
+    ("gpu_memory_percent", "gpuMemoryPercent", ("prometheus", "managedPrometheus", "cloudwatch")),
+    ("alert_topic_arn", "alertTopicArn", ("prometheus", "managedPrometheus", "cloudwatch")),
+)
 
 
 def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
@@ -131,14 +153,33 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
             )
         )
     topic = args.observability.alert_topic_arn
-    if topic is not None and topic.split(":")[3] != region:
-        problems.append(
-            (
-                "observability.alertTopicArn",
-                f"'{topic}' is in {topic.split(':')[3]}, the stack in {region}; name a topic of {region}",
-            )
-        )
+    if topic is not None:
+        problems += _arn_in_region("observability.alertTopicArn", topic, region, "a topic")
+    for index, group in enumerate(args.resolved_node_groups):
+        arn = group.capacity_reservation.resource_group_arn if group.capacity_reservation else None
+        if arn is not None:
+            key = f"nodeGroups[{index}].capacityReservation.resourceGroupArn"
+            problems += _arn_in_region(key, arn, region, "a Capacity Reservation group")
     return problems
+
+
+def _arn_in_region(key: str, arn: str, region: str, what: str) -> list[tuple[str, str]]:
+    """(key, message) when a regional ARN is of another partition or region than the stack's, else nothing.
+
+    SNS topics and Capacity Reservation groups are regional: the stack's clients sign for its region and
+    partition, and a launch template in one region cannot target a reservation group of another.
+    """
+    parts = arn.split(":")
+    try:
+        expected = partition.of_region(region).id
+    except ValueError:
+        return []  # the region itself is reported
+    if parts[1] == expected and parts[3] == region:
+        return []
+    wanted = ":".join([parts[0], expected, parts[2], region])
+    same = parts[1] == expected
+    where, ours = (parts[3], region) if same else (f"{parts[1]} {parts[3]}", f"{expected} {region}")
+    return [(key, f"'{arn}' is in {where}, the stack in {ours}; name {what} of {region} ({wanted}:...)")]
 
 
 def check_platform(args: PlatformArgs) -> None:

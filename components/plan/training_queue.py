@@ -200,6 +200,15 @@ def check_run(training: TrainingArgs, context: WorkloadContext, args: QueueArgs)
         return
     by_name = {g.name: g for g in context.node_groups}
     common = set.intersection(*(set(r.groups) for r in roles))
+    if not common:
+        # Not a size problem: no maxSize makes roles pinned to different groups meet in one.
+        named = ", ".join(f"{r.name}: {list(r.groups)}" for r in roles)
+        keys = " and ".join(f"{r.name}.nodeGroups" for r in roles)
+        raise FieldError(
+            f"{roles[-1].name}.nodeGroups",
+            f"training '{training.name}': its GPU roles may use no GPU group in common ({named}); a run is "
+            f"admitted whole on one group: name the same group in {keys}",
+        )
     total = sum(r.count * r.gpus for r in roles)
     holds: list[str] = []
     for name in sorted(common):
@@ -290,6 +299,11 @@ def check_queue(context: WorkloadContext, args: QueueArgs, trainings: Sequence[T
             )
         try:
             check_run(training, context, args)
+        except placement.PlacementError:
+            # A role no group takes: `placement.training_problems` names it under the role's own key already.
+            continue
+        except FieldError as exc:
+            raise FieldError(f"training[{index}].{exc.field}", exc.message) from exc
         except ValueError as exc:
             role = next((name for name, r in training.roles() if r.resources.gpus), "worker")
             raise FieldError(f"training[{index}].{role}.replicas", str(exc)) from exc
