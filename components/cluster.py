@@ -14,7 +14,7 @@ from gpuplane.components import kms
 from gpuplane.components.config import ClusterArgs
 from gpuplane.components.destroy import teardown
 from gpuplane.components.facts.partition import Partition, of_region
-from gpuplane.components.plan import iam_policies
+from gpuplane.components.plan import cross_checks, iam_policies
 from gpuplane.components.plan.kubeconfig import build_kubeconfig
 from gpuplane.manifests import versions
 
@@ -68,6 +68,9 @@ class Cluster(pulumi.ComponentResource):
         reachable through that group, so the Kubernetes provider waits for these rules.
         """
         super().__init__("gpuplane:index:Cluster", name, None, opts)
+        # An API endpoint nobody can reach (a documentation or private CIDR): deploys, then locks its user out.
+        for warning in cross_checks.cluster_warnings(args):
+            pulumi.log.warn(warning, resource=self)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
         self._prefix = name

@@ -69,6 +69,10 @@ class Platform(pulumi.ComponentResource):
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
         super().__init__("gpuplane:index:Platform", name, None, opts)
+        # What deploys but will not do what the config says: shown by `pulumi preview`/`up` (and by render);
+        # the cluster's own (its CIDRs) come from the Cluster component.
+        for warning in cross_checks.platform_warnings(args):
+            pulumi.log.warn(warning, resource=self)
         project, stack = pulumi.get_project(), pulumi.get_stack()
         cluster_name = args.cluster_name or f"{project}-{stack}"
         tags = {"gpuplane:project": project, "gpuplane:stack": stack, **args.tags}

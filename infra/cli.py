@@ -126,7 +126,9 @@ def render(
         raise refuse(problems, f"Cannot render stack '{stack}' ({project.root}):", nothing=nothing) from None
     if json_output:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
-        for warning in result.get("endOfSupport", []):  # also in the JSON; said on stderr for a person
+        # Also in the JSON; said on stderr for a person (a program's own warnings: the stack's were said above).
+        logged = result.get("warnings", []) if entry is not None else []
+        for warning in [*logged, *result.get("endOfSupport", [])]:
             console().print(styled(("warning:", "yellow"), " ", warning), soft_wrap=True)
 
 

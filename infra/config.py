@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.components.config.base import FieldErrors
-from gpuplane.components.facts import addresses, partition
+from gpuplane.components.facts import partition
 from gpuplane.components.plan import cross_checks
 from gpuplane.infra import limits, stackyaml
 
@@ -59,7 +59,7 @@ class StackConfig:
     profile: str | None = None
     assume_roles: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()  # what renders but cannot work once deployed (`cidr_warnings`)
+    warnings: tuple[str, ...] = ()  # what renders but cannot work once deployed (`cross_checks.config_warnings`)
 
     @property
     def cluster_name(self) -> str:
@@ -287,29 +287,8 @@ def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackCo
         profile=profile,
         assume_roles=roles,
         raw={k: v for k, v in raw.items() if k != FILE_PROBLEMS},
-        warnings=(*cidr_warnings(platform), *cross_checks.config_warnings(platform)),
+        warnings=tuple(cross_checks.config_warnings(platform)),
     )
-
-
-def cidr_warnings(platform: PlatformArgs) -> list[str]:
-    """`cluster.publicAccessCidrs` entries nobody on the internet comes from (documentation, private, loopback...).
-
-    A warning, not an error: the shipped dev stack holds the documentation range 203.0.113.0/24 as an example
-    and must still render; `gpuplane preflight` refuses it before `pulumi up` (infra/aws/preflight.py).
-    """
-    cluster = platform.cluster
-    if not cluster.endpoint_public_access:
-        return []
-    found = []
-    for index, cidr in enumerate(cluster.public_access_cidrs):
-        why = addresses.unreachable(cidr)
-        if why:
-            found.append(
-                f"{NAMESPACE}:cluster.publicAccessCidrs[{index}]: {cidr} is inside {why}; nobody can reach the API "
-                "through it. Replace it with the address you run `pulumi up` and kubectl from "
-                "(`curl -s ifconfig.me`, then /32) before deploying"
-            )
-    return found
 
 
 def _identity(raw: Mapping[str, Any], problems: list[str]) -> tuple[str | None, tuple[str, ...]]:

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import logging
 import runpy
 import string
 import sys
@@ -66,6 +67,8 @@ class Recording:
 
     resources: list[RecordedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """What the program logged as Pulumi warnings (`pulumi.log.warn`), in order, each once."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         """All resources of one Pulumi type token."""
@@ -372,7 +375,11 @@ def _run(
     mocks = PlaceholderMocks(region)
     monitor = RecordingMonitor(mocks)
     _reset_runtime()
-    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    logged = _WarningLog()
+    logger = logging.getLogger(f"{__name__}.engine")
+    logger.propagate = False  # the engine's log is the program's output, never Python's root logger
+    logger.handlers = [logged]
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=logger)
     pulumi.runtime.set_all_config(dict(config or {}))
     exported: dict[str, Any] = {}
 
@@ -393,7 +400,20 @@ def _run(
     if mocks.unanswered:
         raise UnansweredInvoke(mocks.unanswered[0])
     monitor.recording.outputs = exported
+    monitor.recording.warnings = list(dict.fromkeys(logged.messages))
     return monitor.recording
+
+
+class _WarningLog(logging.Handler):
+    """The mock engine's log: keeps the warnings (and errors) a program logs, as the engine would show them."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the message text (the engine prints it after `warning:`)."""
+        self.messages.append(record.getMessage())
 
 
 def run_file(main: Path, project: str, stack: str, region: str, config: Mapping[str, str]) -> Recording:

@@ -14,6 +14,7 @@ import json
 import re
 import traceback
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -765,7 +766,7 @@ def write(config: StackConfig, out_dir: Path, console: Console | None = None) ->
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
     with mockrun.no_cycle_collection():  # the files are written from a heap the collector need not walk
         runs = training.run_manifests(config.platform)
-        return write_recording(Target.of(config), run_stack(config), out_dir, console, runs=runs)
+        return write_recording(Target.of(config), run_stack(config), out_dir, console, runs=runs, said=config.warnings)
 
 
 def write_program(project: Project, stack: str, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
@@ -863,11 +864,14 @@ def write_recording(
     console: Console | None = None,
     *,
     runs: dict[str, Any] | None = None,
+    said: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write a recording into `out_dir` (replaced atomically, only if it is absent, empty or a render).
 
     `runs`: training runs that `gpuplane train` submits (not Pulumi resources), shown under
-    `manifests/runs/` so a review sees what a submit would create (docs/workloads.md).
+    `manifests/runs/` so a review sees what a submit would create (docs/workloads.md). `said`: warnings the
+    command already printed (the stack config's); the program's own Pulumi warnings (`Recording.warnings`, e.g.
+    the `Platform` component's config warnings in a program of one's own) are printed unless among them.
     """
     problem = out_dir_problem(out_dir)
     if problem:
@@ -906,6 +910,7 @@ def write_recording(
     facts = summary(target, recording, runs)
     facts["endOfSupport"] = end_of_support(recording, runs)
     facts["wiring"] = wiring.gpu_wiring_warnings(recording)
+    facts["warnings"] = list(recording.warnings)  # what the program logged (the components' config warnings)
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
@@ -914,6 +919,7 @@ def write_recording(
         console.print(
             f"wrote {out_dir}: plan.json, tfplan.json, cost.json, manifests/, helm/, observability/, stack.md"
         )
-        for warning in [*facts["wiring"], *facts["endOfSupport"]]:
+        logged = [w for w in recording.warnings if w not in said]
+        for warning in [*logged, *facts["wiring"], *facts["endOfSupport"]]:
             console.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
     return facts

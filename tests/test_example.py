@@ -65,6 +65,11 @@ def test_render_previews_the_example_program_offline(tmp_path):
     charts = {yaml.safe_load(f.read_text())["chart"] for f in (out / "helm").iterdir()}
     assert {"nvidia-device-plugin", "cluster-autoscaler"} <= charts
     assert facts["wiring"] == []
+    # The Cluster component logs its config warnings (a documentation CIDR) as Pulumi warnings: `pulumi up`
+    # shows them, and so does the render of a program of one's own (in --json and on stderr).
+    (warning,) = facts["warnings"]
+    assert warning.startswith("gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address")
+    assert "warning: gpuplane:cluster.publicAccessCidrs[0]" in result.stderr
     assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
     assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
     assert (out / ".gpuplane-render").is_file()
@@ -76,6 +81,13 @@ def test_render_previews_the_example_program_offline(tmp_path):
         "node group system",
     }
     assert facts["cost"]["max"] > facts["cost"]["idle"] > 0
+
+
+def test_a_program_s_warnings_are_printed_once_with_the_summary(tmp_path):
+    result = CliRunner().invoke(app, ["render", "--project", str(EXAMPLE.parent), "dev", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert flat.count("warning: gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address") == 1
 
 
 def test_an_invoke_render_cannot_answer_stops_it_by_name(tmp_path):

@@ -15,15 +15,15 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 
-from gpuplane.components.config import PlatformArgs
+from gpuplane.components.config import ClusterArgs, PlatformArgs
 from gpuplane.components.config.base import FieldError, FieldErrors, raise_all
 from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.config.storage import EFS_PATH_MAX_CHARS, dynamic_access_point_path_length
-from gpuplane.components.facts import partition
+from gpuplane.components.facts import addresses, partition
 from gpuplane.components.plan import addons, placement, training_queue
 from gpuplane.components.plan.placement import WorkloadContext
 
-__all__ = ["check_platform", "config_warnings", "platform_problems"]
+__all__ = ["check_platform", "cluster_warnings", "config_warnings", "platform_problems", "platform_warnings"]
 
 
 def platform_problems(args: PlatformArgs) -> list[FieldError]:
@@ -97,12 +97,40 @@ def _metric_scaling_problems(args: PlatformArgs) -> list[FieldError]:
 def config_warnings(args: PlatformArgs) -> list[str]:
     """What renders but does not do what the stack says (printed by `gpuplane render`, never an error).
 
+    The components log the same lines as Pulumi warnings (`Cluster` its own, `Platform` the rest), so `pulumi
+    preview`/`up` of any program shows them and `gpuplane render` of a program of one's own prints them too
+    (infra/mockrun.py collects them).
+    """
+    return [*cluster_warnings(args.cluster), *platform_warnings(args)]
+
+
+def cluster_warnings(cluster: ClusterArgs) -> list[str]:
+    """`cluster.publicAccessCidrs` entries nobody on the internet comes from (documentation, private, loopback...).
+
+    A warning, not an error: the shipped dev stack holds the documentation range 203.0.113.0/24 as an example
+    and must still render; `gpuplane preflight` refuses it before `pulumi up` (infra/aws/preflight.py).
+    """
+    warnings = []
+    for index, cidr in enumerate(cluster.public_access_cidrs if cluster.endpoint_public_access else []):
+        why = addresses.unreachable(cidr)
+        if why:
+            warnings.append(
+                f"gpuplane:cluster.publicAccessCidrs[{index}]: {cidr} is no internet address ({why}); nobody can "
+                "reach the API through it. Replace it with the address you run `pulumi up` and kubectl from "
+                "(`curl -s ifconfig.me`, then /32) before deploying"
+            )
+    return warnings
+
+
+def platform_warnings(args: PlatformArgs) -> list[str]:
+    """The sections' warnings beyond the cluster's (`config_warnings`).
+
     `dcgmExporter: true` with `cloudwatch`: the add-on runs its own dcgm-exporter on every NVIDIA node, and two
     exporters (two DCGM host engines) on one node fail DCGM's profiling fields (NVIDIA/DCGM#56), so gpuplane's is
     off whatever the key says.
     """
-    observability = args.observability
     warnings = []
+    observability = args.observability
     if (
         observability.metrics == "cloudwatch"
         and observability.dcgm_exporter

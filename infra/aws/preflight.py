@@ -641,7 +641,7 @@ def api_reachability(config: StackConfig, addresses: list[str]) -> Check:
                 name,
                 "fail",
                 f"public endpoint open only to {', '.join(cluster.public_access_cidrs)}; "
-                + "; ".join(f"{c} is inside {unreachable(c)}" for c in nobody)
+                + "; ".join(f"{c} ({unreachable(c)})" for c in nobody)
                 + ": nobody can reach the API from there, and every Kubernetes object of `pulumi up` would time out",
                 "Set cluster.publicAccessCidrs to the public address you run `pulumi up` and kubectl from "
                 "(`curl -s ifconfig.me`, then /32), or your office's range",
