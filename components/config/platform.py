@@ -59,10 +59,11 @@ def default_metrics(profile: str, amp_offered: bool) -> MetricsBackend:
     prod: Amazon Managed Service for Prometheus (no collector or store to run, PromQL, any Grafana reads it)
     where the region has it (`amp_offered`: botocore's `aps` endpoints; commercial regions and GovCloud, none in
     aws-cn), else the in-cluster Prometheus, the one backend that exists in every region and keeps every alert,
-    dashboard and metric scaler. dev: the in-cluster Prometheus, which the cost model prices at $0/h added (its
-    pods use the system nodes), against about $0.36/h for AMP (collector-hour and samples) and about $0.01/h for
-    CloudWatch (observations, alarms, a dashboard), which lacks the serving and queue alerts: the cheapest choice
-    that keeps the dashboards and alerts (docs/operations.md, "Choosing a metrics backend").
+    dashboard and metric scaler. dev: the in-cluster Prometheus, which the cost model prices at about $0.001/h added
+    (its 10 GiB gp3 volume; its pods use the system nodes), against about $0.36/h for AMP (collector-hour and
+    samples) and about $0.01/h for CloudWatch (observations, alarms, a dashboard), which lacks the serving and queue
+    alerts: the cheapest choice that keeps the dashboards and alerts (docs/operations.md, "Choosing a metrics
+    backend").
     """
     if profile == "prod" and amp_offered:
         return "managedPrometheus"
@@ -152,7 +153,8 @@ class ObservabilityArgs(_Args):
             raise FieldError(
                 "storageGib",
                 f"is {self.storage_gib}, but only the in-cluster Prometheus (metrics: prometheus) has a volume and "
-                f"metrics is '{self.metrics}'; remove storageGib or set metrics: prometheus",
+                f"metrics is '{self.metrics}' (as set, or the default for the stack's profile and region); remove "
+                "storageGib or set metrics: prometheus",
             )
         return self
 
