@@ -13,7 +13,12 @@ from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import AutoscalerArgs
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
+
+# Which store reads the autoscaler's metrics (`observability.metrics`): the in-cluster Prometheus through the
+# chart's ServiceMonitor, the AWS managed collector through its own job (manifests/observability.py
+# `managed_scrape_config`), or none (`cloudwatch` reads no Prometheus endpoint of the autoscaler).
+METRICS_STORES = ("prometheus", "managedPrometheus", "none")
 
 
 def autoscaler_values(
@@ -24,12 +29,18 @@ def autoscaler_values(
     kubernetes_version: str,
     startup_taints: Sequence[str],
     provisioning_requests: bool = False,
+    metrics: str = "none",
 ) -> dict[str, Any]:
     """Values of the cluster-autoscaler chart: auto-discovery by the tags every node group's ASG carries.
 
     `provisioning_requests`: also serve Kueue's ProvisioningRequests (training queue; components/queue.py
     decides, from the image, whether this minor can).
+    `metrics`: the store that reads the autoscaler (`METRICS_STORES`). With `prometheus` the chart's
+    ServiceMonitor is on; with either Prometheus store the autoscaler also emits its per-node-group gauges
+    (`--emit-per-nodegroup-metrics`, off by default: which node group is in back-off after a failed scale-up).
     """
+    if metrics not in METRICS_STORES:
+        raise ValueError(f"autoscaler_values: metrics={metrics!r} is not one of {', '.join(METRICS_STORES)}")
     extra: dict[str, Any] = {
         "balance-similar-node-groups": True,
         "skip-nodes-with-system-pods": False,
@@ -41,6 +52,8 @@ def autoscaler_values(
     for index, taint in enumerate(startup_taints):
         extra["startup-taint" if index == 0 else f"startup-taint_{index}"] = taint
     rbac: dict[str, Any] = {"serviceAccount": {"create": True, "name": versions.CLUSTER_AUTOSCALER_SA}}
+    if metrics != "none":
+        extra["emit-per-nodegroup-metrics"] = True
     if provisioning_requests:
         extra["enable-provisioning-requests"] = True
         # The chart (>= 9.57) grants get/list/watch/update/patch on provisioningrequests; the autoscaler also
@@ -70,6 +83,7 @@ def autoscaler_values(
         "rbac": rbac,
         "priorityClassName": "system-cluster-critical",
         "extraArgs": extra,
+        "serviceMonitor": observability.autoscaler_service_monitor_values(metrics == "prometheus"),
     }
 
 
@@ -89,12 +103,15 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         startup_taints: Sequence[str],
         after: Sequence[pulumi.Resource],
         provisioning_requests: bool = False,
+        metrics: str = "none",
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`after`: what the autoscaler waits for (coredns, system node groups, the CRD): never GPU groups.
 
         `provisioning_requests`: serve ProvisioningRequests (their CRD must be among `after`).
+        `metrics`: the store that reads its metrics (`autoscaler_values`); with `prometheus` the chart makes a
+        ServiceMonitor, whose CRD comes with kube-prometheus-stack: that release must then be among `after`.
         """
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})
@@ -102,7 +119,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             name,
             parent=self,
             cluster=cluster,
-            namespace="kube-system",
+            namespace=versions.CLUSTER_AUTOSCALER_NAMESPACE,
             service_account=versions.CLUSTER_AUTOSCALER_SA,
             policy=_scoped_policy(cluster.eks_name, region),
             description=f"cluster-autoscaler of {cluster.eks_name}",
@@ -110,8 +127,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         k8s.helm.v3.Release(
             f"{name}-release",
-            name="cluster-autoscaler",
-            namespace="kube-system",
+            name=versions.CLUSTER_AUTOSCALER_RELEASE,
+            namespace=versions.CLUSTER_AUTOSCALER_NAMESPACE,
             chart=versions.CLUSTER_AUTOSCALER_CHART,
             version=versions.CLUSTER_AUTOSCALER_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.CLUSTER_AUTOSCALER_REPO),
@@ -122,6 +139,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 kubernetes_version=kubernetes_version,
                 startup_taints=startup_taints,
                 provisioning_requests=provisioning_requests,
+                metrics=metrics,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

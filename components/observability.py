@@ -89,7 +89,7 @@ class Observability(pulumi.ComponentResource):
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
-            name="kube-prometheus-stack",
+            name=observability.KUBE_PROMETHEUS_STACK_RELEASE,
             namespace=versions.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,
@@ -215,7 +215,7 @@ class Observability(pulumi.ComponentResource):
         self.workspace = workspace = aws.amp.Workspace(f"{name}-workspace", alias=cluster_name, tags=tags, opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
-            name="kube-prometheus-stack",
+            name=observability.KUBE_PROMETHEUS_STACK_RELEASE,
             namespace=versions.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,

@@ -227,6 +227,7 @@ class Platform(pulumi.ComponentResource):
             )
         crd = [self.provisioning_crd] if self.provisioning_crd else []
         self.autoscaler: ClusterAutoscaler | None = None
+        metrics = args.observability.metrics if self.observability else "none"
         if args.autoscaler.enabled:
             self.autoscaler = ClusterAutoscaler(
                 f"{name}-autoscaler",
@@ -235,8 +236,12 @@ class Platform(pulumi.ComponentResource):
                 region=region,
                 kubernetes_version=args.cluster.kubernetes_version,
                 startup_taints=startup_keys,
-                after=[*self.cluster_services_ready, *crd],
+                # With the in-cluster Prometheus its chart makes a ServiceMonitor: the CRD (kube-prometheus-stack's
+                # release) comes first. Not with AMP: its collector needs nothing in the cluster first, and the
+                # autoscaler that adds nodes should not wait on more than it must.
+                after=[*self.cluster_services_ready, *crd, *(metrics_after if metrics == "prometheus" else [])],
                 provisioning_requests=bool(crd),
+                metrics=metrics,
                 tags=tags,
                 opts=child,
             )

@@ -2,8 +2,8 @@
 
 What it answers: "how busy are my GPUs, per run and per model?", "why did this run wait?", "why is this node
 failing my pods?". The store is the Prometheus of kube-prometheus-stack (versions.py); the exporters are
-dcgm-exporter (per GPU, with the `pod`/`namespace` of the pod holding it), TF Serving's own endpoint, Kueue's
-and kube-state-metrics (node conditions, pod labels for joins).
+dcgm-exporter (per GPU, with the `pod`/`namespace` of the pod holding it), TF Serving's own endpoint, Kueue's,
+the cluster-autoscaler's and kube-state-metrics (node conditions, pod labels for joins).
 
 Every metric name the rules and dashboards query is in `KNOWN_METRICS`, with where it comes from; a test reads
 each expression back and fails on a name not listed, and promtool parses every expression.
@@ -43,9 +43,25 @@ KUBE_STATE_METRICS: Final = (
     "kube_node_status_capacity",  # {resource: nvidia_com_gpu}
     "kube_pod_labels",  # the pod labels allowed by `metricLabelsAllowlist`
 )
+# The cluster-autoscaler's (cluster-autoscaler/metrics/metrics.go, namespace `cluster_autoscaler`; every name below
+# is registered at cluster-autoscaler-1.32.7, 1.35.2 and 1.36.1, the pinned images' range, read 2026-11-26).
+# What "why did this run wait?" needs beyond Kueue: pods no node fits, nodes added, and scale-ups that failed.
+AUTOSCALER_METRICS: Final = (
+    # {state: ready|unready|notStarted|unregistered|longUnregistered}; set on every loop, an unhealthy or empty
+    # cluster's included (core/utils/utils.go UpdateClusterStateMetrics; processors/actionablecluster), so it is
+    # the one `gpuplane verify` looks for.
+    "cluster_autoscaler_nodes_count",
+    "cluster_autoscaler_unschedulable_pods_count",  # {type: unschedulable|scheduler_unprocessed}
+    "cluster_autoscaler_scaled_up_nodes_total",  # counter, no labels
+    "cluster_autoscaler_failed_scale_ups_total",  # {reason: cloudProviderError|apiCallError|timeout}
+    "cluster_autoscaler_failed_gpu_scale_ups_total",  # {reason, gpu_resource_name, gpu_name}
+    # {node_group (the ASG's name), reason}; only with `--emit-per-nodegroup-metrics` (RegisterAll), which
+    # components/autoscaler.py sets whenever a store reads the autoscaler.
+    "cluster_autoscaler_node_group_backoff_status",
+)
 PROMETHEUS_METRICS: Final = ("up",)
 KNOWN_METRICS: Final = frozenset(
-    DCGM_METRICS + TF_SERVING_METRICS + KUEUE_METRICS + KUBE_STATE_METRICS + PROMETHEUS_METRICS
+    DCGM_METRICS + TF_SERVING_METRICS + KUEUE_METRICS + KUBE_STATE_METRICS + AUTOSCALER_METRICS + PROMETHEUS_METRICS
 )
 
 # Pod labels kube-state-metrics copies onto `kube_pod_labels` (as `label_<name>` with `.`/`/`/`-` as `_`): the
@@ -61,6 +77,10 @@ POD_LABELS_FOR_JOINS: Final = (
 # `nvidia-dcgm-exporter` (the GPU Operator's).
 DCGM_JOB_RE: Final = ".*dcgm-exporter"
 SERVING_MONITOR: Final = "tensorflow-serving"
+# The `job` label of the autoscaler's series in either store: the in-cluster Prometheus names a ServiceMonitor's
+# job after the Service it selects (the chart's), and the managed collector's job writes the same value.
+AUTOSCALER_METRICS_JOB: Final = versions.CLUSTER_AUTOSCALER_SERVICE
+AUTOSCALER_DROPPED_RE: Final = "cluster_autoscaler_function_duration_(seconds_bucket|quantile_seconds)"
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,8 @@ class AlertBounds:
 
 
 ALERTMANAGER_SA: Final = "gpuplane-alertmanager"
+KUBE_PROMETHEUS_STACK_RELEASE: Final = "kube-prometheus-stack"
+"""The stack's Helm release name (components/observability.py); its chart labels what it selects `release: <it>`."""
 
 # --- Prometheus's volume (`observability.metrics: prometheus`) ------------------------------------------------
 # Prometheus's own sizing rule (prometheus.io/docs/prometheus/latest/storage, "Operational aspects"):
@@ -279,6 +301,29 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     return {"enabled": enabled, "honorLabels": True, "interval": "30s"}
 
 
+def autoscaler_service_monitor_values(enabled: bool) -> dict[str, Any]:
+    """The `serviceMonitor` block of the cluster-autoscaler chart: on only where the in-cluster Prometheus reads it.
+
+    Chart 9.59.0 (kubernetes/autoscaler, charts/cluster-autoscaler values.yaml and templates/servicemonitor.yaml,
+    read 2026-11-26) defaults to `enabled: false`, `interval: 10s`, `namespace: monitoring`, `path: /metrics` and
+    the label `release: prometheus-operator`; its ServiceMonitor selects the chart's Service in the release's
+    namespace on port `service.portName`. Written here: the ServiceMonitor beside the Service (kube-system,
+    which always exists), every 30 s like the other targets, labelled with kube-prometheus-stack's release (the
+    stack reads every ServiceMonitor anyway, `stack_values`). Off (the chart's default, written so the render
+    says it): the managed collector scrapes the Service itself (`managed_scrape_config`), and without the
+    Prometheus operator's CRD a ServiceMonitor would fail the install.
+    """
+    if not enabled:
+        return {"enabled": False}
+    return {
+        "enabled": True,
+        "namespace": versions.CLUSTER_AUTOSCALER_NAMESPACE,
+        "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+        "path": "/metrics",
+        "selector": {"release": KUBE_PROMETHEUS_STACK_RELEASE},
+    }
+
+
 def serving_pod_monitor(namespace: str) -> dict[str, Any]:
     """A PodMonitor over every TF Serving pod of the namespace: its metrics endpoint on the REST port.
 
@@ -399,6 +444,18 @@ def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
             "warning",
             "dcgm-exporter on {{ $labels.instance }} is not answering: GPU metrics and XID alerts are blind there",
             "kubectl -n nvidia-gpu logs ds/dcgm-exporter",
+        ),
+        # A failed scale-up puts its node group in back-off (5 minutes first, then longer) and the autoscaler
+        # tries again: failures in every 15-minute window for 15 minutes mean GPU runs wait on capacity, not on
+        # a slow node. One failure followed by a good scale-up stays quiet.
+        alert(
+            "GpuScaleUpFailing",
+            "sum by (gpu_name, reason) (increase(cluster_autoscaler_failed_gpu_scale_ups_total[15m])) > 0",
+            "15m",
+            "warning",
+            "GPU scale-ups of {{ $labels.gpu_name }} keep failing ({{ $labels.reason }}): runs wait for nodes",
+            "the node group's Auto Scaling activity (capacity, quota: gpuplane capacity) and the autoscaler's log; "
+            "the queue dashboard names the node group in back-off",
         ),
     ]
     serving = [
@@ -601,6 +658,37 @@ def dashboards() -> dict[str, dict[str, Any]]:
                 ],
                 "none",
             ),
+            # Why a run waits once Kueue admitted it: its pods wait for a node (the autoscaler's view).
+            (
+                "Pods waiting for a node (cluster-autoscaler)",
+                [("sum by (type) (cluster_autoscaler_unschedulable_pods_count)", "{{type}}")],
+                "none",
+            ),
+            (
+                "Nodes added and failed scale-ups (30 min)",
+                [
+                    ("sum(increase(cluster_autoscaler_scaled_up_nodes_total[30m]))", "nodes added"),
+                    (
+                        "sum by (reason) (increase(cluster_autoscaler_failed_scale_ups_total[30m]))",
+                        "failed: {{reason}}",
+                    ),
+                    (
+                        "sum by (gpu_name, reason) (increase(cluster_autoscaler_failed_gpu_scale_ups_total[30m]))",
+                        "GPU {{gpu_name}} failed: {{reason}}",
+                    ),
+                ],
+                "none",
+            ),
+            (
+                "Node groups in back-off after a failed scale-up",
+                [
+                    (
+                        "max by (node_group, reason) (cluster_autoscaler_node_group_backoff_status) == 1",
+                        "{{node_group}}: {{reason}}",
+                    )
+                ],
+                "none",
+            ),
         ],
     )
     return {"gpuplane-gpus.json": gpu, "gpuplane-serving.json": serving, "gpuplane-queue.json": queue}
@@ -669,14 +757,15 @@ def _seconds(duration: str) -> float:
 
 
 def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
-    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics, Kueue and TF Serving.
+    """The managed collector's scrape configuration: dcgm-exporter, kube-state-metrics, Kueue, autoscaler, TF Serving.
 
     Plain HTTP targets found through the Kubernetes API, every 30 s (the collector's minimum). The job names
     and the `serving`/`variant` labels match what the in-cluster Prometheus produces (its ServiceMonitor and
     PodMonitor), so the same alert rules, dashboards and scaling queries read either store. `workload_namespace`:
     where TF Serving runs, when the stack serves models. Kueue's job reads its relay's Service in Kueue's
     namespace (the relay exists when training does; without it the job finds no target and costs nothing) and
-    writes the `job` label the in-cluster ServiceMonitor would (`queue.KUEUE_METRICS_JOB`).
+    writes the `job` label the in-cluster ServiceMonitor would (`queue.KUEUE_METRICS_JOB`); so does the
+    autoscaler's (`AUTOSCALER_METRICS_JOB`, its chart's Service in kube-system).
     """
     jobs: list[dict[str, Any]] = [
         {
@@ -714,6 +803,34 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
                     "action": "keep",
                 },
                 {"target_label": "job", "replacement": queue.KUEUE_METRICS_JOB},
+            ],
+        },
+        {
+            # The chart's Service in front of the autoscaler: plain HTTP, no authentication (versions.py,
+            # CLUSTER_AUTOSCALER_SERVICE), so the collector reads it directly. Without the autoscaler the job
+            # finds no target and costs nothing.
+            "job_name": "cluster-autoscaler",
+            "kubernetes_sd_configs": [
+                {"role": "endpoints", "namespaces": {"names": [versions.CLUSTER_AUTOSCALER_NAMESPACE]}}
+            ],
+            "relabel_configs": [
+                {
+                    "source_labels": ["__meta_kubernetes_service_name"],
+                    "regex": versions.CLUSTER_AUTOSCALER_SERVICE,
+                    "action": "keep",
+                },
+                {
+                    "source_labels": ["__meta_kubernetes_endpoint_port_name"],
+                    "regex": versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
+                    "action": "keep",
+                },
+                {"target_label": "job", "replacement": AUTOSCALER_METRICS_JOB},
+            ],
+            # Its loop-timing histogram and summary (`function_duration_seconds`: 30 buckets for each of up to 18
+            # parts of the loop, metrics.go at 1.35.2) are most of its ~700 series and nothing here reads them:
+            # dropped before AMP bills their samples (~20/s). The in-cluster Prometheus keeps them.
+            "metric_relabel_configs": [
+                {"source_labels": ["__name__"], "regex": AUTOSCALER_DROPPED_RE, "action": "drop"},
             ],
         },
     ]

@@ -360,6 +360,16 @@ CLUSTER_AUTOSCALER_CHART: Final = CLUSTER_AUTOSCALER.package
 CLUSTER_AUTOSCALER_REPO: Final = CLUSTER_AUTOSCALER.helm_repository
 CLUSTER_AUTOSCALER_VERSION: Final = CLUSTER_AUTOSCALER.version
 CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
+# Its release (components/autoscaler.py) and the metrics endpoint the chart puts in front of it (chart 9.59.0,
+# templates/_helpers.tpl `cluster-autoscaler.fullname`: `<release>-<cloudProvider>-cluster-autoscaler` when that
+# differs from the release name; templates/service.yaml: port `service.portName` "http" -> 8085). The autoscaler
+# serves `/metrics` on `--address` (default ":8085") with a plain `http.ListenAndServe` and no authentication
+# (cluster-autoscaler/main.go and config/flags/flags.go at cluster-autoscaler-1.32.7 ... 1.36.1, read 2026-11-26).
+CLUSTER_AUTOSCALER_RELEASE: Final = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_NAMESPACE: Final = "kube-system"
+CLUSTER_AUTOSCALER_SERVICE: Final = f"{CLUSTER_AUTOSCALER_RELEASE}-aws-cluster-autoscaler"
+CLUSTER_AUTOSCALER_METRICS_PORT: Final = 8085
+CLUSTER_AUTOSCALER_METRICS_PORT_NAME: Final = "http"
 CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = "registry.k8s.io/autoscaling/cluster-autoscaler"
 
 

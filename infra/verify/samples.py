@@ -83,13 +83,24 @@ KUEUE = Source(
     "chart's ServiceMonitor and Prometheus's access to Kueue's HTTPS metrics port; with AMP the plain-HTTP relay "
     f"`{queue_manifests.RELAY_NAME}` (Service `{queue_manifests.RELAY_SERVICE}`) and its log",
 )
+AUTOSCALER = Source(
+    "cluster-autoscaler",
+    obs.AUTOSCALER_METRICS[0],
+    re.escape(obs.AUTOSCALER_METRICS_JOB),
+    look=f"`kubectl -n {versions.CLUSTER_AUTOSCALER_NAMESPACE} get servicemonitor,svc,pods "
+    f"-l app.kubernetes.io/instance={versions.CLUSTER_AUTOSCALER_RELEASE}` (Service "
+    f"`{versions.CLUSTER_AUTOSCALER_SERVICE}`, port {versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME} -> "
+    f"{versions.CLUSTER_AUTOSCALER_METRICS_PORT}) and the autoscaler's log",
+)
 
 
 def sources(expect: Expectations) -> tuple[list[Source], list[str]]:
     """The sources this stack's store should hold, and a line for each one left out and why.
 
     The same for both Prometheus stores: the AMP collector scrapes Kueue through the plain-HTTP relay
-    (`manifests/queue.py` `metrics_relay_objects`, job `kueue-controller-manager-metrics-service` as in-cluster).
+    (`manifests/queue.py` `metrics_relay_objects`, job `kueue-controller-manager-metrics-service` as in-cluster),
+    and the cluster-autoscaler's plain-HTTP Service directly (the same `job` as its ServiceMonitor's). The
+    autoscaler's `cluster_autoscaler_nodes_count` is set on every loop, so it arrives on an idle cluster too.
     """
     found, left_out = [KUBE_STATE], []
     if expect.gpu_groups and expect.dcgm_exporter:
@@ -100,6 +111,8 @@ def sources(expect: Expectations) -> tuple[list[Source], list[str]]:
         found.append(TF_SERVING)
     if expect.training:
         found.append(KUEUE)
+    if expect.autoscaler:
+        found.append(AUTOSCALER)
     return found, left_out
 
 

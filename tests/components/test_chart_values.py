@@ -1,4 +1,4 @@
-"""The Helm values of the NVIDIA charts use only keys the pinned chart documents.
+"""The Helm values of the NVIDIA charts and the cluster-autoscaler's use only keys the pinned chart documents.
 
 A chart ignores a value it does not know without a word, so a renamed key after a bump would silently stop
 working. The documented keys below were read in each chart at the pinned tag (its values.yaml, or the template
@@ -63,9 +63,37 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "extraEnv": "values.yaml",
         "service.port": "values.yaml",
     },
+    # kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (5a0b98e), charts/cluster-autoscaler/values.yaml.
+    ("cluster-autoscaler", "9.59.0"): {
+        "tolerations": "values.yaml",
+        "cloudProvider": "values.yaml",
+        "awsRegion": "values.yaml",
+        "autoDiscovery.clusterName": "values.yaml",
+        "autoDiscovery.tags": "values.yaml",
+        "image.repository": "values.yaml",
+        "image.tag": "values.yaml",
+        "rbac.serviceAccount.create": "values.yaml",
+        "rbac.serviceAccount.name": "values.yaml",
+        "rbac.additionalRules": "values.yaml",
+        "priorityClassName": "values.yaml",
+        "extraArgs": "values.yaml (each key becomes --key=value, templates/deployment.yaml)",
+        # Read by issue 29: enabled (false), interval (10s), namespace (monitoring), selector, path (/metrics).
+        "serviceMonitor.enabled": "values.yaml",
+        "serviceMonitor.namespace": "values.yaml",
+        "serviceMonitor.interval": "values.yaml",
+        "serviceMonitor.path": "values.yaml",
+        "serviceMonitor.selector": "values.yaml (labels of the ServiceMonitor, templates/servicemonitor.yaml)",
+    },
 }
 # Keys whose value is a map of our own (names chosen by us or by Kubernetes, not by the chart).
-FREE_FORM = {"devicePlugin.config.data", "config.map", "affinity", "nodeSelector"}
+FREE_FORM = {
+    "devicePlugin.config.data",
+    "config.map",
+    "affinity",
+    "nodeSelector",
+    "extraArgs",
+    "serviceMonitor.selector",
+}
 
 
 def value_paths(values: Any, prefix: str = "") -> set[str]:
@@ -80,7 +108,8 @@ def value_paths(values: Any, prefix: str = "") -> set[str]:
 
 def test_the_documented_keys_are_for_the_pinned_versions() -> None:
     """A bump without reading the new chart's keys fails here (renovate.json's NVIDIA group points at it)."""
-    pinned = {(p.package, p.version) for p in (versions.GPU_OPERATOR, versions.DEVICE_PLUGIN, versions.DCGM_EXPORTER)}
+    charts = (versions.GPU_OPERATOR, versions.DEVICE_PLUGIN, versions.DCGM_EXPORTER, versions.CLUSTER_AUTOSCALER)
+    pinned = {(p.package, p.version) for p in charts}
     assert set(DOCUMENTED) == pinned
 
 
@@ -102,7 +131,7 @@ def releases(recording: Recording) -> dict[str, dict[str, Any]]:
     return {r["chart"]: r for r in render.helm_releases(recording).values()}
 
 
-@pytest.mark.parametrize("chart", ["nvidia-device-plugin", "dcgm-exporter"])
+@pytest.mark.parametrize("chart", ["nvidia-device-plugin", "dcgm-exporter", "cluster-autoscaler"])
 def test_dev_stack_values_use_documented_keys(dev_run: Recording, chart: str) -> None:
     release = releases(dev_run)[chart]
     documented = DOCUMENTED[(chart, release["version"])]

@@ -41,7 +41,8 @@ def test_scrape_config_is_within_the_collectors_limits(workload_namespace):
     config = observability.managed_scrape_config(workload_namespace)
     assert observability.collector_problems(config) == []
     jobs = [job["job_name"] for job in config["scrape_configs"]]
-    expected = ["dcgm-exporter", "kube-state-metrics", "kueue"] + (["tensorflow-serving"] if workload_namespace else [])
+    expected = ["dcgm-exporter", "kube-state-metrics", "kueue", "cluster-autoscaler"]
+    expected += ["tensorflow-serving"] if workload_namespace else []
     assert jobs == expected
 
 
@@ -128,6 +129,39 @@ def test_scrape_jobs_give_the_labels_the_rules_and_dashboards_join_on():
     assert {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "job"} in jobs["dcgm-exporter"][
         "relabel_configs"
     ]
+
+
+def test_the_autoscaler_job_reads_its_charts_service_with_the_in_cluster_job_name():
+    jobs = {job["job_name"]: job for job in observability.managed_scrape_config(None)["scrape_configs"]}
+    job = jobs["cluster-autoscaler"]
+    # plain HTTP, no auth (the autoscaler's --address :8085, http.ListenAndServe): nothing but discovery and labels
+    assert set(job) == {"job_name", "kubernetes_sd_configs", "relabel_configs", "metric_relabel_configs"}
+    assert job["kubernetes_sd_configs"] == [{"role": "endpoints", "namespaces": {"names": ["kube-system"]}}]
+    assert job["relabel_configs"] == [
+        {
+            "source_labels": ["__meta_kubernetes_service_name"],
+            "regex": "cluster-autoscaler-aws-cluster-autoscaler",
+            "action": "keep",
+        },
+        {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": "http", "action": "keep"},
+        # what the in-cluster ServiceMonitor's job is (the Service's name): the same queries on both stores
+        {"target_label": "job", "replacement": observability.AUTOSCALER_METRICS_JOB},
+    ]
+    # the loop-timing histogram is dropped before AMP bills it; nothing the dashboards, rules or verify read is
+    (drop,) = job["metric_relabel_configs"]
+    assert drop["action"] == "drop" and drop["source_labels"] == ["__name__"]
+    dropped = re.compile(drop["regex"])
+    assert dropped.fullmatch("cluster_autoscaler_function_duration_seconds_bucket")
+    assert dropped.fullmatch("cluster_autoscaler_function_duration_quantile_seconds")
+    assert not [m for m in observability.KNOWN_METRICS if dropped.fullmatch(m)]
+
+
+def test_the_autoscaler_has_no_service_monitor_and_does_not_wait_for_the_stack(amp_run):
+    releases = {r.inputs["name"]: r for r in amp_run.by_type("kubernetes:helm.sh/v3:Release")}
+    autoscaler = releases[versions.CLUSTER_AUTOSCALER_RELEASE]
+    assert autoscaler.inputs["values"]["serviceMonitor"] == {"enabled": False}
+    assert autoscaler.inputs["values"]["extraArgs"]["emit-per-nodegroup-metrics"] is True
+    assert releases["kube-prometheus-stack"].urn not in autoscaler.dependencies
 
 
 # --- the stack under mocks ---------------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def all_expressions() -> list[str]:
 @needs_promtool
 def test_rules_pass_promtool_check(tmp_path):
     out = promtool("check", "rules", str(write_rules(tmp_path, observability.alert_rule_groups(BOUNDS))), cwd=tmp_path)
-    assert "SUCCESS: 7 rules found" in out
+    assert "SUCCESS: 8 rules found" in out
 
 
 def _case(series: list[tuple[str, str]], alert: str, at: str, fires: list[dict[str, str]]) -> dict[str, Any]:
@@ -109,6 +109,7 @@ def _case(series: list[tuple[str, str]], alert: str, at: str, fires: list[dict[s
 
 
 GPU = 'gpu="0",Hostname="node-1",pod="train-0",namespace="ml"'
+SCALE_UP = 'reason="cloudProviderError",gpu_resource_name="nvidia.com/gpu",gpu_name="nvidia-a10g"'
 # Each alert, on the series that must fire it and on a healthy one that must not.
 CASES: list[tuple[str, list[tuple[str, str]], str, list[dict[str, str]]]] = [
     (
@@ -169,6 +170,15 @@ CASES: list[tuple[str, list[tuple[str, str]], str, list[dict[str, str]]]] = [
         [{"severity": "warning", "job": "nvidia-dcgm-exporter", "instance": "10.0.1.5:9400"}],
     ),
     ("DcgmExporterDown", [('up{job="dcgm-exporter",instance="10.0.1.5:9400"}', "1x10")], "8m", []),
+    (
+        "GpuScaleUpFailing",
+        # the autoscaler retries after each back-off and fails again: one more failure every 5 minutes
+        [(f"cluster_autoscaler_failed_gpu_scale_ups_total{{{SCALE_UP}}}", "0+0.2x60")],
+        "30m",
+        [{"severity": "warning", "gpu_name": "nvidia-a10g", "reason": "cloudProviderError"}],
+    ),
+    # failures long ago: the counter stands still, quiet
+    ("GpuScaleUpFailing", [(f"cluster_autoscaler_failed_gpu_scale_ups_total{{{SCALE_UP}}}", "3x60")], "30m", []),
     (
         "ServingLatencyP99High",
         # 100 requests a minute, every one slower than 1 s (the 2,000,000 us bucket).
@@ -255,7 +265,7 @@ def test_every_expression_parses(tmp_path):
 
 _FUNCTIONS = {
     "sum", "avg", "max", "min", "rate", "histogram_quantile", "by", "on", "group_left", "and", "or", "unless",
-    "max_over_time", "le", "humanize",
+    "max_over_time", "increase", "le", "humanize",
 }  # fmt: skip
 
 
@@ -364,12 +374,54 @@ def test_dev_render_has_the_stack_rules_dashboards_and_monitors(dev_run):
         assert "--monitoring_config_file=/etc/tfserving/monitoring.config" in " ".join(args)
 
 
+def _release(recording, name):
+    return next(r for r in recording.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == name)
+
+
+def test_the_autoscaler_is_scraped_through_its_charts_service_monitor_after_the_crds(dev_run):
+    autoscaler = _release(dev_run, versions.CLUSTER_AUTOSCALER_RELEASE)
+    values = autoscaler.inputs["values"]
+    # beside the chart's Service in kube-system, on its `http` port (8085, plain HTTP), every 30 s like the rest
+    assert values["serviceMonitor"] == {
+        "enabled": True,
+        "namespace": "kube-system",
+        "interval": "30s",
+        "path": "/metrics",
+        "selector": {"release": "kube-prometheus-stack"},
+    }
+    assert autoscaler.inputs["namespace"] == "kube-system"
+    assert values["extraArgs"]["emit-per-nodegroup-metrics"] is True  # the back-off gauge per node group
+    # the ServiceMonitor CRD comes with kube-prometheus-stack: the autoscaler's release waits for it
+    assert _release(dev_run, "kube-prometheus-stack").urn in autoscaler.dependencies
+    # the stack reads ServiceMonitors of every release, whatever their labels
+    stack = _release(dev_run, "kube-prometheus-stack").inputs["values"]["prometheus"]["prometheusSpec"]
+    assert stack["serviceMonitorSelectorNilUsesHelmValues"] is False
+
+
+def test_the_autoscalers_job_is_the_charts_service_name():
+    # chart 9.59.0 _helpers.tpl: fullname = <release>-<cloudProvider>-cluster-autoscaler; the operator names a
+    # ServiceMonitor's job after the Service, and the managed collector writes the same job
+    assert observability.AUTOSCALER_METRICS_JOB == "cluster-autoscaler-aws-cluster-autoscaler"
+    assert observability.autoscaler_service_monitor_values(False) == {"enabled": False}
+
+
+def test_the_queue_dashboard_says_why_a_run_waits_for_a_node():
+    exprs = observability.dashboard_expressions(observability.dashboards()["gpuplane-queue.json"])
+    used = {name for e in exprs for name in metric_names(e)}
+    assert set(observability.AUTOSCALER_METRICS) - used == {"cluster_autoscaler_nodes_count"}
+    assert any("by (node_group, reason)" in e and "backoff_status" in e for e in exprs)
+    assert any("by (gpu_name, reason)" in e and "failed_gpu_scale_ups_total" in e for e in exprs)
+
+
 def test_metrics_none_installs_nothing_and_says_so_to_the_exporters(run_platform):
     rec = run_platform({"observability": {"metrics": "none"}})
     releases = {r.inputs["name"]: r.inputs for r in rec.by_type("kubernetes:helm.sh/v3:Release")}
     assert "kube-prometheus-stack" not in releases
     # Written off, not left to the chart: GPU Operator v26.7's default is on, and there would be no CRD.
     assert releases["dcgm-exporter"]["values"]["serviceMonitor"]["enabled"] is False
+    autoscaler = releases[versions.CLUSTER_AUTOSCALER_RELEASE]["values"]
+    assert autoscaler["serviceMonitor"] == {"enabled": False}
+    assert "emit-per-nodegroup-metrics" not in autoscaler["extraArgs"]
     assert not [r for r in rec.resources if r.type.startswith("kubernetes:monitoring.coreos.com")]
 
 

@@ -387,6 +387,8 @@ def _managed_series() -> dict[str, list[dict[str, str]]]:
         ":tensorflow:serving:request_count": [{"model_name": "mobilenet", "status": "OK"}],
         # through the plain-HTTP relay, with the in-cluster ServiceMonitor's job name
         "kueue_pending_workloads": [{"cluster_queue": "gpu", "job": "kueue-controller-manager-metrics-service"}],
+        # the collector's `cluster-autoscaler` job writes the in-cluster ServiceMonitor's job name
+        "cluster_autoscaler_nodes_count": [{"state": "ready", "job": "cluster-autoscaler-aws-cluster-autoscaler"}],
         "up": [
             {"job": "dcgm-exporter", "node": "gpu-0", "instance": "10.0.1.5:9400", "up": "1"},
             {"job": "dcgm-exporter", "node": "gpu-1", "instance": "10.0.2.6:9400", "up": "0"},
@@ -403,13 +405,14 @@ def test_amp_arriving_passes_with_kueue_through_the_relay(managed, make_ctx, stu
     assert outcome.status == "pass"
     assert outcome.evidence == (
         f"AMP workspace {WS_ID} holds samples of DCGM: 1 GPU(s) on gpu-0, 1 GPU(s) on gpu-1; kube-state-metrics: 2 "
-        "series; TF Serving: model_name mobilenet; Kueue: 1 series"
+        "series; TF Serving: model_name mobilenet; Kueue: 1 series; cluster-autoscaler: 1 series"
     )
     assert [parse_qs(b)["query"][0] for _p, _h, b in AmpApi.received] == [
         "DCGM_FI_DEV_GPU_UTIL",
         "count(kube_node_status_condition)",
         "count by (model_name) (:tensorflow:serving:request_count)",
         "count(kueue_pending_workloads)",
+        "count(cluster_autoscaler_nodes_count)",
     ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -103,6 +104,10 @@ def _healthy_series() -> dict[str, Any]:
         "kube_node_status_condition": [{"node": "system-0", "condition": "Ready"}] * 3,
         ":tensorflow:serving:request_count": [{"model_name": "mobilenet", "status": "OK", "variant": "cpu"}],
         "kueue_pending_workloads": [{"cluster_queue": "gpu", "status": "active"}],
+        # one series per node state, from the chart's ServiceMonitor (job: the chart's Service)
+        "cluster_autoscaler_nodes_count": [
+            {"state": state, "job": "cluster-autoscaler-aws-cluster-autoscaler"} for state in ("ready", "unready")
+        ],
     }
 
 
@@ -112,6 +117,10 @@ def test_the_metric_names_are_the_manifests_own():
     assert samples.TF_SERVING.metric == ":tensorflow:serving:request_count" == obs.TF_SERVING_METRICS[0]
     assert samples.KUEUE.metric == "kueue_pending_workloads" == obs.KUEUE_METRICS[0]
     assert samples.DCGM.job == obs.DCGM_JOB_RE
+    assert samples.AUTOSCALER.metric == "cluster_autoscaler_nodes_count" in obs.AUTOSCALER_METRICS
+    # the job both stores write: the chart's Service (`<release>-aws-cluster-autoscaler`), matched exactly
+    assert re.fullmatch(samples.AUTOSCALER.job, "cluster-autoscaler-aws-cluster-autoscaler")
+    assert not re.fullmatch(samples.AUTOSCALER.job, "cluster-autoscaler")
 
 
 def test_arriving_passes_with_every_source_and_reads_prometheus_through_the_proxy(dev, make_ctx):
@@ -120,7 +129,7 @@ def test_arriving_passes_with_every_source_and_reads_prometheus_through_the_prox
     assert outcome.status == "pass"
     assert outcome.evidence == (
         "Prometheus holds samples of DCGM: 1 GPU(s) on gpu-0, 1 GPU(s) on gpu-1; kube-state-metrics: 3 series; "
-        "TF Serving: model_name mobilenet; Kueue: 1 series"
+        "TF Serving: model_name mobilenet; Kueue: 1 series; cluster-autoscaler: 2 series"
     )
     assert cluster.prometheus is not None
     namespace, service, port, path, query = cluster.prometheus.calls[0]
@@ -130,6 +139,7 @@ def test_arriving_passes_with_every_source_and_reads_prometheus_through_the_prox
         "count(kube_node_status_condition)",
         "count by (model_name) (:tensorflow:serving:request_count)",
         "count(kueue_pending_workloads)",
+        "count(cluster_autoscaler_nodes_count)",
     ]
 
 
@@ -209,6 +219,26 @@ def test_arriving_fails_naming_a_source_without_samples_and_without_target(dev, 
     assert samples.KUBE_STATE.look in failure.fix and samples.KUEUE.look in failure.fix
 
 
+def test_arriving_fails_naming_the_autoscalers_target(dev, make_ctx):
+    series = _healthy_series()
+    del series["cluster_autoscaler_nodes_count"]
+    targets = [
+        {
+            "labels": {"job": "cluster-autoscaler-aws-cluster-autoscaler", "instance": "10.0.3.9:8085"},
+            "health": "down",
+            "lastError": 'Get "http://10.0.3.9:8085/metrics": connection refused',
+        },
+    ]
+    failure = _fail(cm.check_metrics_arriving, make_ctx(dev, _arriving_cluster(dev, series, targets=targets))).outcome
+    assert failure.evidence.startswith("no cluster_autoscaler_nodes_count samples (cluster-autoscaler) after")
+    assert failure.evidence.endswith(
+        'Targets: cluster-autoscaler: 10.0.3.9:8085 down (last error: Get "http://10.0.3.9:8085/metrics": '
+        "connection refused)"
+    )
+    assert failure.fix.startswith(samples.AUTOSCALER.look)
+    assert "cluster-autoscaler-aws-cluster-autoscaler" in samples.AUTOSCALER.look
+
+
 @pytest.mark.parametrize(
     ("status", "says"),
     [
@@ -237,9 +267,10 @@ def test_arriving_reports_prometheus_refusing_a_query(dev, make_ctx):
 def test_sources_follow_the_stack(dev, prod):
     names = lambda found: [s.name for s in found[0]]  # noqa: E731
     # the same for both Prometheus stores: AMP's collector reaches Kueue through the plain-HTTP relay
-    assert names(samples.sources(dev)) == ["DCGM", "kube-state-metrics", "TF Serving", "Kueue"]
-    assert names(samples.sources(prod)) == ["DCGM", "kube-state-metrics"]
-    off = samples.sources(dataclasses.replace(prod, dcgm_exporter=False))
+    # and the autoscaler's plain-HTTP Service directly, wherever the stack runs one
+    assert names(samples.sources(dev)) == ["DCGM", "kube-state-metrics", "TF Serving", "Kueue", "cluster-autoscaler"]
+    assert names(samples.sources(prod)) == ["DCGM", "kube-state-metrics", "cluster-autoscaler"]
+    off = samples.sources(dataclasses.replace(prod, dcgm_exporter=False, autoscaler=False))
     assert names(off) == ["kube-state-metrics"] and off[1] == ["DCGM: observability.dcgmExporter is off"]
 
 
