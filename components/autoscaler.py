@@ -13,11 +13,11 @@ from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import AutoscalerArgs
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import versions
 
-# Which store reads the autoscaler's metrics (`observability.metrics`): the in-cluster Prometheus through the
-# chart's ServiceMonitor, the AWS managed collector through its own job (manifests/observability.py
-# `managed_scrape_config`), or none (`cloudwatch` reads no Prometheus endpoint of the autoscaler).
+# Which store reads the autoscaler's metrics (`observability.metrics`): the in-cluster Prometheus through a
+# ServiceMonitor of ours (manifests/observability.py `autoscaler_service_monitor`), the AWS managed collector
+# through its own job (`managed_scrape_config`), or none (`cloudwatch` reads no Prometheus endpoint of it).
 METRICS_STORES = ("prometheus", "managedPrometheus", "none")
 
 
@@ -35,9 +35,11 @@ def autoscaler_values(
 
     `provisioning_requests`: also serve Kueue's ProvisioningRequests (training queue; components/queue.py
     decides, from the image, whether this minor can).
-    `metrics`: the store that reads the autoscaler (`METRICS_STORES`). With `prometheus` the chart's
-    ServiceMonitor is on; with either Prometheus store the autoscaler also emits its per-node-group gauges
-    (`--emit-per-nodegroup-metrics`, off by default: which node group is in back-off after a failed scale-up).
+    `metrics`: the store that reads the autoscaler (`METRICS_STORES`). With either Prometheus store it also emits
+    its per-node-group gauges (`--emit-per-nodegroup-metrics`, off by default: which node group is in back-off
+    after a failed scale-up). The chart's own ServiceMonitor stays off, written so: with it the release would need
+    the stack's CRD and wait for the stack, whose pods may wait for a node only the autoscaler adds; the
+    Observability component applies the same ServiceMonitor after the stack instead.
     """
     if metrics not in METRICS_STORES:
         raise ValueError(f"autoscaler_values: metrics={metrics!r} is not one of {', '.join(METRICS_STORES)}")
@@ -83,7 +85,7 @@ def autoscaler_values(
         "rbac": rbac,
         "priorityClassName": "system-cluster-critical",
         "extraArgs": extra,
-        "serviceMonitor": observability.autoscaler_service_monitor_values(metrics == "prometheus"),
+        "serviceMonitor": {"enabled": False},
     }
 
 
@@ -110,8 +112,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         """`after`: what the autoscaler waits for (coredns, system node groups, the CRD): never GPU groups.
 
         `provisioning_requests`: serve ProvisioningRequests (their CRD must be among `after`).
-        `metrics`: the store that reads its metrics (`autoscaler_values`); with `prometheus` the chart makes a
-        ServiceMonitor, whose CRD comes with kube-prometheus-stack: that release must then be among `after`.
+        `metrics`: the store that reads its metrics (`autoscaler_values`). Nothing of the metrics stack is needed
+        first: its ServiceMonitor is the Observability component's (`autoscaler=True`).
         """
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
         tags = dict(tags or {})

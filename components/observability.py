@@ -49,9 +49,15 @@ class Observability(pulumi.ComponentResource):
         region: str,
         tags: dict[str, str],
         cluster_name: str,
+        autoscaler: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`workload_namespace`: where TF Serving runs, when the stack serves models (its PodMonitor goes there)."""
+        """`workload_namespace`: where TF Serving runs, when the stack serves models (its PodMonitor goes there).
+
+        `autoscaler`: the stack runs the cluster-autoscaler; with the in-cluster Prometheus its ServiceMonitor is
+        applied here, after the stack's CRDs, so the autoscaler's release need not wait for the stack
+        (`observability.autoscaler_service_monitor`); the managed collector has a job for it whatever this says.
+        """
         super().__init__("gpuplane:index:Observability", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.MONITORING_NAMESPACE, "privileged", kubernetes_version)
@@ -89,7 +95,7 @@ class Observability(pulumi.ComponentResource):
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
-            name=observability.KUBE_PROMETHEUS_STACK_RELEASE,
+            name="kube-prometheus-stack",
             namespace=versions.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,
@@ -144,6 +150,17 @@ class Observability(pulumi.ComponentResource):
                 metadata=monitor["metadata"],
                 spec=monitor["spec"],
                 opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=owners)),
+            )
+        if autoscaler:
+            # In kube-system (always there), after the stack's CRD; it finds the chart's Service whenever it exists.
+            scaler = observability.autoscaler_service_monitor()
+            k8s.apiextensions.CustomResource(
+                f"{name}-autoscaler-monitor",
+                api_version=scaler["apiVersion"],
+                kind=scaler["kind"],
+                metadata=scaler["metadata"],
+                spec=scaler["spec"],
+                opts=after_release,
             )
         self.register_outputs({"release": self.release.name, "alertTopicArn": self.alert_topic_arn})
 
@@ -215,7 +232,7 @@ class Observability(pulumi.ComponentResource):
         self.workspace = workspace = aws.amp.Workspace(f"{name}-workspace", alias=cluster_name, tags=tags, opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
-            name=observability.KUBE_PROMETHEUS_STACK_RELEASE,
+            name="kube-prometheus-stack",
             namespace=versions.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,

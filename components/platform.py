@@ -170,6 +170,7 @@ class Platform(pulumi.ComponentResource):
                 workload_namespace_resource=self.workspace.namespace_resource,
                 startup_taints=startup_keys,
                 after=self.cluster_services_ready,
+                autoscaler=args.autoscaler.enabled,
                 region=region,
                 tags=tags,
                 cluster_name=cluster_name,
@@ -236,10 +237,9 @@ class Platform(pulumi.ComponentResource):
                 region=region,
                 kubernetes_version=args.cluster.kubernetes_version,
                 startup_taints=startup_keys,
-                # With the in-cluster Prometheus its chart makes a ServiceMonitor: the CRD (kube-prometheus-stack's
-                # release) comes first. Not with AMP: its collector needs nothing in the cluster first, and the
-                # autoscaler that adds nodes should not wait on more than it must.
-                after=[*self.cluster_services_ready, *crd, *(metrics_after if metrics == "prometheus" else [])],
+                # Not after the metrics stack, whose pods may wait for a node only the autoscaler adds: its
+                # ServiceMonitor is the Observability component's (`autoscaler=`), applied after the stack.
+                after=[*self.cluster_services_ready, *crd],
                 provisioning_requests=bool(crd),
                 metrics=metrics,
                 tags=tags,

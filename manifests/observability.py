@@ -93,8 +93,6 @@ class AlertBounds:
 
 
 ALERTMANAGER_SA: Final = "gpuplane-alertmanager"
-KUBE_PROMETHEUS_STACK_RELEASE: Final = "kube-prometheus-stack"
-"""The stack's Helm release name (components/observability.py); its chart labels what it selects `release: <it>`."""
 
 # --- Prometheus's volume (`observability.metrics: prometheus`) ------------------------------------------------
 # Prometheus's own sizing rule (prometheus.io/docs/prometheus/latest/storage, "Operational aspects"):
@@ -301,26 +299,43 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     return {"enabled": enabled, "honorLabels": True, "interval": "30s"}
 
 
-def autoscaler_service_monitor_values(enabled: bool) -> dict[str, Any]:
-    """The `serviceMonitor` block of the cluster-autoscaler chart: on only where the in-cluster Prometheus reads it.
+def autoscaler_service_monitor() -> dict[str, Any]:
+    """The autoscaler's ServiceMonitor, ours rather than its chart's: the autoscaler must not wait for the stack.
 
-    Chart 9.59.0 (kubernetes/autoscaler, charts/cluster-autoscaler values.yaml and templates/servicemonitor.yaml,
-    read 2026-11-26) defaults to `enabled: false`, `interval: 10s`, `namespace: monitoring`, `path: /metrics` and
-    the label `release: prometheus-operator`; its ServiceMonitor selects the chart's Service in the release's
-    namespace on port `service.portName`. Written here: the ServiceMonitor beside the Service (kube-system,
-    which always exists), every 30 s like the other targets, labelled with kube-prometheus-stack's release (the
-    stack reads every ServiceMonitor anyway, `stack_values`). Off (the chart's default, written so the render
-    says it): the managed collector scrapes the Service itself (`managed_scrape_config`), and without the
-    Prometheus operator's CRD a ServiceMonitor would fail the install.
+    The chart (9.59.0, kubernetes/autoscaler charts/cluster-autoscaler templates/servicemonitor.yaml, read
+    2026-11-26) can make this object (`serviceMonitor.enabled`), but then its release needs the ServiceMonitor CRD
+    and so waits for kube-prometheus-stack's release, which waits for the stack's Deployments to be Ready. On a
+    new cluster whose system nodes are full, those pods wait for a node only the autoscaler adds: a deadlock.
+    So the chart's stays off (`autoscaler_values`) and this one, the same as the chart would render, is applied
+    after the stack's release (components/observability.py). It selects the chart's Service by the labels the
+    chart gives it (`_helpers.tpl` "cluster-autoscaler.instance-name": release, `<cloudProvider>-cluster-autoscaler`)
+    in kube-system, on its port `http` (8085), every 30 s like the other targets; the job is the Service's name
+    (`AUTOSCALER_METRICS_JOB`), as with the managed collector.
     """
-    if not enabled:
-        return {"enabled": False}
     return {
-        "enabled": True,
-        "namespace": versions.CLUSTER_AUTOSCALER_NAMESPACE,
-        "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
-        "path": "/metrics",
-        "selector": {"release": KUBE_PROMETHEUS_STACK_RELEASE},
+        "apiVersion": versions.MONITORING_API,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": versions.CLUSTER_AUTOSCALER_RELEASE,
+            "namespace": versions.CLUSTER_AUTOSCALER_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/instance": versions.CLUSTER_AUTOSCALER_RELEASE,
+                    "app.kubernetes.io/name": "aws-cluster-autoscaler",
+                }
+            },
+            "namespaceSelector": {"matchNames": [versions.CLUSTER_AUTOSCALER_NAMESPACE]},
+            "endpoints": [
+                {
+                    "port": versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
+                    "path": "/metrics",
+                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+                }
+            ],
+        },
     }
 
 

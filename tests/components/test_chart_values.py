@@ -77,12 +77,8 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "rbac.additionalRules": "values.yaml",
         "priorityClassName": "values.yaml",
         "extraArgs": "values.yaml (each key becomes --key=value, templates/deployment.yaml)",
-        # Read by issue 29: enabled (false), interval (10s), namespace (monitoring), selector, path (/metrics).
+        # Read by issue 29: false by default; written false (gpuplane applies its own after the stack's CRD).
         "serviceMonitor.enabled": "values.yaml",
-        "serviceMonitor.namespace": "values.yaml",
-        "serviceMonitor.interval": "values.yaml",
-        "serviceMonitor.path": "values.yaml",
-        "serviceMonitor.selector": "values.yaml (labels of the ServiceMonitor, templates/servicemonitor.yaml)",
     },
 }
 # Keys whose value is a map of our own (names chosen by us or by Kubernetes, not by the chart).

@@ -160,6 +160,7 @@ def test_the_autoscaler_has_no_service_monitor_and_does_not_wait_for_the_stack(a
     releases = {r.inputs["name"]: r for r in amp_run.by_type("kubernetes:helm.sh/v3:Release")}
     autoscaler = releases[versions.CLUSTER_AUTOSCALER_RELEASE]
     assert autoscaler.inputs["values"]["serviceMonitor"] == {"enabled": False}
+    assert amp_run.by_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor") == []
     assert autoscaler.inputs["values"]["extraArgs"]["emit-per-nodegroup-metrics"] is True
     assert releases["kube-prometheus-stack"].urn not in autoscaler.dependencies
 

@@ -31,6 +31,8 @@ BOUNDS = observability.AlertBounds(serving_p99_ms=500, queue_wait_minutes=30, gp
 _ALLOWED: dict[str, set[str]] = {
     "PodMonitor.spec": {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel", "podTargetLabels"},
     "PodMonitor.endpoint": {"port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"},
+    "ServiceMonitor.spec": {"selector", "endpoints", "namespaceSelector", "jobLabel", "targetLabels"},
+    "ServiceMonitor.endpoint": {"port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"},
     "relabeling": {"sourceLabels", "targetLabel", "regex", "replacement", "action", "separator", "modulus"},
     "PrometheusRule.spec": {"groups"},
     "PrometheusRule.group": {"name", "rules", "interval", "limit"},
@@ -52,10 +54,11 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", obj["metadata"]["name"]):
         problems.append(f"name {obj['metadata']['name']}")
     spec = obj["spec"]
-    if obj["kind"] == "PodMonitor":
-        extra("PodMonitor.spec", spec)
-        for endpoint in spec["podMetricsEndpoints"]:
-            extra("PodMonitor.endpoint", endpoint)
+    if obj["kind"] in {"PodMonitor", "ServiceMonitor"}:
+        kind = obj["kind"]
+        extra(f"{kind}.spec", spec)
+        for endpoint in spec["podMetricsEndpoints" if kind == "PodMonitor" else "endpoints"]:
+            extra(f"{kind}.endpoint", endpoint)
             if not re.fullmatch(r"[0-9]+(ms|s|m|h)", endpoint.get("interval", "30s")):
                 problems.append(f"interval {endpoint['interval']}")
             for relabel in endpoint.get("relabelings", []):
@@ -366,7 +369,7 @@ def test_dev_render_has_the_stack_rules_dashboards_and_monitors(dev_run):
     assert stack_urn in dcgm.dependencies
     assert releases["kueue"]["values"]["enablePrometheus"] is True
     kinds = {r.inputs["kind"] for r in dev_run.resources if r.type.startswith("kubernetes:monitoring.coreos.com")}
-    assert kinds == {"PrometheusRule", "PodMonitor"}
+    assert kinds == {"PrometheusRule", "PodMonitor", "ServiceMonitor"}
     serving_pods = [r for r in dev_run.by_type("kubernetes:apps/v1:Deployment") if "tfserving" in json.dumps(r.inputs)]
     assert serving_pods
     for deployment in serving_pods:
@@ -378,31 +381,45 @@ def _release(recording, name):
     return next(r for r in recording.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == name)
 
 
-def test_the_autoscaler_is_scraped_through_its_charts_service_monitor_after_the_crds(dev_run):
+def test_the_autoscaler_is_scraped_through_a_service_monitor_after_the_crds_without_waiting_for_them(dev_run):
     autoscaler = _release(dev_run, versions.CLUSTER_AUTOSCALER_RELEASE)
     values = autoscaler.inputs["values"]
-    # beside the chart's Service in kube-system, on its `http` port (8085, plain HTTP), every 30 s like the rest
-    assert values["serviceMonitor"] == {
-        "enabled": True,
-        "namespace": "kube-system",
-        "interval": "30s",
-        "path": "/metrics",
-        "selector": {"release": "kube-prometheus-stack"},
-    }
     assert autoscaler.inputs["namespace"] == "kube-system"
     assert values["extraArgs"]["emit-per-nodegroup-metrics"] is True  # the back-off gauge per node group
-    # the ServiceMonitor CRD comes with kube-prometheus-stack: the autoscaler's release waits for it
-    assert _release(dev_run, "kube-prometheus-stack").urn in autoscaler.dependencies
-    # the stack reads ServiceMonitors of every release, whatever their labels
-    stack = _release(dev_run, "kube-prometheus-stack").inputs["values"]["prometheus"]["prometheusSpec"]
-    assert stack["serviceMonitorSelectorNilUsesHelmValues"] is False
+    # the chart's ServiceMonitor stays off: the autoscaler does not wait for the stack, whose pods may need a
+    # node only it adds; ours follows the stack's CRD
+    assert values["serviceMonitor"] == {"enabled": False}
+    stack = _release(dev_run, "kube-prometheus-stack")
+    assert stack.urn not in autoscaler.dependencies
+    (monitor,) = [
+        r
+        for r in dev_run.by_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
+        if r.inputs["metadata"]["name"] == "cluster-autoscaler"
+    ]
+    assert stack.urn in monitor.dependencies
+    assert monitor.inputs["spec"] == observability.autoscaler_service_monitor()["spec"]
+    # the stack reads ServiceMonitors of every namespace and label
+    spec = stack.inputs["values"]["prometheus"]["prometheusSpec"]
+    assert spec["serviceMonitorSelectorNilUsesHelmValues"] is False
 
 
-def test_the_autoscalers_job_is_the_charts_service_name():
-    # chart 9.59.0 _helpers.tpl: fullname = <release>-<cloudProvider>-cluster-autoscaler; the operator names a
-    # ServiceMonitor's job after the Service, and the managed collector writes the same job
+def test_the_autoscalers_service_monitor_selects_the_charts_service():
+    monitor = observability.autoscaler_service_monitor()
+    assert monitoring_problems(monitor) == []
+    assert monitor["metadata"]["namespace"] == "kube-system"
+    # chart 9.59.0 _helpers.tpl "cluster-autoscaler.instance-name" (release, <cloudProvider>-<chart name>), the
+    # labels of its Service (templates/service.yaml), whose port `http` (service.portName) targets 8085
+    assert monitor["spec"]["selector"] == {
+        "matchLabels": {
+            "app.kubernetes.io/instance": "cluster-autoscaler",
+            "app.kubernetes.io/name": "aws-cluster-autoscaler",
+        }
+    }
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["kube-system"]}
+    assert monitor["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+    # the operator names the job after the Service (fullname <release>-<cloudProvider>-cluster-autoscaler); the
+    # managed collector writes the same job
     assert observability.AUTOSCALER_METRICS_JOB == "cluster-autoscaler-aws-cluster-autoscaler"
-    assert observability.autoscaler_service_monitor_values(False) == {"enabled": False}
 
 
 def test_the_queue_dashboard_says_why_a_run_waits_for_a_node():
