@@ -304,7 +304,8 @@ def autoscaler_service_monitor() -> dict[str, Any]:
 
     The chart (9.59.0, kubernetes/autoscaler charts/cluster-autoscaler templates/servicemonitor.yaml, read
     2026-11-26) can make this object (`serviceMonitor.enabled`), but then its release needs the ServiceMonitor CRD
-    and so waits for kube-prometheus-stack's release, which waits for the stack's Deployments to be Ready. On a
+    and so waits for kube-prometheus-stack's release, which waits for the stack's Deployments to be Ready (a
+    `helm.v3.Release` awaits every resource unless `skip_await`, pulumi_kubernetes 4.x's docstring). On a
     new cluster whose system nodes are full, those pods wait for a node only the autoscaler adds: a deadlock.
     So the chart's stays off (`autoscaler_values`) and this one, the same as the chart would render, is applied
     after the stack's release (components/observability.py). It selects the chart's Service by the labels the

@@ -86,7 +86,9 @@ KUEUE = Source(
 AUTOSCALER = Source(
     "cluster-autoscaler",
     obs.AUTOSCALER_METRICS[0],
-    re.escape(obs.AUTOSCALER_METRICS_JOB),
+    # The name itself (letters and hyphens: a regex matching only itself). Not `re.escape`d: its `\-` would be an
+    # unknown escape inside the PromQL string of AMP's `up{job=~"..."}` and fail the query.
+    obs.AUTOSCALER_METRICS_JOB,
     look=f"`kubectl -n {versions.CLUSTER_AUTOSCALER_NAMESPACE} get servicemonitor,svc,pods "
     f"-l app.kubernetes.io/instance={versions.CLUSTER_AUTOSCALER_RELEASE}` (Service "
     f"`{versions.CLUSTER_AUTOSCALER_SERVICE}`, port {versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME} -> "

@@ -441,6 +441,21 @@ def test_amp_arriving_fails_naming_the_missing_node_and_its_up(managed, make_ctx
     assert failure.cause.startswith("the collector's first samples arrive a few minutes after it turns ACTIVE")
 
 
+def test_amp_arriving_fails_naming_the_autoscaler_without_target(managed, make_ctx, stubbed, endpoint):
+    client, stub = stubbed
+    _find(stub, endpoint)
+    series = _managed_series()
+    del series["cluster_autoscaler_nodes_count"]
+    AmpApi.store = FakePrometheus(series)
+    cluster = FakeCluster(healthy_nodes(managed, gpu_nodes=True))
+    failure = _fail(ca.check_amp_arriving, _ctx(make_ctx, managed, client, cluster=cluster, deadline_s=60))
+    assert failure.evidence.startswith("no cluster_autoscaler_nodes_count samples (cluster-autoscaler) after")
+    assert failure.evidence.endswith("Targets: cluster-autoscaler: no target (the collector discovered none)")
+    # the job as a PromQL string: no regex escapes, which PromQL would refuse (`\-` is no string escape)
+    queries = [parse_qs(b)["query"][0] for _p, _h, b in AmpApi.received]
+    assert queries[-1] == 'up{job=~"cluster-autoscaler-aws-cluster-autoscaler"}'
+
+
 def test_amp_arriving_without_query_permission(managed, make_ctx, stubbed, endpoint):
     client, stub = stubbed
     _find(stub, endpoint)
