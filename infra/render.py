@@ -295,6 +295,25 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
     }
 
 
+def observability_line(facts: dict[str, Any]) -> str:
+    """The summary's metrics line: the backend, what it creates, its alerts and dashboards (`observability_summary`)."""
+    made = {
+        "prometheus": "kube-prometheus-stack in namespace monitoring (Prometheus on its EBS volume, Alertmanager)",
+        "managedPrometheus": "AMP workspace + AWS managed collector (scrape config: observability/scrape.yaml), "
+        "rule groups and Alertmanager in the workspace",
+        "cloudwatch": "amazon-cloudwatch-observability add-on (Container Insights), CloudWatch alarms",
+        "none": "nothing collected",
+    }[facts["metrics"]]
+    parts = [f"metrics: {facts['metrics']}: {made}"]
+    if facts["alerts"]:
+        parts.append(f"{len(facts['alerts'])} alert(s) to SNS")
+    if facts["dashboards"]:
+        parts.append(f"dashboards: {', '.join(facts['dashboards'])}")
+    if facts.get("metricScaler"):
+        parts.append(f"serving scaled on metrics by {facts['metricScaler']}")
+    return "; ".join(parts)
+
+
 def _repair(inputs: dict[str, Any]) -> str:
     """A node group's repair config in a few words: off, or its pace and how many GPU overrides."""
     repair = inputs.get("nodeRepairConfig") or {}
@@ -914,6 +933,7 @@ def write_recording(
     if console is not None:
         console.print(summary_table(target, recording))
         console.print(workloads_table(facts))
+        console.print(observability_line(facts["observability"]), highlight=False, markup=False)
         for note in target.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
         console.print(

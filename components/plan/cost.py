@@ -266,19 +266,26 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
     choices = (metrics_choices_note(usage),)
     if usage.metrics_stack or usage.sns_topics:
         # Stated, not left out: the issue asks each metrics choice's added $/h on the render.
+        in_cluster = (
+            "kube-prometheus-stack on the system nodes"
+            if usage.metrics_stack
+            else "kube-state-metrics on the system nodes (AMP's collector scrapes it)"
+            if usage.amp_workspaces
+            else "no metrics stack"
+        )
+        pods = (
+            ("no AWS charge of its own: its pods (about 0.5 vCPU and 1.5 GiB requested) use the system nodes priced "
+             "above, and may make the autoscaler add one",)
+            if usage.metrics_stack
+            else ()
+        )  # fmt: skip
         lines.append(
             CostLine(
                 "metrics and alerts",
-                ("kube-prometheus-stack on the system nodes" if usage.metrics_stack else "no metrics stack")
-                + f"; {usage.sns_topics} SNS topic(s)",
+                f"{in_cluster}; {usage.sns_topics} SNS topic(s)",
                 0.0,
                 0.0,
-                (
-                    "no AWS charge of its own: its pods (about 0.5 vCPU and 1.5 GiB requested) use the system nodes "
-                    "priced above, and may make the autoscaler add one",
-                    "SNS bills per message delivered (not estimated)",
-                    *(choices if usage.metrics_stack else ()),
-                ),
+                (*pods, "SNS bills per message delivered (not estimated)", *(choices if usage.metrics_stack else ())),
             )
         )
     if usage.amp_workspaces or usage.amp_collectors:
@@ -354,7 +361,9 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         + len(by_type.get("kubernetes:networking.k8s.io/v1:Ingress", []))
         + len(by_type.get("aws:lb/loadBalancer:LoadBalancer", [])),
         kms_keys=len(by_type.get("aws:kms/key:Key", [])),
-        metrics_stack=any(
+        # The in-cluster Prometheus; with AMP the same release runs kube-state-metrics only (not this).
+        metrics_stack=not by_type.get("aws:amp/workspace:Workspace")
+        and any(
             r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
         ),
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),

@@ -155,6 +155,14 @@ def test_summary_table_is_printed(tmp_path):
     assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)
     assert f"Cost: ${idle:,.2f}/h idle" in " ".join(result.output.split())
     assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(result.output.split())
+    # The summary names the metrics backend and what it creates (issue 29 point 6); with AMP the in-cluster
+    # release runs kube-state-metrics only, and the cost line says so instead of a Prometheus on the nodes.
+    flat = " ".join(result.output.split())
+    assert "metrics: managedPrometheus: AMP workspace + AWS managed collector (scrape config: observability/" in flat
+    metrics_line = next(line for line in priced["lines"] if line["item"] == "metrics and alerts")
+    ksm = "kube-state-metrics on the system nodes (AMP's collector scrapes it)"
+    assert metrics_line["detail"] == f"{ksm}; 1 SNS topic(s)"
+    assert not any("0.5 vCPU" in note for note in metrics_line["notes"])
 
 
 def test_dev_cost_counts_the_gpu_node_its_serving_variant_keeps_up(dev_out):
