@@ -16,7 +16,7 @@ import pulumi_aws as aws
 from gpuplane.components import kms
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
-from gpuplane.components.plan import iam_policies
+from gpuplane.components.pod_identity import addon_role
 from gpuplane.manifests import cloudwatch, versions
 
 
@@ -48,18 +48,13 @@ class CloudWatchObservability(pulumi.ComponentResource):
         """`after`: what the agent's pods need first (the system nodes); `cluster_name` is the EKS name."""
         super().__init__("gpuplane:index:CloudWatchObservability", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(
-            f"{name}-agent-role",
-            assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        role, attached = addon_role(
+            f"{name}-agent",
+            parent=self,
+            cluster=cluster,
+            policy=versions.POLICY_CLOUDWATCH_AGENT,
             description=f"CloudWatch agent of {cluster_name}: Container Insights metrics",
             tags=tags,
-            opts=child,
-        )
-        attached = aws.iam.RolePolicyAttachment(
-            f"{name}-agent-policy",
-            role=role.name,
-            policy_arn=cluster.partition.arn(versions.POLICY_CLOUDWATCH_AGENT),
-            opts=child,
         )
         self.addon = aws.eks.Addon(
             f"{name}-addon-{versions.ADDON_CLOUDWATCH_OBSERVABILITY}",

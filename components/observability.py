@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -93,26 +94,19 @@ class Observability(pulumi.ComponentResource):
             allow_volume_expansion=sc_doc["allowVolumeExpansion"],
             opts=k8s_opts,
         )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-kube-prometheus-stack",
-            name="kube-prometheus-stack",
-            namespace=versions.MONITORING_NAMESPACE,
-            chart=versions.KUBE_PROMETHEUS_STACK_CHART,
-            version=versions.KUBE_PROMETHEUS_STACK_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK_REPO),
-            values=observability.stack_values(
+        self.release = self._stack_release(
+            name,
+            observability.stack_values(
                 retention=args.retention,
                 grafana=args.grafana,
                 tolerations=tolerations,
                 alerts=observability.alertmanager_config(self.alert_topic_arn, region),
                 volume_gib=args.volume_gib,
             ),
-            create_namespace=False,
             # Not after the EBS driver: the chart does not wait for Prometheus (the operator makes its StatefulSet),
             # and its claim waits for the driver by itself; the charts that need this release's CRDs need not wait.
-            opts=pulumi.ResourceOptions.merge(
-                k8s_opts, pulumi.ResourceOptions(depends_on=[ns, identity, storage_class, *after])
-            ),
+            depends_on=[ns, identity, storage_class, *after],
+            k8s_opts=k8s_opts,
         )
         after_release = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[self.release]))
         bounds = observability.AlertBounds(
@@ -163,6 +157,27 @@ class Observability(pulumi.ComponentResource):
                 opts=after_release,
             )
         self.register_outputs({"release": self.release.name, "alertTopicArn": self.alert_topic_arn})
+
+    def _stack_release(
+        self,
+        name: str,
+        values: dict[str, Any],
+        *,
+        depends_on: Sequence[pulumi.Resource],
+        k8s_opts: pulumi.ResourceOptions,
+    ) -> k8s.helm.v3.Release:
+        """kube-prometheus-stack in `monitoring`: the whole stack in-cluster, kube-state-metrics alone with AMP."""
+        return k8s.helm.v3.Release(
+            f"{name}-kube-prometheus-stack",
+            name="kube-prometheus-stack",
+            namespace=versions.MONITORING_NAMESPACE,
+            chart=versions.KUBE_PROMETHEUS_STACK_CHART,
+            version=versions.KUBE_PROMETHEUS_STACK_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK_REPO),
+            values=values,
+            create_namespace=False,
+            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=list(depends_on))),
+        )
 
     def _alert_topic(
         self, name: str, args: ObservabilityArgs, cluster: Cluster, cluster_name: str, tags: dict[str, str]
@@ -230,16 +245,11 @@ class Observability(pulumi.ComponentResource):
         # reachable here). The collector is the point of this backend, so its data stays under AWS's key; the
         # choice cannot be changed on an existing workspace (AMP: "Encryption at rest"). Re-check when AWS lifts it.
         self.workspace = workspace = aws.amp.Workspace(f"{name}-workspace", alias=cluster_name, tags=tags, opts=child)
-        self.release = k8s.helm.v3.Release(
-            f"{name}-kube-prometheus-stack",
-            name="kube-prometheus-stack",
-            namespace=versions.MONITORING_NAMESPACE,
-            chart=versions.KUBE_PROMETHEUS_STACK_CHART,
-            version=versions.KUBE_PROMETHEUS_STACK_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK_REPO),
-            values=observability.managed_stack_values(tolerations=tolerations),
-            create_namespace=False,
-            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns, *after])),
+        self.release = self._stack_release(
+            name,
+            observability.managed_stack_values(tolerations=tolerations),
+            depends_on=[ns, *after],
+            k8s_opts=k8s_opts,
         )
         vpc = cluster.resource.vpc_config
         aws.amp.Scraper(

@@ -2,7 +2,8 @@
 
 Why one place: the cluster-autoscaler and the model/data imports each need exactly this trio, and the
 association must wait for the inline policy, or the first pod gets credentials that cannot do anything
-yet (an S3 import then fails with AccessDenied on its first try).
+yet (an S3 import then fails with AccessDenied on its first try). EKS add-ons that bind their own service
+account (`podIdentityAssociations`) take `addon_role`: the role and an AWS managed policy, no association.
 """
 
 from __future__ import annotations
@@ -49,3 +50,32 @@ def pod_identity_role(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[inline]),
     )
+
+
+def addon_role(
+    prefix: str,
+    *,
+    parent: pulumi.Resource,
+    cluster: Cluster,
+    policy: str,
+    description: str,
+    tags: dict[str, str],
+) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
+    """`<prefix>-role` trusting EKS Pod Identity, with the AWS managed policy `policy` as `<prefix>-policy`.
+
+    For an EKS add-on whose `podIdentityAssociations` binds the role to its own service account (EKS deletes
+    that association with the add-on). The add-on depends on the returned attachment, so its first pod's
+    credentials can already do what the policy allows.
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{prefix}-role",
+        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        description=description,
+        tags=tags,
+        opts=child,
+    )
+    attachment = aws.iam.RolePolicyAttachment(
+        f"{prefix}-policy", role=role.name, policy_arn=cluster.partition.arn(policy), opts=child
+    )
+    return role, attachment

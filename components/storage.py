@@ -15,6 +15,7 @@ from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.network import Network
 from gpuplane.components.plan import iam_policies
+from gpuplane.components.pod_identity import addon_role
 from gpuplane.manifests import storage as objects
 from gpuplane.manifests import versions
 
@@ -292,16 +293,13 @@ def ebs_csi_driver(
     the cluster like every add-on (`Cluster.addon_deletion`); the volumes it made are then the teardown hooks'
     (docs/operations.md, "Prometheus's volume").
     """
-    child = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(
-        f"{name}-ebs-csi-role",
-        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+    role, attachment = addon_role(
+        f"{name}-ebs-csi",
+        parent=parent,
+        cluster=cluster,
+        policy=versions.POLICY_EBS_CSI,
         description=f"EBS CSI controller of {cluster.eks_name}",
         tags=tags,
-        opts=child,
-    )
-    attachment = aws.iam.RolePolicyAttachment(
-        f"{name}-ebs-csi-policy", role=role.name, policy_arn=cluster.partition.arn(versions.POLICY_EBS_CSI), opts=child
     )
     return aws.eks.Addon(
         f"{name}-addon-ebs-csi",
