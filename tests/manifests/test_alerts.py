@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -427,3 +428,12 @@ def test_the_xid_window_keys_on_err_code_and_the_gpu():
     expr = RULES["GpuXidApplicationFault"]["expr"]
     assert 'err_code=~"8|13|31|43|45|94"' in expr
     assert f"unless on (UUID, err_code) (DCGM_FI_DEV_XID_ERRORS offset {observability.XID_WINDOW})" in expr
+
+
+def test_the_operations_guide_has_a_row_per_alert_saying_who_acts():
+    text = (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| (critical|warning), [^|]+\| ([^|]+) \| ([^|]+) \|$", text, re.MULTILINE)
+    assert {alert for alert, *_ in rows} == set(RULES)
+    for alert, severity, means, who in rows:
+        assert RULES[alert]["labels"]["severity"] == severity, alert
+        assert means.strip() and re.match(r"(platform|the (run's|team|model's))", who.strip()), alert
