@@ -9,6 +9,7 @@ to 4.8.2) and `hostname` (after d5e5f51). A scenario's alert must carry the same
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,11 +67,11 @@ class Scenario:
 
 
 # alert -> scenario kind (fires / silent / resolves) -> a function of (backend, host label) giving the scenario.
-ScenarioFor = Any
+ScenarioFor = Callable[[str, str], Scenario]
 CASES: dict[str, dict[str, ScenarioFor]] = {}
 
 
-def case(alert: str, kind: str):
+def case(alert: str, kind: str) -> Callable[[ScenarioFor], ScenarioFor]:
     def register(fn: ScenarioFor) -> ScenarioFor:
         CASES.setdefault(alert, {})[kind] = fn
         return fn
@@ -320,9 +321,18 @@ PLAIN: dict[str, dict[str, Scenario]] = {
         ),
     },
 }
+
+
+def _same_on_every_backend(scenario: Scenario) -> ScenarioFor:
+    def build(backend: str, host: str) -> Scenario:
+        return scenario
+
+    return build
+
+
 for _alert, _kinds in PLAIN.items():
     for _kind, _scenario in _kinds.items():
-        CASES.setdefault(_alert, {})[_kind] = lambda backend, host, s=_scenario: s
+        CASES.setdefault(_alert, {})[_kind] = _same_on_every_backend(_scenario)
 
 KINDS = ("fires", "silent", "resolves")
 RULES = {r["alert"]: r for g in observability.alert_rule_groups(BOUNDS) for r in g["rules"]}
