@@ -390,11 +390,10 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     Always written: the dcgm-exporter chart's own default is `enabled: true` (deployment/values.yaml at chart
     4.6.0 and 4.8.2, NVIDIA/dcgm-exporter d5e5f51, 2026-05-12), as is GPU Operator v26.7's. Its default counters
     (etc/default-counters.csv, same versions) hold every DCGM metric in `DCGM_METRICS` but the ones
-    `DCGM_ADDED_COUNTERS` turns on. The exporter reads
-    `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its
-    environment variable as set, so `UseRemoteHE` follows). `relabelings` (both the chart's template and the
-    ClusterPolicy CRD take them): the `node` label and the workload's `namespace`/`pod`, as the managed
-    collector writes them.
+    `DCGM_ADDED_COUNTERS` turns on. The exporter reads `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag
+    (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its environment variable as set, so `UseRemoteHE`
+    follows). `relabelings` (the chart's templates/service-monitor.yaml and the ClusterPolicy CRD both take them):
+    the `node` label and the workload's `namespace`/`pod`, as the managed collector writes them.
     """
     return {
         "enabled": enabled,
