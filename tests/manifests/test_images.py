@@ -13,7 +13,15 @@ from gpuplane.manifests import versions
 def image_pin(reference: str) -> versions.Pin:
     """A docker pin for an image the tests make up."""
     package, tag = reference.rsplit(":", 1)
-    return versions.Pin(datasource="docker", name=package, package=package, version=tag, released="2026-01-01")
+    return versions.Pin(
+        datasource="docker",
+        name=package,
+        package=package,
+        version=tag,
+        released="2026-01-01",
+        read="2026-11-28",
+        support="None published: an image the tests make up.",
+    )
 
 
 OFFICIAL_2_20_GPU = versions.TensorFlowImage(
@@ -177,6 +185,8 @@ def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
         version="2.19.0-gpu-py312-cu125-ubuntu22.04-sagemaker",
         released="2025-03-11",
         end_of_support="2026-03-11",
+        read="2026-11-26",
+        support="AWS Deep Learning Containers: eop 2026-03-11 (2.19-gpu-sagemaker.yml).",
     )
     assert old.past_end_of_support()
 
