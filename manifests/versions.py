@@ -803,7 +803,7 @@ AWS_CLI: Final = Pin(
     support="The image's base, Amazon Linux 2023, is supported until 2029-06-30 (Amazon Linux 2023 FAQ, as quoted in "
     "AshokBhat/notes wiki 'Amazon Linux', 2026-08-07): 2029-07-01 is the first day past it.",
     newer="aws-cli 2.x releases almost daily (later than 2.36.7 exist), but the stored copy of aws/aws-cli ends "
-    "2026-07-24, so no later tag's docker/Dockerfile can be read.",
+    "2026-07-24, so no later tag's docker/Dockerfile (base and entrypoint) cannot be read.",
 )
 AWS_CLI_IMAGE: Final = AWS_CLI.reference
 # Debian 13 (trixie) rather than 12 (bookworm): bookworm's regular security support ended 2026-06-10 (LTS

@@ -221,7 +221,7 @@ def test_references() -> None:
     with pytest.raises(ValueError, match="pin 'python' is a docker pin, not a Helm chart"):
         _ = versions.PYTHON.helm_repository
     assert (
-        dataclasses.replace(versions.PYTHON, end_of_support=None).past_end_of_support(datetime.date(2099, 1, 1))
+        dataclasses.replace(versions.PYTHON, end_of_support=None, support="None published").past_end_of_support(datetime.date(2099, 1, 1))
         is False
     )
 
