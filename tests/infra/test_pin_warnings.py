@@ -144,4 +144,5 @@ def test_preflight_fails_from_the_first_day_past_a_support_date(
     check = preflight.pinned_defaults(config.load("dev"), dev_run)
     assert check.status == status
     if status == "fail":
-        assert check.detail.startswith(f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06")
+        expected = f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06"
+        assert check.detail.startswith(expected)

@@ -220,10 +220,8 @@ def test_references() -> None:
     )
     with pytest.raises(ValueError, match="pin 'python' is a docker pin, not a Helm chart"):
         _ = versions.PYTHON.helm_repository
-    assert (
-        dataclasses.replace(versions.PYTHON, end_of_support=None, support="None published").past_end_of_support(datetime.date(2099, 1, 1))
-        is False
-    )
+    undated = dataclasses.replace(versions.PYTHON, end_of_support=None, support="None published")
+    assert undated.past_end_of_support(datetime.date(2099, 1, 1)) is False
 
 
 def test_a_pin_without_a_release_date_is_refused() -> None:
