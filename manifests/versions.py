@@ -863,7 +863,7 @@ def addon_offered(addon: str, region: str) -> bool:
     return not region.startswith(ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
 
 
-# --- Kueue: the training queue (issue 21) -------------------------------------------------------------
+# --- Kueue: the training queue -----------------------------------------------------------------------
 # Chart `oci://registry.k8s.io/kueue/charts/kueue` (charts/kueue/README.md), version = the tag without the `v`;
 # its values.yaml in git points at the staging image (`us-central1-docker.pkg.dev/k8s-staging-images/kueue/
 # kueue:release-0.19`): hack/helm-chart-package.sh rewrites it to `registry.k8s.io/kueue/kueue:<tag>` with
@@ -938,7 +938,7 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.36": "v1.36.0",
 }
 
-# --- EFA: Elastic Fabric Adapter for multi-node training (issue 31) ------------------------------------
+# --- EFA: Elastic Fabric Adapter for multi-node training -----------------------------------------------
 # aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
 # instance types (#1337)"): chart version `v0.5.30` (the chart's own version carries the `v`), appVersion and
 # image tag `v0.5.20` (released 2026-06-15, commit 2a58b2d). Repository https://aws.github.io/eks-charts. Its
@@ -970,7 +970,7 @@ LABEL_EFA: Final = "gpuplane.io/efa"
 # `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
 VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
 
-# --- Observability and node health (issue 29) ------------------------------------------------------------
+# --- Observability and node health -----------------------------------------------------------------------
 # A block of its own, apart from the pins other issues bump. Each pin: the release's date and what was read.
 # kube-prometheus-stack 88.5.3 (Chart.yaml at prometheus-community/helm-charts cf408a2, last changed
 # 2026-08-21; appVersion v0.93.1 of prometheus-operator). Prometheus, Alertmanager, the operator and its CRDs
