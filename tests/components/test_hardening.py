@@ -100,9 +100,14 @@ def test_control_plane_log_group_is_encrypted_with_a_logs_key(plan):
     by_sid = {s["Sid"]: s for s in json.loads(key["inputs"]["policy"])["Statement"]}
     logs = by_sid["CloudWatchLogs"]
     assert logs["Principal"] == {"Service": "logs.us-west-2.amazonaws.com"}
-    assert logs["Condition"]["ArnLike"] == {
-        "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:*"
+    # Its own log group only, by the ARN CloudWatch Logs puts in the encryption context (no `log-group:*`).
+    assert logs["Condition"] == {
+        "ArnEquals": {
+            "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:"
+            + group["inputs"]["name"]
+        }
     }
+    assert group["inputs"]["name"] == f"/aws/eks/gpuplane-{plan['stack']}/cluster"
 
 
 def test_flow_logs_only_where_configured(plan):
@@ -126,6 +131,15 @@ def test_flow_logs_only_where_configured(plan):
     )
     (vpc,) = resources(plan, "aws:ec2/vpc:Vpc")
     assert vpc["urn"] in log["dependencies"]
+    # The flow logs' key serves their log group and no other.
+    key = named(plan, "aws:kms/key:Key", "-flow-logs-key")
+    logs = {s["Sid"]: s for s in json.loads(key["inputs"]["policy"])["Statement"]}["CloudWatchLogs"]
+    assert logs["Condition"] == {
+        "ArnEquals": {
+            "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:"
+            + group["inputs"]["name"]
+        }
+    }
 
 
 def test_efs_key_is_kept_with_the_data_and_pulls_nothing_in(plan):
