@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.components.facts import iam
 
 if TYPE_CHECKING:
     from gpuplane.components.facts.partition import Partition
@@ -29,19 +31,13 @@ def node_trust(partition: Partition) -> str:
     return service_trust(partition.service_principal("ec2"))
 
 
-# What IAM reads specially inside a resource ARN or a condition value: wildcards (`*`, `?`) and the start of
-# a policy variable (`${aws:username}`). Text a user wrote never reaches a policy holding one of them.
-IAM_SPECIAL: Final = ("*", "?", "${")
-
-
-def iam_special_in(text: str) -> list[str]:
-    """The IAM special characters (`*`, `?`, `${`) that `text` holds, in that order; [] when none."""
-    return [c for c in IAM_SPECIAL if c in text]
-
-
 def plain(what: str, value: str) -> str:
-    """`value`, or ValueError when IAM would read part of it as a wildcard or a policy variable."""
-    found = iam_special_in(value)
+    """`value`, or ValueError when IAM would read part of it as a wildcard or a policy variable.
+
+    Every name and path that goes into an ARN or a condition value here passes through it: text a user wrote
+    never widens a grant (`facts.iam`).
+    """
+    found = iam.special_in(value)
     if found:
         raise ValueError(
             f"{what} '{value}' holds {', '.join(repr(c) for c in found)}, which IAM reads as a wildcard or a "
@@ -254,9 +250,15 @@ def s3_read_policy(bucket: str, key: str, partition_id: str = "aws") -> str:
     plain("S3 key or prefix", key)
     arn = f"arn:{partition_id}:s3:::{bucket}"
     prefix = key.rstrip("/")
-    # The whole bucket (`s3://bucket/`) is `bucket/*`, not `bucket//*` (keys that start with '/').
-    objects = f"{arn}/*" if not prefix else f"{arn}/{prefix}/*" if key.endswith("/") else f"{arn}/{key}"
-    list_prefix = f"{prefix}/*" if key.endswith("/") and prefix else key
+    if not prefix:
+        # The whole bucket (`s3://bucket/`): every object (`bucket/*`, not `bucket//*`, which names keys starting
+        # with '/') and the listing, whose root request may carry no `s3:prefix` for a condition to match.
+        return _document(
+            {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [f"{arn}/*"]},
+            {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [arn]},
+        )
+    objects = f"{arn}/{prefix}/*" if key.endswith("/") else f"{arn}/{key}"
+    list_prefix = f"{prefix}/*" if key.endswith("/") else key
     return _document(
         {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
         {
