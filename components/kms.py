@@ -7,7 +7,9 @@ working and the key can never become unmanageable), named key administrators may
 and use is granted to the AWS services that encrypt with it, by service (`kms:ViaService`) and account
 (`kms:CallerAccount`), never by this stack's role ARNs. That last choice keeps a key that outlives the
 stack (the EFS key, protected with the file system) free of references to roles, clusters or networks
-that a `pulumi destroy --exclude-protected` would then have to keep too.
+that a `pulumi destroy --exclude-protected` would then have to keep too. A service that uses a key as its
+own principal (CloudWatch Logs, an SNS publisher) is admitted for its one resource only: by the encryption
+context the service sets (the log group, the topic) and, for a publisher, by the source of the request.
 """
 
 from __future__ import annotations
@@ -199,7 +201,8 @@ def key_policy_output(
     """`key_policy` for this account; `logs_key_policy` for a `log_group_name`; `topic_key_policy` for a `topic`.
 
     `topic` is (publisher's service principal, topic name, the publishing resource's ARN or ARN pattern).
-    Two invokes, no resources: the policy names no resource of this stack by reference.
+    Two invokes, no resources: the policy refers to no resource of this stack, except a topic key to the
+    resource that publishes (the AMP workspace), which goes with the stack as the topic does.
     """
     identity = aws.get_caller_identity_output(opts=opts)
     partition = aws.get_partition_output(opts=opts)
