@@ -167,6 +167,13 @@ def test_alarm_thresholds_come_from_the_observability_bounds(run_platform):
 def test_recorded_alarms_are_the_specs_and_notify_the_stacks_topic(cw_run):
     (topic,) = cw_run.by_type("aws:sns/topic:Topic")
     assert_topic_key_admits(cw_run, topic, "cloudwatch.amazonaws.com")  # not alias/aws/sns, which CloudWatch can't use
+    # The key admits CloudWatch on behalf of the stack's alarms only: every one is named `<cluster>-...`.
+    key = next(k for k in cw_run.by_type("aws:kms/key:Key") if k.outputs["arn"] == topic.inputs["kmsMasterKeyId"])
+    publish = next(s for s in json.loads(key.inputs["policy"])["Statement"] if s["Sid"] == "EncryptForThePublisher")
+    pattern = "arn:aws:cloudwatch:us-west-2:123456789012:alarm:gpuplane-test-*"
+    assert publish["Condition"]["ArnLike"] == {"aws:SourceArn": pattern}
+    alarms = cw_run.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+    assert alarms and all(a.inputs["name"].startswith("gpuplane-test-") for a in alarms)
     specs = {
         s["AlarmName"]: cloudwatch.alarm_args(s)
         for s in cloudwatch.alarms("gpuplane-test", topic.outputs["arn"], cloudwatch.AlarmBounds(95))
