@@ -11,7 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components.cluster import Cluster
+from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.plan import iam_policies
 
 
@@ -19,7 +19,7 @@ def pod_identity_role(
     prefix: str,
     *,
     parent: pulumi.Resource,
-    cluster: Cluster,
+    cluster: ControlPlane,
     namespace: str,
     service_account: str,
     policy: pulumi.Input[str],
@@ -56,7 +56,7 @@ def addon_role(
     prefix: str,
     *,
     parent: pulumi.Resource,
-    cluster: Cluster,
+    cluster: ControlPlane,
     policy: str,
     description: str,
     tags: dict[str, str],

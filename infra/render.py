@@ -26,9 +26,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuplane.components import config as config_types
-from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import capacity, cost
+from gpuplane.components.plan import capacity, cost, training
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,

@@ -252,7 +252,7 @@ def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
     The same answer as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
     charts it applies are matched against the pins of manifests/versions.py; images the user names are theirs.
     """
-    from gpuplane.components import training  # noqa: PLC0415 - Pulumi's mocks load only for this check
+    from gpuplane.components.plan import training  # noqa: PLC0415 - loaded only for this check
     from gpuplane.infra import render  # noqa: PLC0415
 
     recording = recording if recording is not None else render.run_stack(config)
