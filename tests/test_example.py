@@ -20,7 +20,7 @@ def test_example_program_runs_under_mocks():
         runpy.run_path(str(EXAMPLE))  # exports through pulumi.export, like under the real engine
         return {}
 
-    rec = mockrun.run(program, "team-gpu-cluster", "dev", "us-east-1")
+    rec = mockrun.run(program, "team-gpu-cluster", "dev", "us-east-1", {"aws:region": "us-east-1"})
     groups = {
         g.inputs["labels"]["gpuplane.io/node-group"]: g.inputs for g in rec.by_type("aws:eks/nodeGroup:NodeGroup")
     }
@@ -36,7 +36,7 @@ def test_example_program_runs_under_mocks():
     gpu_tags = {
         t.inputs["tag"]["key"]: t.inputs["tag"]["value"]
         for t in rec.by_type("aws:autoscaling/tag:Tag")
-        if t.parent and t.parent.endswith("::gpu")
+        if t.parent and t.parent.endswith("::eks-gpu")
     }
     assert gpu_tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "1"
     coredns = next(a for a in rec.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns")
@@ -44,7 +44,11 @@ def test_example_program_runs_under_mocks():
     waits = {
         g.urn.rsplit("::", 1)[-1] for g in rec.by_type("aws:eks/nodeGroup:NodeGroup") if g.urn in coredns.dependencies
     }
-    assert waits == {"system-ng"}
+    assert waits == {"eks-system-ng"}
+    # the region is the stack's, read by the cluster and its children, never written in the program
+    autoscaler = next(r for r in rec.by_type("kubernetes:helm.sh/v3:Release") if r.name == "eks-autoscaler-release")
+    assert autoscaler.inputs["values"]["awsRegion"] == "us-east-1"
+    assert autoscaler.inputs["values"]["extraArgs"]["scale-down-unneeded-time"] == "5m"
 
 
 def test_render_previews_the_example_program_offline(tmp_path):
