@@ -48,7 +48,9 @@ def _aws_provider(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResourc
     return found
 
 
-def resolve_region(name: str, region: str | None, opts: pulumi.ResourceOptions | None) -> str:
+def resolve_region(
+    name: str, region: str | None, opts: pulumi.ResourceOptions | None, component: str = "Cluster"
+) -> str:
     """The region a cluster's resources land in: where its aws provider creates them, never a literal default.
 
     With the default provider that is the stack's `aws:region`; a `region=` that disagrees with it is refused
@@ -60,20 +62,20 @@ def resolve_region(name: str, region: str | None, opts: pulumi.ResourceOptions |
     if provider is not None:
         if not region:
             raise ValueError(
-                f"Cluster '{name}': created with the aws provider '{provider._name}', whose region is known only "
-                "once deployed; pass region=<that provider's region> to Cluster"
+                f"{component} '{name}': created with the aws provider '{provider._name}', whose region is known only "
+                f"once deployed; pass region=<that provider's region> to {component}"
             )
         return region
     if region and configured and region != configured:
         raise ValueError(
-            f"Cluster '{name}': region={region!r}, but the stack's aws:region is {configured!r}, where the "
+            f"{component} '{name}': region={region!r}, but the stack's aws:region is {configured!r}, where the "
             "default aws provider creates the cluster; drop region= (the cluster reads aws:region) or create it "
             "with an aws provider of that region (opts=pulumi.ResourceOptions(provider=...))"
         )
     found = region or configured
     if not found:
         raise ValueError(
-            f"Cluster '{name}': no region: set aws:region in the stack config (pulumi config set aws:region "
+            f"{component} '{name}': no region: set aws:region in the stack config (pulumi config set aws:region "
             "us-west-2), or pass region= with an explicit aws provider"
         )
     return found
@@ -126,7 +128,7 @@ class ControlPlane(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        args: ClusterArgs | None = None,
+        args: ClusterArgs,
         *,
         network: Network | None = None,
         subnet_ids: pulumi.Input[Sequence[str]] | None = None,
@@ -140,7 +142,7 @@ class ControlPlane(pulumi.ComponentResource):
         api_access_cidrs: Sequence[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`args`: the cluster's settings (default `ClusterArgs()`).
+        """`args`: the cluster's settings (who may reach its API: `public_access_cidrs`).
 
         `network`: the `Network` it runs in (its private subnets; node groups use its routes), or
         `subnet_ids`: the private subnets, for a VPC made elsewhere.
@@ -154,7 +156,6 @@ class ControlPlane(pulumi.ComponentResource):
         `args.api_access_cidrs`, else the network's CIDR for a private-only endpoint). A private endpoint is only
         reachable through that group, so the Kubernetes provider waits for these rules.
         """
-        args = args or ClusterArgs()
         # Everything that can be refused is, before anything is registered.
         region = resolve_region(name, region, opts)
         if subnet_ids is None:

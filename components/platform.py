@@ -14,6 +14,7 @@ from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cloudwatch import CloudWatchObservability
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
+from gpuplane.components.control_plane import resolve_region
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
@@ -56,7 +57,7 @@ class Platform(pulumi.ComponentResource):
         name: str,
         args: PlatformArgs,
         *,
-        region: str,
+        region: str | None = None,
         aws_profile: str | None = None,
         assume_roles: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
@@ -65,6 +66,8 @@ class Platform(pulumi.ComponentResource):
         # A program that builds the platform itself gets the stack config's checks across sections and its
         # add-on refusal (issue 16), before anything is registered.
         cross_checks.check_platform(args)
+        # The stack's aws:region, or an explicit aws provider's (then named): what the cluster resolves too.
+        region = resolve_region(name, region, opts, "Platform")
         unavailable = cross_checks.region_problems(args, region)
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
