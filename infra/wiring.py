@@ -4,8 +4,9 @@ Why: a GPU node group alone is an EC2 group with NVIDIA drivers. Without a devic
 advertise `nvidia.com/gpu`, so no GPU pod is ever scheduled; with `minSize: 0` and no cluster autoscaler
 nothing ever starts a node. `Platform` installs both; a program that builds its node groups itself (the
 README's program, `examples/gpu-cluster`) must add them (`cluster.add_gpu_support()`,
-`cluster.add_autoscaler()`), and render says so, naming the group, what is missing and the one-line fix. Warnings, not errors: a team may run its own
-device plugin or autoscaler outside the program (then the warning names what to check).
+`cluster.add_autoscaler()`), and render says so, naming the group, what is missing and the one-line fix.
+Warnings, not errors: a team may run its own device plugin or autoscaler outside the program (then the
+warning names what to check).
 
 Bottlerocket NVIDIA groups run the AMI's own device plugin: no device-plugin warning for them, and never
 advice to add a second one.

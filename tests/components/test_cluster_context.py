@@ -161,7 +161,7 @@ def test_an_explicit_provider_needs_its_region_stated_and_the_cluster_uses_it():
     def body() -> None:
         provider = aws.Provider("gov", region="us-gov-west-1")
         opts = pulumi.ResourceOptions(provider=provider)
-        with pytest.raises(ValueError, match="created with the aws provider 'gov'.*pass region="):
+        with pytest.raises(ValueError, match=r"created with the aws provider 'gov'.*pass region="):
             Cluster("eks", CIDRS, subnet_ids=["subnet-1"], opts=opts)
         cluster = Cluster("eks", CIDRS, subnet_ids=["subnet-1"], region="us-gov-west-1", opts=opts)
         seen["region"], seen["partition"] = cluster.region, cluster.partition.id
