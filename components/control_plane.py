@@ -8,8 +8,10 @@ class, so the verbs' module can import them without an import circle.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -25,6 +27,33 @@ from gpuplane.components.network import Network
 from gpuplane.components.plan import cross_checks, iam_policies
 from gpuplane.components.plan.kubeconfig import build_kubeconfig
 from gpuplane.manifests import versions
+
+# gpuplane's own code: a frame here is never the line of a program of one's own.
+_GPUPLANE_DIRS = tuple(Path(__file__).resolve().parent.parent / name for name in ("components", "manifests", "infra"))
+
+
+def program_line() -> str | None:
+    """`<file> line <n>` of the program's own line that led here, or None for gpuplane's own program.
+
+    The program is the `__main__` module the language host (or `gpuplane render`) runs with `runpy`; gpuplane's
+    own `infra/__main__.py` is not a program of one's own (its warnings name the stack config's keys), nor is a
+    tool's entry point (`python -m pytest`, an installed package's `__main__`).
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        caller = frame.f_back
+        if (
+            frame.f_globals.get("__name__") == "__main__"
+            and caller is not None
+            and Path(caller.f_code.co_filename).name == "runpy.py"
+        ):
+            path = Path(frame.f_code.co_filename).resolve()
+            installed = {"site-packages", "dist-packages"} & set(path.parts)
+            if installed or any(path.is_relative_to(folder) for folder in _GPUPLANE_DIRS):
+                return None
+            return f"{path.name} line {frame.f_lineno}"
+        frame = caller  # type: ignore[assignment]
+    return None
 
 
 def default_cluster_name() -> str:
@@ -172,7 +201,10 @@ class ControlPlane(pulumi.ComponentResource):
         cluster_name = cluster_name or default_cluster_name()
         super().__init__("gpuplane:index:Cluster", name, None, opts)
         # An API endpoint nobody can reach (a documentation or private CIDR): deploys, then locks its user out.
-        for warning in cross_checks.cluster_warnings(args):
+        # Named as the reader wrote it: the program's line (a program of one's own), or the stack config's key.
+        line = program_line()
+        key = f"{line}: ClusterArgs.public_access_cidrs" if line else "gpuplane:cluster.publicAccessCidrs"
+        for warning in cross_checks.cluster_warnings(args, key):
             pulumi.log.warn(warning, resource=self)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)

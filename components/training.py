@@ -68,4 +68,5 @@ class TfTraining(pulumi.ComponentResource):
             kind, obj_name = obj["kind"], obj["metadata"]["name"]
             kube_objects.apply(f"{name}-{kind.lower()}-{obj_name}", obj, k8s_opts)
         self.run_name = self.run_manifest["metadata"]["name"]
-        self.register_outputs({"run": self.run_name})
+        # The run itself too: a program of one's own renders it under manifests/runs/ like the project's.
+        self.register_outputs({"run": self.run_name, "runManifest": self.run_manifest})

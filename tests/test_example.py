@@ -70,10 +70,12 @@ def test_render_previews_the_example_program_offline(tmp_path):
     assert {"nvidia-device-plugin", "cluster-autoscaler"} <= charts
     assert facts["wiring"] == []
     # The Cluster component logs its config warnings (a documentation CIDR) as Pulumi warnings: `pulumi up`
-    # shows them, and so does the render of a program of one's own (in --json and on stderr).
+    # shows them, and so does the render of a program of one's own (in --json and on stderr), naming the
+    # program's line and argument (the program has no gpuplane:cluster key).
     (warning,) = facts["warnings"]
-    assert warning.startswith("gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address")
-    assert "warning: gpuplane:cluster.publicAccessCidrs[0]" in result.stderr
+    expected = "ClusterArgs.public_access_cidrs[0]: 198.51.100.0/24 is no internet address"
+    assert warning.startswith("__main__.py line ") and expected in warning
+    assert "warning: __main__.py line " in result.stderr
     assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
     assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
     assert (out / ".gpuplane-render").is_file()
@@ -91,7 +93,7 @@ def test_a_program_s_warnings_are_printed_once_with_the_summary(tmp_path):
     result = CliRunner().invoke(app, ["render", "--project", str(EXAMPLE.parent), "dev", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert flat.count("warning: gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address") == 1
+    assert flat.count("ClusterArgs.public_access_cidrs[0]: 198.51.100.0/24 is no internet address") == 1
 
 
 def test_an_invoke_render_cannot_answer_stops_it_by_name(tmp_path):
