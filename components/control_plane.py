@@ -45,7 +45,7 @@ def program_line() -> str | None:
         if (
             frame.f_globals.get("__name__") == "__main__"
             and caller is not None
-            and Path(caller.f_code.co_filename).name == "runpy.py"
+            and caller.f_globals.get("__name__") == "runpy"
         ):
             path = Path(frame.f_code.co_filename).resolve()
             installed = {"site-packages", "dist-packages"} & set(path.parts)
