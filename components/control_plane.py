@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pulumi
@@ -39,7 +40,7 @@ def program_line() -> str | None:
     own `infra/__main__.py` is not a program of one's own (its warnings name the stack config's keys), nor is a
     tool's entry point (`python -m pytest`, an installed package's `__main__`).
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         caller = frame.f_back
         if (
@@ -52,7 +53,7 @@ def program_line() -> str | None:
             if installed or any(path.is_relative_to(folder) for folder in _GPUPLANE_DIRS):
                 return None
             return f"{path.name} line {frame.f_lineno}"
-        frame = caller  # type: ignore[assignment]
+        frame = caller
     return None
 
 
@@ -203,8 +204,8 @@ class ControlPlane(pulumi.ComponentResource):
         # An API endpoint nobody can reach (a documentation or private CIDR): deploys, then locks its user out.
         # Named as the reader wrote it: the program's line (a program of one's own), or the stack config's key.
         line = program_line()
-        key = f"{line}: ClusterArgs.public_access_cidrs" if line else "gpuplane:cluster.publicAccessCidrs"
-        for warning in cross_checks.cluster_warnings(args, key):
+        cidrs_key = f"{line}: ClusterArgs.public_access_cidrs" if line else "gpuplane:cluster.publicAccessCidrs"
+        for warning in cross_checks.cluster_warnings(args, cidrs_key):
             pulumi.log.warn(warning, resource=self)
         tags = dict(tags or {})
         child = pulumi.ResourceOptions(parent=self)
