@@ -11,8 +11,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
+from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.components.storage import ebs_csi_driver
@@ -41,16 +41,16 @@ class Observability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
-        kubernetes_version: str,
-        workload_namespace: str | None,
-        workload_namespace_resource: pulumi.Resource | None,
-        startup_taints: Sequence[str],
-        after: Sequence[pulumi.Resource],
-        region: str,
-        tags: dict[str, str],
-        cluster_name: str,
+        cluster: ControlPlane,
+        workload_namespace: str | None = None,
+        workload_namespace_resource: pulumi.Resource | None = None,
+        after: Sequence[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
         autoscaler: bool = False,
+        kubernetes_version: str | None = None,
+        startup_taints: Sequence[str] | None = None,
+        region: str | None = None,
+        cluster_name: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`workload_namespace`: where TF Serving runs, when the stack serves models (its PodMonitor goes there).
@@ -58,7 +58,23 @@ class Observability(pulumi.ComponentResource):
         `autoscaler`: the stack runs the cluster-autoscaler; with the in-cluster Prometheus its ServiceMonitor is
         applied here, after the stack's CRDs, so the autoscaler's release need not wait for the stack
         (`observability.autoscaler_service_monitor`); the managed collector has a job for it whatever this says.
+        `after`: what the stack waits for (default `cluster.services_ready`). `tags`: added to the cluster's.
+        `kubernetes_version`, `startup_taints`, `region`, `cluster_name`: deprecated, the cluster's.
         """
+        for keyword, given, known in (
+            ("kubernetes_version", kubernetes_version, cluster.kubernetes_version),
+            ("region", region, cluster.region),
+            ("cluster_name", cluster_name, cluster.eks_name),
+        ):
+            if given is not None:
+                deprecated_context("Observability", keyword, given, known)
+        if startup_taints is None:
+            startup_taints = cluster.startup_taint_keys
+        else:
+            deprecated_keyword("Observability", "startup_taints", "pass startup_taints to Cluster(...)")
+        kubernetes_version, region, cluster_name = cluster.kubernetes_version, cluster.region, cluster.eks_name
+        after = cluster.services_ready if after is None else after
+        tags = {**cluster.tags, **(tags or {})}
         super().__init__("gpuplane:index:Observability", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.MONITORING_NAMESPACE, "privileged", kubernetes_version)
@@ -180,7 +196,7 @@ class Observability(pulumi.ComponentResource):
         )
 
     def _alert_topic(
-        self, name: str, args: ObservabilityArgs, cluster: Cluster, cluster_name: str, tags: dict[str, str]
+        self, name: str, args: ObservabilityArgs, cluster: ControlPlane, cluster_name: str, tags: dict[str, str]
     ) -> tuple[pulumi.Input[str], pulumi.Resource]:
         """The SNS topic alerts go to (the user's, or one of the stack's) and Alertmanager's right to publish there.
 
@@ -218,7 +234,7 @@ class Observability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
+        cluster: ControlPlane,
         ns: k8s.core.v1.Namespace,
         tolerations: list[dict[str, str]],
         after: Sequence[pulumi.Resource],
@@ -308,7 +324,7 @@ class Observability(pulumi.ComponentResource):
         *,
         args: ObservabilityArgs,
         workspace: aws.amp.Workspace,
-        cluster: Cluster,
+        cluster: ControlPlane,
         cluster_name: str,
         region: str,
         tags: dict[str, str],

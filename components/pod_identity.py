@@ -12,11 +12,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components.cluster import Cluster
+from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.plan import iam_policies
 
 
-def trust(cluster: Cluster, *, namespace: str, service_account: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+def trust(cluster: ControlPlane, *, namespace: str, service_account: str, parent: pulumi.Resource) -> pulumi.Output[str]:
     """The role's trust: Pod Identity of `cluster`, for `service_account` in `namespace` only.
 
     The cluster's ARN is written from its derived name, its region and the account, so the role does not
@@ -39,7 +39,7 @@ def pod_identity_role(
     prefix: str,
     *,
     parent: pulumi.Resource,
-    cluster: Cluster,
+    cluster: ControlPlane,
     namespace: str,
     service_account: str,
     policy: pulumi.Input[str],
@@ -76,7 +76,7 @@ def addon_role(
     prefix: str,
     *,
     parent: pulumi.Resource,
-    cluster: Cluster,
+    cluster: ControlPlane,
     namespace: str,
     service_account: str,
     policy: str,

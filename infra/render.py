@@ -26,9 +26,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuplane.components import config as config_types
-from gpuplane.components import training
 from gpuplane.components.config.base import FieldError
-from gpuplane.components.plan import capacity, cost
+from gpuplane.components.plan import capacity, cost, training
 from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
@@ -39,6 +38,7 @@ from gpuplane.infra.config import (
     key_problems,
     mapping_hint,
     read_stack_file,
+    stack_file,
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
@@ -803,10 +803,19 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
     raw = {**project.config, **read_stack_file(stack, project.stacks_dir)}
     problems = [*raw.pop(FILE_PROBLEMS, []), *key_problems(raw, project.name), *limits.raw_problems(raw)]
     region = raw.get("aws:region")
-    if not isinstance(region, str) or region not in eks_regions():
-        problems.append(f"aws:region: {region!r} is not a region where EKS is offered; set it in the stack file")
+    regions = eks_regions()
+    if not isinstance(region, str) or not region:
+        problems.append("aws:region: is not set; set it to the AWS region of the stack, e.g. us-west-2")
+    elif region not in regions:
+        # The project's own render says the same (infra/config.py), with the regions allowed.
+        problems.append(
+            f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
+        )
     if problems:
-        raise ConfigError(problems)
+        # Which file to fix (the project's render names its stacks folder in the heading).
+        path = stack_file(stack, project.stacks_dir)
+        where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
+        raise ConfigError([f"{where}: {problem}" for problem in problems])
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
     with mockrun.no_cycle_collection():
@@ -825,7 +834,22 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
             config=dict(sorted(raw.items())),
             kinds={},
         )
-        return write_recording(target, recording, out_dir, console)
+        return write_recording(target, recording, out_dir, console, runs=program_runs(recording))
+
+
+def program_runs(recording: mockrun.Recording) -> dict[str, dict[str, Any]]:
+    """The training runs a program's `TfTraining` workloads submit (their next run), by file name.
+
+    The same files as the project's own render (`plan.training.run_manifests`), read from what each workload
+    registered: the component built and checked its run (`queued_run`) before registering anything.
+    """
+    runs: dict[str, dict[str, Any]] = {}
+    for workload in recording.by_type("gpuplane:index:TfTraining"):
+        doc = recording.component_outputs.get(workload.urn, {}).get("runManifest")
+        if isinstance(doc, dict):
+            meta = doc["metadata"]
+            runs[f"jobset-{meta['namespace']}-{meta['name']}.yaml"] = doc
+    return runs
 
 
 # gpuplane's own code (in a checkout or a wheel): a ValueError raised here is a refused argument.

@@ -59,7 +59,7 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     from gpuplane.components.config.workloads import check_run_id  # noqa: PLC0415
     from gpuplane.components.plan import names  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from gpuplane.components.plan.training import queued_run  # noqa: PLC0415
 
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:

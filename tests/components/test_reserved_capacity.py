@@ -482,7 +482,7 @@ def test_render_summary_states_the_reservations(tmp_path):
 def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_run):
     from gpuplane.components.config import TrainingArgs  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    from gpuplane.components.plan.training import training_spec  # noqa: PLC0415
     from gpuplane.manifests import training  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
 
@@ -651,7 +651,7 @@ def _queue_docs(rec: Recording) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def _runs(config_: Any) -> dict[str, dict[str, Any]]:
-    from gpuplane.components.training import run_manifests  # noqa: PLC0415
+    from gpuplane.components.plan.training import run_manifests  # noqa: PLC0415
 
     runs: dict[str, dict[str, Any]] = {}
     for doc in run_manifests(config_.platform).values():
@@ -750,7 +750,7 @@ def test_one_gpu_group_needs_no_pin():
     from gpuplane.components.config import QueueArgs  # noqa: PLC0415
     from gpuplane.components.plan import training_queue  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from gpuplane.components.plan.training import queued_run  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
 
     platform = stack_config(stack(BLOCK, SPOT, training=[PS_GPU])).platform
@@ -766,7 +766,7 @@ def test_gpuplane_train_refuses_the_split_run_too():
     from gpuplane.components.config.base import FieldError  # noqa: PLC0415
     from gpuplane.components.config.workloads import TrainingArgs  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from gpuplane.components.plan.training import queued_run  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
 
     platform = stack_config(stack(*GPU_GROUPS, training=[PS_PINNED])).platform

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpuplane.components import training
+from gpuplane.components.plan import training
 from gpuplane.infra import config, render
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app

@@ -215,7 +215,7 @@ def test_a_direct_caller_gets_every_problem_in_one_error():
     from gpuplane.components.config.base import FieldErrors  # noqa: PLC0415
     from gpuplane.components.config.workloads import ServingArgs  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.serving import serving_spec  # noqa: PLC0415
+    from gpuplane.components.plan.serving import serving_spec  # noqa: PLC0415
 
     platform = PlatformArgs.model_validate({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}, "nodeGroups": G5})
     args = ServingArgs.model_validate(serving(variant(GPU, nodeGroups=["gpus"]), model={"name": "r", "volume": "w"}))

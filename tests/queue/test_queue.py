@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from gpuplane.components.config import PlatformArgs, QueueArgs
 from gpuplane.components.plan import training_queue as queue_component
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.training import queued_run, run_manifests
+from gpuplane.components.plan.training import queued_run, run_manifests
 from gpuplane.infra import config, mockrun, render, train
 from gpuplane.infra.cli import app
 from gpuplane.manifests import pod_security, queue, versions
