@@ -92,7 +92,7 @@ def render(
     Renders gpuplane's own program, or any Pulumi Python program (the project's `main`) built from its
     components. Exits 2 on invalid config or invalid component arguments, writing nothing.
     """
-    from gpuplane.infra import mockrun, tfplan  # noqa: PLC0415 - Pulumi loads only when a command runs
+    from gpuplane.infra import mockrun, outdir, tfplan  # noqa: PLC0415 - Pulumi loads only when a command runs
     from gpuplane.infra import project as paths  # noqa: PLC0415
     from gpuplane.infra import render as renderer  # noqa: PLC0415
     from gpuplane.infra.config import ConfigError, stack_short_name  # noqa: PLC0415
@@ -104,7 +104,8 @@ def render(
     except ConfigError as exc:
         raise refuse(exc.problems, "Invalid stack name:", nothing=nothing) from None
     target = out or paths.render_dir(project, stack)
-    problem = renderer.out_dir_problem(target)
+    problem = outdir.forbidden(target, project_root=project.root, stacks_dir=project.stacks_dir)
+    problem = problem or renderer.out_dir_problem(target)
     if problem:
         raise refuse([problem], "Refusing the output directory:", nothing=nothing)
     console_out = None if json_output else console(stderr=False, wide=True)
