@@ -205,7 +205,9 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             progress=lambda message: status.update(shown(message, 200, one_line=True)),
             second_az=second_az,
             kubeconfig=str(source.path),
-            **({"grace_s": min(runner.GRACE_S, deadline), "cleanup_s": deadline} if deadline else {}),
+            # a call still running past the deadline gets a quarter of it more (at most GRACE_S), so the whole
+            # run of one check ends within the deadline plus 15 s
+            **({"grace_s": min(runner.GRACE_S, max(1.0, deadline / 4)), "cleanup_s": deadline} if deadline else {}),
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
     # What is left to do is print: a Ctrl-C now would cost the list of what is left behind.
@@ -237,6 +239,7 @@ def _report(
     from gpuplane.infra import project as paths  # noqa: PLC0415
     from gpuplane.infra.untrusted import shown  # noqa: PLC0415
     from gpuplane.infra.verify import report  # noqa: PLC0415
+
     if not out_given:  # the project's .gpuplane/ is private: 0700 folders, never through a link
         from gpuplane.infra import kubeaccess  # noqa: PLC0415
 

@@ -57,7 +57,7 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
 
 def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
 
         def _body(self) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                     if rule == "stall":
                         self._trickle(None)
                         return
-                    if rule == 409:  # noqa: PLR2004
+                    if rule == 409:
                         self._send(409, _status(409, "AlreadyExists", f"{path} already exists"))
                         return
                     if rule[0] == "redirect":
@@ -158,7 +158,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, _status(404, "NotFound", f"{path} not found"))
 
-        do_GET = do_POST = do_DELETE = do_PUT = _answer  # noqa: N815 - http.server's names
+        do_GET = do_POST = do_DELETE = do_PUT = _answer
 
     return Handler
 

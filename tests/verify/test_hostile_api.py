@@ -68,7 +68,7 @@ def _start(server: Server, tmp_path: Path, *args: str, out: str = "r") -> tuple[
 
 # How long the process may take to start (imports, the stack's validation) before it calls the API server, on a
 # loaded test machine: not part of the run's deadline, which starts at its first request.
-START_UP_S = 60
+START_UP_S = 120
 
 
 def _finish(
@@ -181,14 +181,17 @@ def test_ctrl_c_prints_the_report_and_what_was_left(api: Server, tmp_path: Path,
     while not api.api.seen("GET", "/pods/gv-runtime-") and time.monotonic() < end:
         time.sleep(0.1)
     child.send_signal(signal.SIGINT)
+    pressed = time.monotonic()
     if presses == 2:  # the second while the clean-up waits on the stalled delete
         while not api.api.seen("DELETE", "^/api/v1/namespaces/") and time.monotonic() < end:
             time.sleep(0.1)
         time.sleep(0.5)
         child.send_signal(signal.SIGINT)
-    code, _out, err, took = _finish(child, started, deadline, api)
+        pressed = time.monotonic()
+    code, _out, err, _took = _finish(child, started, deadline, api)
     assert code == 130, err
-    assert took < deadline + 15 if presses == 1 else took < 20
+    # One press: the clean-up runs to its deadline (the stalled delete); two: it is not waited for.
+    assert time.monotonic() - pressed < (deadline + 15 if presses == 1 else 15)
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["interrupted"] is True
     (problem,) = report["cleanup"]["problems"]
