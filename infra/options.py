@@ -79,6 +79,8 @@ def _fitting_console() -> type[Console]:
         """A console that prints each table through `fit` at its own width."""
 
         def print(self, *objects: Any, **kwargs: Any) -> None:
+            # Wrapped at words, never soft-wrapped: no line is wider than the terminal.
+            kwargs.pop("soft_wrap", None)
             super().print(*(fit(o, self.width) for o in objects), **kwargs)
 
     return FittingConsole
@@ -130,7 +132,7 @@ def fit(renderable: Any, width: int) -> Any:
 
 
 def _blocks(table: Any, group: Any, text: Any) -> Any:
-    """The table as one block per row: the first cell as a heading, then `header: value` per other cell."""
+    """The table as one block per row: `header: value` per cell, the first in bold, a blank line between rows."""
     parts: list[Any] = []
     if table.title is not None:
         parts.append(text(str(getattr(table.title, "plain", table.title)), style="bold"))
@@ -138,12 +140,12 @@ def _blocks(table: Any, group: Any, text: Any) -> Any:
     rows = [list(c.cells) for c in table.columns]
     for index in range(table.row_count):
         cells = [column[index] if index < len(column) else "" for column in rows]
-        first = cells[0] if isinstance(cells[0], text) else text(str(cells[0]))
-        parts += [text(""), text.assemble(first)] if index else [text.assemble(first)]
-        for header, cell in zip(headers[1:], cells[1:], strict=True):
+        parts.append(text(""))
+        for number, (header, cell) in enumerate(zip(headers, cells, strict=True)):
             value = cell if isinstance(cell, text) else text(str(cell))
             if value.plain.strip():
-                parts.append(text.assemble(f"  {header}: ", value))
+                indent = "" if number == 0 else "  "
+                parts.append(text.assemble((f"{indent}{header}: ", "bold" if number == 0 else ""), value))
     if table.caption is not None:
         parts += [text(""), text(str(getattr(table.caption, "plain", table.caption)))]
     return group(*parts)
