@@ -333,9 +333,10 @@ class Runner:
             target=self.objects.clean_up, args=(deadline, time.monotonic), name="verify-cleanup", daemon=True
         )
         worker.start()
+        self.abandoned.append(worker)  # until it ends: a second Ctrl-C may stop the wait below
         worker.join(self.cleanup_s + 1.0)
-        if worker.is_alive():
-            self.abandoned.append(worker)
+        if not worker.is_alive():
+            self.abandoned.remove(worker)
 
     def _context(self, check: Check, cancel: threading.Event, last: dict[str, str]) -> Context:
         def progress(message: str) -> None:
