@@ -74,13 +74,16 @@ def console(*, stderr: bool = True, wide: bool = False) -> Console:
 
 def _fitting_console() -> type[Console]:
     from rich.console import Console  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
     class FittingConsole(Console):
         """A console that prints each table through `fit` at its own width."""
 
         def print(self, *objects: Any, **kwargs: Any) -> None:
-            # Wrapped at words, never soft-wrapped: no line is wider than the terminal.
-            kwargs.pop("soft_wrap", None)
+            # Wrapped at words, so that no line is wider than the terminal; but a word wider than the terminal
+            # (a long path) is printed whole on one line, for the terminal to wrap, never cut in two.
+            words = [w for o in objects if isinstance(o, str | Text) for w in str(o).split()]
+            kwargs["soft_wrap"] = any(len(w) > self.width for w in words)
             super().print(*(fit(o, self.width) for o in objects), **kwargs)
 
     return FittingConsole
