@@ -49,7 +49,7 @@ def _flag_type(original: Any) -> Any:
     """Typer's type column for an option, empty for a flag: typer 0.29 shows `<bool>`, yet a flag takes no value."""
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:
-        return None if getattr(self, "is_flag", False) else original(self, ctx)  # type: ignore[no-any-return]
+        return None if getattr(self, "is_flag", False) else original(self, ctx)
 
     return display_type_rich
 

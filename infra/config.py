@@ -370,8 +370,8 @@ def format_errors(exc: ValidationError) -> list[str]:
         elif error["type"] == "extra_forbidden":
             allowed = _allowed_keys(loc[:-1])
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            message = f"unknown key{hint}; allowed keys here: {', '.join(allowed)}"
+            near = f" (did you mean '{close[0]}'?)" if close else ""
+            message = f"unknown key{near}; allowed keys here: {', '.join(allowed)}"
         elif error["type"] == "missing":
             message = "is required"
             shown_value = False

@@ -207,7 +207,8 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             kubeconfig=str(source.path),
             # a call still running past the deadline gets a quarter of it more (at most GRACE_S), so the whole
             # run of one check ends within the deadline plus 15 s
-            **({"grace_s": min(runner.GRACE_S, max(1.0, deadline / 4)), "cleanup_s": deadline} if deadline else {}),
+            grace_s=min(runner.GRACE_S, max(1.0, deadline / 4)) if deadline else runner.GRACE_S,
+            cleanup_s=deadline or runner.CLEANUP_S,
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
     # What is left to do is print: a Ctrl-C now would cost the list of what is left behind.
@@ -244,11 +245,11 @@ def _report(
         from gpuplane.infra import kubeaccess  # noqa: PLC0415
 
         kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
+    written: tuple[Path, Path] | None = None
     try:
-        json_path, html_path = report.write(result, out_dir)
+        written = report.write(result, out_dir)
     except OSError as exc:  # the report still reaches the terminal, with what was left behind
         error(f"cannot write the report into {out_dir}: {exc.strerror or exc}")
-        json_path = html_path = None
     if json_output:
         typer.echo(json.dumps(report.document(result), indent=2, sort_keys=True))
     else:
@@ -263,8 +264,8 @@ def _report(
         err.print("Remove with:" if len(result.remove) == 1 else "Remove them with:")
         for remove in result.remove:
             err.print(f"  {shown(remove)}", soft_wrap=True)
-    if json_path is not None:
-        err.print(f"Wrote {json_path} and {html_path}", soft_wrap=True)
+    if written is not None:
+        err.print(f"Wrote {written[0]} and {written[1]}", soft_wrap=True)
 
 
 def _cluster(source: Source, timeout: tuple[float, float] | None = None) -> Any:
