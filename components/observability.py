@@ -331,6 +331,7 @@ class Observability(pulumi.ComponentResource):
             region=region,
             administrators=cluster.kms_key_administrators,
             publisher=principal,
+            source_arn=workspace.arn,
             description=f"Alert topic {cluster_name}-alerts (AMP's Alertmanager publishes)",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),

@@ -156,5 +156,8 @@ def assert_topic_key_admits(run, topic, publisher):
     publish = statements["EncryptForThePublisher"]
     assert publish["Principal"] == {"Service": publisher}
     assert publish["Action"] == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    # For this topic's messages only (the ARN SNS puts in the encryption context), sent by the stack's publisher.
+    assert publish["Condition"]["StringEquals"] == {"kms:EncryptionContext:aws:sns:topicArn": topic.outputs["arn"]}
+    assert list(publish["Condition"]) == ["ArnLike", "StringEquals"]
     assert statements["AccountRoot"]["Action"] == "kms:*"
     assert set(statements) <= {"AccountRoot", "KeyAdministrators", "EncryptForThePublisher"}

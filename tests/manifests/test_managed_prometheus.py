@@ -200,6 +200,10 @@ def test_the_topic_lets_this_workspace_publish(amp_run):
     assert statement["Principal"] == {"Service": "aps.amazonaws.com"}
     assert statement["Action"] == ["sns:Publish", "sns:GetTopicAttributes"]
     assert statement["Condition"]["ArnEquals"] == {"aws:SourceArn": workspace.outputs["arn"]}
+    # The topic's key admits AMP for this workspace only, as the topic's policy does.
+    key = next(k for k in amp_run.by_type("aws:kms/key:Key") if k.outputs["arn"] == topic.inputs["kmsMasterKeyId"])
+    publish = next(s for s in json.loads(key.inputs["policy"])["Statement"] if s["Sid"] == "EncryptForThePublisher")
+    assert publish["Condition"]["ArnLike"] == {"aws:SourceArn": workspace.outputs["arn"]}
 
 
 def test_the_rendered_alertmanager_names_the_topic_by_an_arn_of_snss_form(amp_run):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.components.serving import s3_read_policy
+from gpuplane.components.plan.iam_policies import s3_read_policy
 from gpuplane.infra import render
 from gpuplane.manifests import serving as serving_manifests
 from gpuplane.manifests import tf_runtime
