@@ -31,6 +31,7 @@ from gpuplane.infra.options import (
     load_or_exit,
     project_or_exit,
 )
+from gpuplane.infra.untrusted import shown
 
 if TYPE_CHECKING:
     from gpuplane.infra import kube
@@ -263,7 +264,7 @@ def register(app: typer.Typer) -> None:
         for column in ("run", "state", "GPUs", "detail"):
             table.add_column(column)
         for row in rows:
-            table.add_row(row["run"], row["state"], str(row["gpus"]), row["detail"])
+            table.add_row(*(shown(str(row[k]), 600) for k in ("run", "state", "gpus", "detail")))  # the cluster's words
         out = console(stderr=False, wide=True)
         out.print(table if rows else "nothing queued or running")
         out.print(_flavor_table(config, workloads))

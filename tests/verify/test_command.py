@@ -100,7 +100,7 @@ def fake(monkeypatch: pytest.MonkeyPatch):
     expect = stack_expect("dev")
     cluster = FakeCluster(healthy_nodes(expect))
     aws = FakeAws(active_addons(expect))
-    monkeypatch.setattr(command, "_cluster", lambda _path: cluster)
+    monkeypatch.setattr(command, "_cluster", lambda *_args: cluster)
     monkeypatch.setattr(command, "_aws", lambda _config, _profile: aws)
     return cluster
 
