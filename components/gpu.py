@@ -11,7 +11,7 @@ import yaml
 
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.gpu_nodes import GpuPlan
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, scheduling, versions
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -23,7 +23,7 @@ def _tolerations(startup_taints: Sequence[str]) -> list[dict[str, str]]:
     """Tolerate the GPU taint, and startup taints of other agents (these pods need no EFS)."""
     tolerations = [
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
-        {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+        *scheduling.gpu_tolerations(),
     ]
     tolerations += [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
     return tolerations
@@ -128,7 +128,7 @@ def dcgm_exporter_values(
 
 
 def efa_device_plugin_values(startup_taints: Sequence[str] = ()) -> dict[str, Any]:
-    """Values of the aws-efa-k8s-device-plugin chart: on EFA groups only, tolerating the GPU taint (issue 31).
+    """Values of the aws-efa-k8s-device-plugin chart: on EFA groups only, tolerating the GPU taint.
 
     The chart's own required affinity lists every EFA instance type; our nodeSelector narrows it to the
     groups with `efa: true` (an EFA-capable type in a group without EFA interfaces has nothing to offer).
@@ -136,7 +136,7 @@ def efa_device_plugin_values(startup_taints: Sequence[str] = ()) -> dict[str, An
     return {
         "nodeSelector": {versions.LABEL_EFA: "true"},
         "tolerations": [
-            {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+            *scheduling.gpu_tolerations(),
             *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
         ],
     }

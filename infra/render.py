@@ -43,9 +43,8 @@ from gpuplane.infra.config import (
 )
 from gpuplane.infra.project import program_file
 from gpuplane.manifests import observability, versions
+from gpuplane.manifests.versions import HELM_RELEASE
 
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-_GROUP_LABEL = "gpuplane.io/node-group"
 # Resources drawn in the picture; everything else is counted in its component's box.
 _PICTURE_TYPES = {
     "aws:ec2/vpc:Vpc",
@@ -255,7 +254,7 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
 
 def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
     """What the stack collects and alerts on, for the summary and `stack.md`."""
-    releases = {r.inputs.get("name") for r in recording.by_type("kubernetes:helm.sh/v3:Release")}
+    releases = {r.inputs.get("name") for r in recording.by_type(HELM_RELEASE)}
     alerts = sorted(
         rule["alert"]
         for r in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
@@ -411,7 +410,9 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                         f"<br/>{', '.join(inputs.get('instanceTypes', []))}<br/>{inputs.get('amiType')}, "
                         f"{inputs.get('capacityType')}, {sc.get('minSize')}-{sc.get('maxSize')} nodes"
                     )
-                    line = group_costs.get(f"node group {inputs.get('labels', {}).get(_GROUP_LABEL, child.name)}")
+                    line = group_costs.get(
+                        f"node group {inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, child.name)}"
+                    )
                     if line:
                         extra += f"<br/>${line['idle']:,.2f}-{line['max']:,.2f}/h idle-max"
                 elif type_ == "aws:eks/cluster:Cluster":
@@ -478,7 +479,7 @@ def _observability_section(recording: mockrun.Recording) -> str:
     """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
     facts = observability_summary(recording)
     rows = [
-        f"| `{r.inputs.get('labels', {}).get('gpuplane.io/node-group', r.name)}` | {_repair(r.inputs)} |"
+        f"| `{r.inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, r.name)}` | {_repair(r.inputs)} |"
         for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
     ]
     lines = [
@@ -576,8 +577,8 @@ def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedRe
     else:
         parts = [f"{spec.get('replicas', 1)} replica(s)"]
     parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
-    if "nvidia.com/gpu" in limits:
-        parts.append(f"{limits['nvidia.com/gpu']} GPU")
+    if versions.GPU_RESOURCE in limits:
+        parts.append(f"{limits[versions.GPU_RESOURCE]} GPU")
     return "<br/>" + ", ".join(parts)
 
 
@@ -596,7 +597,7 @@ def summary(
     groups = []
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
-        name = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
+        name = inputs.get("labels", {}).get(versions.LABEL_NODE_GROUP, r.name)
         sc = inputs.get("scalingConfig", {})
         groups.append(
             {
@@ -675,7 +676,8 @@ def workloads(recording: mockrun.Recording) -> list[dict[str, Any]]:
             else str(spec.get("replicas", 1))
         )
         gpus = sum(
-            int(c.get("resources", {}).get("limits", {}).get(cost.GPU_RESOURCE, 0)) for c in pod.get("containers", [])
+            int(c.get("resources", {}).get("limits", {}).get(versions.GPU_RESOURCE, 0))
+            for c in pod.get("containers", [])
         )
         found.append(
             {

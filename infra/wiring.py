@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from gpuplane.infra import mockrun
 from gpuplane.manifests import versions
+from gpuplane.manifests.versions import HELM_RELEASE
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 AUTOSCALER_COMPONENT = "gpuplane:index:ClusterAutoscaler"
 # Charts that install the NVIDIA device plugin (the GPU Operator runs it as one of its operands).
 PLUGIN_CHARTS = frozenset({versions.DEVICE_PLUGIN_CHART, versions.GPU_OPERATOR_CHART})

@@ -31,7 +31,7 @@ def gpu_tolerations() -> list[dict[str, str]]:
     EKS's ExtendedResourceToleration adds this for `nvidia.com/gpu` requests already; it is explicit here
     so MIG-mixed resources and pods on other clusters behave the same.
     """
-    return [{"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+    return [{"key": versions.GPU_TAINT.key, "operator": "Exists", "effect": versions.GPU_TAINT.effect}]
 
 
 def cuda_requirement(cuda_major: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import observability, tf_runtime, versions, workload_security
+from gpuplane.manifests import observability, scheduling, tf_runtime, versions, workload_security
 
 APP_NAME: Final = "tensorflow-serving"
 LABEL_VARIANT: Final = "gpuplane.io/variant"
@@ -210,7 +210,7 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
         ],
     }
     if variant.gpus:
-        spec["tolerations"] = [{"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+        spec["tolerations"] = scheduling.gpu_tolerations()
     return tf_runtime.wrap_pod_spec(
         spec,
         commands={"serving": [versions.TF_SERVING_BINARY]},

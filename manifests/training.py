@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import model_import, tf_runtime, versions, workload_security
+from gpuplane.manifests import model_import, scheduling, tf_runtime, versions, workload_security
 
 JOBSET_API: Final = "jobset.x-k8s.io/v1alpha2"
 # JobSet spec fields of the pinned release (kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go,
@@ -167,7 +167,7 @@ def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
         ],
     }
     if role.gpus:
-        spec["tolerations"] = [{"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+        spec["tolerations"] = scheduling.gpu_tolerations()
     return tf_runtime.wrap_pod_spec(
         spec,
         gpu_shared=role.gpu_shared,

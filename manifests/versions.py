@@ -11,7 +11,7 @@ import datetime
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 # --- Kubernetes on EKS -----------------------------------------------------------------------------
 # EKS version lifecycle (EKS user guide "kubernetes-versions", release calendar): standard support is 14
@@ -263,6 +263,9 @@ COREDNS_DEFAULT_TOLERATIONS: Final = (
 # Oldest Pulumi CLI with resource hooks and delete hooks on `pulumi destroy --run-program` (Pulumi release
 # notes 3.182.0; pulumi #19933). Also `requiredPulumiVersion` in Pulumi.yaml.
 PULUMI_CLI_MIN_VERSION: Final = "3.182.0"
+# The Pulumi type token of a Helm release (pulumi-kubernetes `helm.v3.Release`): how the render, the wiring checks
+# and the cost estimate find the charts in a recorded plan.
+HELM_RELEASE: Final = "kubernetes:helm.sh/v3:Release"
 
 # --- Control plane logging (botocore `eks` model, shape LogType) ------------------------------------
 CONTROL_PLANE_LOG_TYPES: Final = ("api", "audit", "authenticator", "controllerManager", "scheduler")
@@ -282,6 +285,22 @@ ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/Ama
 # --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks; autoscaler #5278) ---------
 GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
+
+
+class TaintSpec(NamedTuple):
+    """A Kubernetes node taint as (key, value, effect), in Kubernetes' spelling of the effect."""
+
+    key: str
+    value: str
+    effect: str
+
+
+# The taint every GPU node group carries unless its `gpuTaint` is false: only pods that tolerate it (GPU
+# workloads, the GPU operator's daemons) land on GPU nodes, so CPU pods never take a GPU node's slots. The
+# schema adds it to a group's taints (`NodeGroupArgs.all_taints`); `scheduling.gpu_tolerations()` is the one
+# toleration of it. Keyed by the GPU resource name, as EKS's ExtendedResourceToleration tolerates it for
+# `nvidia.com/gpu` requests.
+GPU_TAINT: Final = TaintSpec(key=GPU_RESOURCE, value="true", effect="NoSchedule")
 ACCELERATOR_LABEL: Final = "k8s.amazonaws.com/accelerator"
 CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
 

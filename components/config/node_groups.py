@@ -525,8 +525,9 @@ class NodeGroupArgs(_Args):
     def all_taints(self) -> list[Taint]:
         """User taints plus the GPU taint of a GPU group (unless switched off), without duplicates."""
         taints = list(self.taints)
-        if self.kind == "gpu" and self.gpu_taint and all(t.key != versions.GPU_RESOURCE for t in taints):
-            taints.insert(0, Taint(key=versions.GPU_RESOURCE, value="true", effect="NoSchedule"))
+        gpu_taint = versions.GPU_TAINT
+        if self.kind == "gpu" and self.gpu_taint and all(t.key != gpu_taint.key for t in taints):
+            taints.insert(0, Taint(key=gpu_taint.key, value=gpu_taint.value, effect=gpu_taint.effect))
         return taints
 
 

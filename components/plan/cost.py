@@ -24,10 +24,9 @@ from typing import Any, Final
 from gpuplane.components.facts import prices
 from gpuplane.manifests import cloudwatch, observability, versions
 
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-_GROUP_LABEL: Final = "gpuplane.io/node-group"
-_GPU_TAG_SUFFIX: Final = "node-template/resources/nvidia.com/gpu"
-_EFS_DRIVER: Final = "efs.csi.aws.com"
+_GROUP_LABEL: Final = versions.LABEL_NODE_GROUP
+_GPU_TAG_SUFFIX: Final = f"node-template/resources/{versions.GPU_RESOURCE}"
+_EFS_DRIVER: Final = versions.EFS_CSI_PROVISIONER
 CAVEATS: Final = (
     "an estimate: on-demand list prices; leaves out data transfer, NAT and EFS data processed, EFS storage "
     "beyond the volumes' stated size, load-balancer capacity units, log ingestion and taxes; spot groups are "
@@ -363,9 +362,7 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         kms_keys=len(by_type.get("aws:kms/key:Key", [])),
         # The in-cluster Prometheus; with AMP the same release runs kube-state-metrics only (not this).
         metrics_stack=not by_type.get("aws:amp/workspace:Workspace")
-        and any(
-            r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
-        ),
+        and any(r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get(versions.HELM_RELEASE, [])),
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
         amp_workspaces=len(by_type.get("aws:amp/workspace:Workspace", [])),
         amp_collectors=len(by_type.get("aws:amp/scraper:Scraper", [])),
@@ -377,7 +374,7 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         cloudwatch_dashboards=len(by_type.get("aws:cloudwatch/dashboard:Dashboard", [])),
         prometheus_volume_gib=sum(
             _prometheus_volume(r["inputs"])
-            for r in by_type.get("kubernetes:helm.sh/v3:Release", [])
+            for r in by_type.get(versions.HELM_RELEASE, [])
             if r["inputs"].get("name") == "kube-prometheus-stack"
         ),
     )
@@ -541,7 +538,8 @@ def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[st
         replicas = floors.get((meta.get("namespace"), meta.get("name")), spec.get("replicas", 1))
         pod = spec.get("template", {}).get("spec", {})
         gpus = sum(
-            int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for c in pod.get("containers", [])
+            int(c.get("resources", {}).get("limits", {}).get(versions.GPU_RESOURCE, 0))
+            for c in pod.get("containers", [])
         )
         group = target_group(pod)
         if not replicas or not gpus or group is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import scheduling
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs
@@ -93,6 +93,6 @@ def needs_monitoring_agent(groups: list[NodeGroupArgs]) -> bool:
 def dcgm_server_tolerations(startup_taints: Sequence[str] = ()) -> list[dict[str, str]]:
     """Tolerations of the agent's `dcgm-server` DaemonSet (its chart gives it none): our GPU taint, startup taints."""
     return [
-        {"key": versions.GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+        *scheduling.gpu_tolerations(),
         *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
     ]

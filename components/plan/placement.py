@@ -93,7 +93,7 @@ class Placement:
 def _untolerated(group: NodeGroupArgs, gpus: int) -> bool:
     # GPU pods tolerate the GPU taint; nothing tolerates the user's own NoSchedule/NoExecute taints.
     return any(
-        t.effect in ("NoSchedule", "NoExecute") and not (gpus and t.key == versions.GPU_RESOURCE)
+        t.effect in ("NoSchedule", "NoExecute") and not (gpus and t.key == versions.GPU_TAINT.key)
         for t in group.all_taints
     )
 

@@ -57,7 +57,7 @@ def training_groups(groups: Sequence[NodeGroupArgs]) -> list[NodeGroupArgs]:
         g
         for g in groups
         if not any(
-            t.effect in ("NoSchedule", "NoExecute") and not (g.kind == "gpu" and t.key == versions.GPU_RESOURCE)
+            t.effect in ("NoSchedule", "NoExecute") and not (g.kind == "gpu" and t.key == versions.GPU_TAINT.key)
             for t in g.all_taints
         )
     ]

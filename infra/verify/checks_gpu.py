@@ -76,7 +76,7 @@ def explain_helper(message: str) -> tuple[str, str]:
             "the GPU was not mounted into the container: the device plugin is not running on the node, or the "
             "pod got no GPU resource",
             f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide` on that node; the node must advertise "
-            "nvidia.com/gpu",
+            f"{versions.GPU_RESOURCE}",
         )
     return ("the runtime helper refused the GPU", "read the message; docs/runtime.md explains each case")
 

@@ -1,0 +1,72 @@
+"""Each platform constant and the GPU toleration have one home: a second copy drifts silently.
+
+The GPU taint is decided by `versions.GPU_TAINT` and tolerated only through `scheduling.gpu_tolerations()`;
+the GPU resource name, the node-group label, the EFS CSI driver name and the Helm release type token are
+declared once in `manifests/versions.py` and imported everywhere else. These tests read the package's source
+(not the tests) for a second declaration or a hand-written literal.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuplane.manifests import scheduling, versions
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("components", "infra", "manifests")
+HOME = Path("manifests/versions.py")
+
+# Each constant's value as a quoted literal: it may appear in its home only.
+LITERALS = {
+    "GPU_RESOURCE": "nvidia.com/gpu",
+    "LABEL_NODE_GROUP": "gpuplane.io/node-group",
+    "EFS_CSI_PROVISIONER": "efs.csi.aws.com",
+    "HELM_RELEASE": "kubernetes:helm.sh/v3:Release",
+}
+
+
+def _sources() -> dict[Path, str]:
+    return {
+        path.relative_to(ROOT): path.read_text()
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+SOURCES = _sources()
+
+
+def test_the_scan_reads_the_package() -> None:
+    """The tree scanned is the package itself, home included (an empty scan would pass everything)."""
+    assert HOME in SOURCES
+    assert Path("manifests/scheduling.py") in SOURCES
+    assert len(SOURCES) > 50
+
+
+@pytest.mark.parametrize("name", sorted(LITERALS))
+def test_constant_declared_once(name: str) -> None:
+    declaration = re.compile(rf"^\s*_?{name}\s*(:[^=\n]*)?=", re.MULTILINE)
+    homes = sorted(str(p) for p, text in SOURCES.items() if declaration.search(text))
+    assert homes == [str(HOME)], f"{name} is declared in {homes}; import it from {HOME} instead"
+
+
+@pytest.mark.parametrize("name", sorted(LITERALS))
+def test_constant_value_not_written_raw(name: str) -> None:
+    literal = re.compile(r"""["']""" + re.escape(LITERALS[name]) + r"""["']""")
+    found = sorted(str(p) for p, text in SOURCES.items() if p != HOME and literal.search(text))
+    assert found == [], f"{LITERALS[name]!r} written raw in {found}; use versions.{name}"
+
+
+def test_gpu_toleration_written_once() -> None:
+    """A toleration dict keyed by the GPU resource/taint appears only in `scheduling.gpu_tolerations()`."""
+    toleration = re.compile(r"""\{\s*["']key["']\s*:\s*(versions\.GPU_\w+|["']nvidia\.com/gpu["'])[^}]*["']operator""")
+    found = sorted(str(p) for p, text in SOURCES.items() if toleration.search(text))
+    assert found == ["manifests/scheduling.py"], f"hand-written GPU tolerations in {found}; use gpu_tolerations()"
+
+
+def test_gpu_taint_key_is_the_resource_and_tolerated() -> None:
+    assert versions.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
+    assert scheduling.gpu_tolerations() == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
