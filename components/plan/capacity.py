@@ -51,10 +51,18 @@ def capacity_rank(group: NodeGroupArgs) -> int:
 
 
 def launch_template_capacity(group: NodeGroupArgs) -> dict[str, Any]:
-    """The launch template's reservation arguments (`aws.ec2.LaunchTemplate(**...)`); empty without one."""
+    """The launch template's reservation arguments (`aws.ec2.LaunchTemplate(**...)`); empty without one.
+
+    A Capacity Block group names its one instance type here, in the launch template, and none on the node
+    group (`node_group_instance_types`): EKS rejects a Capacity Block node group created otherwise (EKS user
+    guide, "Create a managed node group with Capacity Blocks"; eksctl pkg/cfn/builder/managed_nodegroup.go and
+    its testdata/launch_template/capacity_block.json, terraform-aws-eks modules/eks-managed-node-group/main.tf,
+    read 2026-11-28).
+    """
     reservation = group.capacity_reservation
     args: dict[str, Any] = {}
     if group.capacity_type == "CAPACITY_BLOCK":
+        args["instance_type"] = group.instance_types[0]
         args["instance_market_options"] = {"market_type": CAPACITY_BLOCK_MARKET}
     if reservation is None:
         return args
@@ -69,6 +77,11 @@ def launch_template_capacity(group: NodeGroupArgs) -> dict[str, Any]:
     elif reservation.preference is not None:
         args["capacity_reservation_specification"] = {"capacity_reservation_preference": reservation.preference}
     return args
+
+
+def node_group_instance_types(group: NodeGroupArgs) -> list[str] | None:
+    """The node group's `instanceTypes`: None for a Capacity Block group (its launch template names the type)."""
+    return None if group.capacity_type == "CAPACITY_BLOCK" else list(group.instance_types)
 
 
 def subnet_positions(group: NodeGroupArgs, network: NetworkArgs) -> list[int] | None:

@@ -188,9 +188,12 @@ def _template(rec: Recording, name: str) -> dict[str, Any]:
 def test_capacity_block_group(reserved_run):
     ng = _group(reserved_run, "p5-block").inputs
     assert ng["capacityType"] == "CAPACITY_BLOCK" and ng["capacityType"] in enum(EKS, "CapacityTypes")
-    assert ng["instanceTypes"] == ["p5.48xlarge"]
+    # The block's type in the launch template and none on the node group, or EKS rejects the create (EKS user
+    # guide, Capacity Blocks for managed node groups; eksctl's testdata/launch_template/capacity_block.json).
+    assert "instanceTypes" not in ng
     assert ng["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
     lt = _template(reserved_run, "p5-block")
+    assert lt["instanceType"] == "p5.48xlarge" and lt["instanceType"] in enum(EC2, "InstanceType")
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert lt["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-02168da1478b509e0"}
@@ -235,11 +238,33 @@ def test_efa_interfaces_security_groups_and_placement(reserved_run):
         assert rule.inputs["referencedSecurityGroupId"] == efa_sg.id
 
 
+def test_every_launch_template_is_valid_launch_template_data(reserved_run):
+    """Each group's template through botocore's ec2 model (CreateLaunchTemplate `LaunchTemplateData`)."""
+    from tests.test_aws_models import launch_template_data  # noqa: PLC0415
+
+    for name in ("p5-block", "p4d-odcr", "g6-spot", "system"):
+        _, found = launch_template_data(_template(reserved_run, name))
+        assert found == [], (name, found)
+    assert launch_template_data(_template(reserved_run, "p5-block"))[0]["InstanceType"] == "p5.48xlarge"
+
+
+def test_render_and_cost_name_the_block_type_from_its_launch_template(reserved_run):
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    config = stack_config(stack(BLOCK, ODCR, SPOT, training=[TRAINING]))
+    groups = {g["name"]: g for g in render.summary(config, reserved_run)["nodeGroups"]}
+    assert groups["p5-block"]["instanceTypes"] == ["p5.48xlarge"]
+    lines = {line["item"]: line for line in render.cost_estimate(config, reserved_run).as_dict()["lines"]}
+    assert "x p5.48xlarge" in lines["node group p5-block"]["detail"], lines["node group p5-block"]
+
+
 def test_odcr_group(reserved_run):
     ng = _group(reserved_run, "p4d-odcr").inputs
     assert ng["capacityType"] == "ON_DEMAND"
+    assert ng["instanceTypes"] == ["p4d.24xlarge"]
     lt = _template(reserved_run, "p4d-odcr")
-    assert "instanceMarketOptions" not in lt
+    assert "instanceMarketOptions" not in lt and "instanceType" not in lt
     assert lt["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
     }
@@ -418,6 +443,12 @@ REFUSALS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         stack(with_(SYSTEM, name="cpu2", capacityType="CAPACITY_BLOCK")),
         "gpuplane:nodeGroups[1].capacityType:",
         ["is for GPU groups"],
+    ),
+    (
+        "a block of a type EC2 sells no Capacity Blocks of",
+        stack(with_(BLOCK, instanceTypes=["g5.12xlarge"], efa=False)),
+        "gpuplane:nodeGroups[1].capacityType:",
+        ["'CAPACITY_BLOCK' with g5.12xlarge", "on-demand, spot only", "p5.48xlarge", "p4d.24xlarge"],
     ),
     (
         "an ODCR smaller than the group",
