@@ -57,7 +57,7 @@ TRAINING = {
     "name": "mnist",
     "strategy": "multiWorkerMirrored",
     "command": ["python", "train.py"],
-    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
 }
 
 
@@ -535,11 +535,11 @@ def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_ru
     assert worker.resources["limits"][versions.EFA_RESOURCE] == "32"
     pod = training.jobset(training_spec(big, context))["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert {"name": "FI_PROVIDER", "value": "efa"} in pod["spec"]["containers"][0]["env"]
-    # A 1-GPU pod that may also land on the spot group (no EFA) asks for none.
+    # 2-GPU pods that may land on the block (4 interfaces per GPU) or the ODCR (4 over 8 GPUs): the smaller share.
     (small,) = training_spec(TrainingArgs.model_validate(TRAINING), context).roles
-    assert small.efa == 0 and versions.EFA_RESOURCE not in small.resources["limits"]
-    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 1) == 0  # 4 interfaces over 8 GPUs
+    assert small.efa == 1 and small.resources["limits"][versions.EFA_RESOURCE] == "1"
     assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 2) == 1
+    assert capacity.role_efa([NodeGroupArgs.model_validate(BLOCK)], 2) == 8
     # The queue covers EFA, each flavor with what its group holds at maxSize.
     cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     group = cq.inputs["spec"]["resourceGroups"][0]
@@ -598,8 +598,8 @@ PS_GPU: dict[str, Any] = {
     "name": "ps-gpu",
     "strategy": "parameterServer",
     "command": ["python", "train.py"],
-    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
-    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
     "ps": {"resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
 }
 
@@ -608,7 +608,14 @@ PS_GPU: dict[str, Any] = {
 #
 # A p5 block (reserved), a p4d ODCR (reserved), p5 on demand and g6 spot: the PS run's 4-CPU, 16 GiB GPU pods fit
 # the first three (g6.xlarge is too small), each of which holds the whole run at maxSize.
-ON_DEMAND = {"name": "p5-ondemand", "kind": "gpu", "instanceTypes": ["p5.48xlarge"], "minSize": 0, "maxSize": 2}
+ON_DEMAND = {
+    "name": "p5-ondemand",
+    "kind": "gpu",
+    "instanceTypes": ["p5.48xlarge"],
+    "minSize": 0,
+    "maxSize": 2,
+    "efa": True,
+}
 GPU_GROUPS = (BLOCK, ODCR, ON_DEMAND, SPOT)
 PS_PINNED: dict[str, Any] = {
     **PS_GPU,
@@ -811,7 +818,7 @@ def test_gpu_parameter_servers_with_gpu_workers_are_held_to_the_same_rule():
     """Any two GPU roles, not only chief and workers: a CPU chief with GPU ps and workers is refused the same way."""
     run = {
         **PS_CPU_CHIEF,
-        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
     }
     (found,) = problems(stack(*GPU_GROUPS, training=[run]))
     assert found.startswith("gpuplane:training[0].worker.nodeGroups: "), found
