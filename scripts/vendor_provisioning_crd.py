@@ -24,10 +24,12 @@ OUT_DIR = Path(__file__).resolve().parent.parent / "manifests" / queue.CRD_DIR
 
 
 def git(clone: Path, *args: str) -> str:
+    """A git command's output in the clone (the tags are read there, nothing is fetched)."""
     return subprocess.run(["git", "-C", str(clone), *args], check=True, capture_output=True, text=True).stdout
 
 
 def main() -> None:
+    """Write one copy per minor of `CLUSTER_AUTOSCALER_IMAGE_PINS`, each with its source header."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("clone", type=Path, help="a git clone of kubernetes/autoscaler with its tags")
     parser.add_argument("--date", default=datetime.date.today().isoformat(), help="the copy's date (ISO)")
