@@ -253,11 +253,14 @@ def stack_values(
             "tolerations": tolerations,
         },
         # node-exporter runs on every node, GPU nodes included (its chart tolerates every NoSchedule taint).
+        # Off, Helm drops the Grafana subchart and every value under it: only the switch is written.
         "grafana": {
-            "enabled": grafana,
+            "enabled": True,
             "tolerations": tolerations,
             "sidecar": {"dashboards": {"enabled": True, "label": versions.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
-        },
+        }
+        if grafana
+        else {"enabled": False},
         # EKS runs the control plane: there is nothing of it to scrape from inside the cluster.
         "kubeControllerManager": {"enabled": False},
         "kubeScheduler": {"enabled": False},
@@ -296,7 +299,8 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its
     environment variable as set, so `UseRemoteHE` follows).
     """
-    return {"enabled": enabled, "honorLabels": True, "interval": "30s"}
+    # Off, the chart reads none of the monitor's other keys: only the switch is written.
+    return {"enabled": True, "honorLabels": True, "interval": "30s"} if enabled else {"enabled": False}
 
 
 def autoscaler_service_monitor() -> dict[str, Any]:
