@@ -87,13 +87,13 @@ def launch_template_data(inputs: dict[str, Any]) -> tuple[dict[str, Any], list[s
             out = {}
             for key, item in value.items():
                 member = _RENAMED.get(key, key[:1].upper() + key[1:])
-                if member not in shape.members:  # type: ignore[attr-defined]
+                if member not in shape.members:
                     problems.append(f"{path}.{key}: no member {member} in {shape.name}")
                     continue
-                out[member] = walk(item, shape.members[member], f"{path}.{key}")  # type: ignore[attr-defined]
+                out[member] = walk(item, shape.members[member], f"{path}.{key}")
             return out
         if shape.type_name == "list":
-            member = shape.member  # type: ignore[attr-defined]
+            member = shape.member
             if isinstance(value, dict) and member.name == "Tag":
                 value = [{"key": k, "value": v} for k, v in value.items()]
             return [walk(item, member, f"{path}[{i}]") for i, item in enumerate(value)]
