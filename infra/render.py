@@ -594,15 +594,18 @@ def summary(
     priced = cost_estimate(target, recording).as_dict()
     group_costs = {line["item"]: line for line in priced["lines"]}
     groups = []
+    templates = {t.urn: t.inputs for t in recording.by_type("aws:ec2/launchTemplate:LaunchTemplate")}
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
+        # A Capacity Block group names its one type in its launch template, none on the group.
+        template = next((templates[d] for d in r.dependencies if d in templates), {})
         name = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
         sc = inputs.get("scalingConfig", {})
         groups.append(
             {
                 "name": name,
                 "kind": target.kinds.get(name, "gpu" if "NVIDIA" in str(inputs.get("amiType")) else "cpu"),
-                "instanceTypes": inputs.get("instanceTypes", []),
+                "instanceTypes": inputs.get("instanceTypes") or [t for t in [template.get("instanceType")] if t],
                 "amiType": inputs.get("amiType"),
                 "capacityType": inputs.get("capacityType"),
                 "minSize": sc.get("minSize"),

@@ -263,11 +263,14 @@ def stack_values(
             "tolerations": tolerations,
         },
         # node-exporter runs on every node, GPU nodes included (its chart tolerates every NoSchedule taint).
+        # Off, Helm drops the Grafana subchart and every value under it: only the switch is written.
         "grafana": {
-            "enabled": grafana,
+            "enabled": True,
             "tolerations": tolerations,
             "sidecar": {"dashboards": {"enabled": True, "label": versions.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
-        },
+        }
+        if grafana
+        else {"enabled": False},
         # EKS runs the control plane: there is nothing of it to scrape from inside the cluster.
         "kubeControllerManager": {"enabled": False},
         "kubeScheduler": {"enabled": False},
@@ -395,8 +398,11 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     follows). `relabelings` (the chart's templates/service-monitor.yaml and the ClusterPolicy CRD both take them):
     the `node` label and the workload's `namespace`/`pod`, as the managed collector writes them.
     """
+    if not enabled:
+        # Off, the chart reads none of the monitor's other keys: only the switch is written.
+        return {"enabled": False}
     return {
-        "enabled": enabled,
+        "enabled": True,
         "honorLabels": True,
         "interval": "30s",
         "relabelings": [dict(_DCGM_NODE_RELABEL), dict(_DCGM_TARGET_LABELS_DROPPED)],

@@ -460,3 +460,50 @@ def queued(jobset: Mapping[str, Any], local_queue_name: str = LOCAL_QUEUE) -> di
     doc["metadata"].setdefault("labels", {})[QUEUE_LABEL] = local_queue_name
     doc["spec"]["suspend"] = True
     return doc
+
+
+# --- The ProvisioningRequest CRD, shipped in the package ---------------------------------------------------------
+# Not in the autoscaler's chart: upstream keeps it in git. One copy per Kubernetes minor, at the tag of the
+# autoscaler image pinned for that minor (scripts/vendor_provisioning_crd.py writes them), applied from the
+# package so that `pulumi up` fetches nothing and render and the tests see the exact object.
+CRD_DIR: Final = "crds"
+_CRD_SOURCE_PREFIX: Final = "# Source: kubernetes/autoscaler tag "
+
+
+def provisioning_crd_file(kubernetes_version: str) -> str:
+    """The file name of the ProvisioningRequest CRD for a Kubernetes minor (under `manifests/crds/`)."""
+    return f"provisioningrequests-{kubernetes_version}.yaml"
+
+
+def crd_header(*, tag: str, commit: str, released: str, path: str, copied: str) -> str:
+    """The comment that opens a copied CRD file: where it comes from, at which tag, when it was copied."""
+    return (
+        f"{_CRD_SOURCE_PREFIX}{tag} ({commit}, {released}), {path}\n"
+        f"# Copied {copied} by scripts/vendor_provisioning_crd.py, unchanged below this header. Apache License 2.0.\n"
+    )
+
+
+def provisioning_crd_text(kubernetes_version: str) -> str:
+    """The shipped CRD file for a minor, header included; ValueError for a minor without one."""
+    name = provisioning_crd_file(kubernetes_version)
+    path = resources.files("gpuplane.manifests").joinpath(CRD_DIR, name)
+    if not path.is_file():
+        raise ValueError(
+            f"no ProvisioningRequest CRD shipped for Kubernetes {kubernetes_version} ({CRD_DIR}/{name}); "
+            f"minors with one: {', '.join(sorted(versions.CLUSTER_AUTOSCALER_IMAGES))}"
+        )
+    return path.read_text(encoding="utf-8")
+
+
+def provisioning_crd_tag(kubernetes_version: str) -> str:
+    """The autoscaler tag the shipped CRD of a minor was copied from (its header)."""
+    first = provisioning_crd_text(kubernetes_version).splitlines()[0]
+    if not first.startswith(_CRD_SOURCE_PREFIX):
+        raise ValueError(f"{provisioning_crd_file(kubernetes_version)} does not start with its source line")
+    return first.removeprefix(_CRD_SOURCE_PREFIX).split(" ", 1)[0]
+
+
+def provisioning_request_crd(kubernetes_version: str) -> dict[str, Any]:
+    """The ProvisioningRequest CRD (apiextensions.k8s.io/v1) the cluster-autoscaler of this minor reads."""
+    doc: dict[str, Any] = yaml.safe_load(provisioning_crd_text(kubernetes_version))
+    return doc

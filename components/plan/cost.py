@@ -334,7 +334,8 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         groups.append(
             GroupUsage(
                 name=name,
-                instance_types=tuple(inputs.get("instanceTypes", [])),
+                # A Capacity Block group names its type in the launch template only.
+                instance_types=tuple(inputs.get("instanceTypes") or filter(None, [template.get("instanceType")])),
                 capacity=str(inputs.get("capacityType", "ON_DEMAND")),
                 min_size=int(sc.get("minSize", 0)),
                 max_size=int(sc.get("maxSize", 0)),
