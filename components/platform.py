@@ -157,9 +157,9 @@ class Platform(pulumi.ComponentResource):
         self.cluster_services_ready = [*system_nodes, *coredns]
         if node_repair.needs_monitoring_agent(args.resolved_node_groups):
             self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
-        # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
+        # Metrics next. No chart waits for the stack's CRDs: the ServiceMonitors of the autoscaler, Kueue and
+        # dcgm-exporter are applied by the Observability component after the stack, not by their charts.
         self.observability: Observability | None = None
-        metrics_after: list[pulumi.Resource] = []
         if args.observability.metrics in {"prometheus", "managedPrometheus"}:
             self.observability = Observability(
                 f"{name}-metrics",
@@ -171,12 +171,13 @@ class Platform(pulumi.ComponentResource):
                 startup_taints=startup_keys,
                 after=self.cluster_services_ready,
                 autoscaler=args.autoscaler.enabled,
+                queue=bool(args.training),
+                dcgm_exporter=bool(self.gpu_plan.gpu_groups) and args.observability.dcgm_exporter and not self.gpu_plan.operator,
                 region=region,
                 tags=tags,
                 cluster_name=cluster_name,
                 opts=child,
             )
-            metrics_after = [self.observability.release]
         self.cloudwatch: CloudWatchObservability | None = None
         if args.observability.metrics == "cloudwatch":
             self.cloudwatch = CloudWatchObservability(
@@ -202,7 +203,7 @@ class Platform(pulumi.ComponentResource):
                 metrics=self.observability is not None,
                 # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.
                 remote_hostengine=any(g.repair.enabled for g in self.gpu_plan.gpu_groups),
-                after=[*self.cluster_services_ready, *metrics_after],
+                after=self.cluster_services_ready,
                 opts=child,
             )
         # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
@@ -451,7 +452,7 @@ class Platform(pulumi.ComponentResource):
             cluster=self.cluster,
             kubernetes_version=args.cluster.kubernetes_version,
             startup_taints=startup_keys,
-            after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
+            after=[self.workspace, *crd, *schedulable],
             metrics=args.observability.metrics if self.observability else "none",
             vpc_cidr=args.network.cidr,
             opts=pulumi.ResourceOptions(parent=self),

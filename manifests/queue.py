@@ -315,11 +315,12 @@ def kueue_values(
     webhook (9443) and the visibility API (8082) through the cluster security group that every node has.
     It mounts no EFS, so it tolerates the EFS driver's startup taint like the autoscaler.
 
-    `metrics`: the store (`observability.metrics`). `prometheus` (in the cluster): the chart's ServiceMonitor
-    (`enablePrometheus`) scrapes the controller's HTTPS metrics port (8443) with Prometheus's service-account
-    token and its self-signed certificate unchecked (charts/kueue/templates/prometheus/monitor.yaml:
-    `insecureSkipVerify: true` without cert-manager); kube-prometheus-stack's Prometheus may `get` the `/metrics`
-    URL, which Kueue's authorizer asks for.
+    `metrics`: the store (`observability.metrics`). `prometheus` (in the cluster): a ServiceMonitor of ours
+    (`observability.kueue_service_monitor`, the chart's endpoint, applied after the stack) scrapes the
+    controller's HTTPS metrics port (8443) with Prometheus's service-account token and its self-signed
+    certificate unchecked; kube-prometheus-stack's Prometheus may `get` the `/metrics` URL, which Kueue's
+    authorizer asks for. The chart's own (`enablePrometheus`) stays off: it would make this release wait for the
+    stack's CRDs.
     `managedPrometheus`: no ServiceMonitor (nothing would read it); the collector scrapes the plain-HTTP relay
     instead (`metrics_relay_objects`). Kueue's own HTTPS listener is the same in both cases: v0.19.2 has only that
     one (cmd/kueue/main.go hard-codes `SecureServing: true`), so nothing else (the ServiceMonitor, `gpuplane queue`,
@@ -341,7 +342,7 @@ def kueue_values(
                 manager_config(namespace, pods_ready_timeout, requeue_limit), sort_keys=False
             )
         },
-        "enablePrometheus": metrics == "prometheus",
+        "enablePrometheus": False,
         "enableCertManager": False,
         "enableKueueViz": False,
     }
