@@ -172,7 +172,9 @@ class Platform(pulumi.ComponentResource):
                 after=self.cluster_services_ready,
                 autoscaler=args.autoscaler.enabled,
                 queue=bool(args.training),
-                dcgm_exporter=bool(self.gpu_plan.gpu_groups) and args.observability.dcgm_exporter and not self.gpu_plan.operator,
+                dcgm_exporter=bool(self.gpu_plan.gpu_groups)
+                and args.observability.dcgm_exporter
+                and not self.gpu_plan.operator,
                 region=region,
                 tags=tags,
                 cluster_name=cluster_name,

@@ -361,7 +361,10 @@ def dcgm_service_monitor() -> dict[str, Any]:
         },
         "spec": {
             "selector": {
-                "matchLabels": {"app.kubernetes.io/name": "dcgm-exporter", "app.kubernetes.io/instance": "dcgm-exporter"}
+                "matchLabels": {
+                    "app.kubernetes.io/name": "dcgm-exporter",
+                    "app.kubernetes.io/instance": "dcgm-exporter",
+                }
             },
             "namespaceSelector": {"matchNames": [versions.NVIDIA_NAMESPACE]},
             "endpoints": [
