@@ -17,7 +17,11 @@ import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
-from tests import shipped, tools
+from tests import checkout_guard, shipped, tools
+
+# From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
+# command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
+checkout_guard.install()
 
 # The day the version rules judge by in the whole suite (issue 16): the day the version table was last
 # checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
@@ -41,6 +45,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     `.gpuplane/` there. A user's edited or added stack file in the checkout changes no test.
     """
     root = shipped.make_project(tmp_path_factory.mktemp("project"))
+    shipped._project.append(root)
     before = os.getcwd()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(config, "STACKS_DIR", root / "stacks")
@@ -116,16 +121,27 @@ def run_platform() -> Callable[..., mockrun.Recording]:
     return _run
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """`@pytest.mark.tool(name)`: skip where the tool is missing, fail where CI requires it (tests/tools.py)."""
+    item.stash[_GUARD_MARK] = checkout_guard.mark()
     for mark in item.iter_markers("tool"):
-        name = str(mark.args[0])
-        if name not in tools.table():
-            pytest.fail(f"tool {name!r} is not in .ci/tools; add a row there")
-        if not tools.present(name):
-            if tools.required():
-                pytest.fail(f"{tools.skip_reason(name)}; {tools.REQUIRE_ENV}=1 requires every tool")
-            pytest.skip(tools.skip_reason(name))
+        tools.need(str(mark.args[0]))
+
+
+_GUARD_MARK = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """A test that touched the checkout fails even where the code under test caught the guard's error."""
+    report: pytest.TestReport = yield
+    touched = checkout_guard.touched_since(item.stash.get(_GUARD_MARK, 0))
+    item.stash[_GUARD_MARK] = checkout_guard.mark()  # each phase answers for its own
+    if touched and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"the test touched the checkout's {', '.join(sorted(set(touched)))}; {checkout_guard.FIX}"
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
