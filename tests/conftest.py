@@ -17,7 +17,7 @@ import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
-from tests import checkout_guard, shipped, tools
+from tests import checkout_guard, interrupts, shipped, tools
 
 # From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
 # command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
@@ -62,6 +62,14 @@ def private_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     and no KUBECONFIG of the user's reaches a test."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
     monkeypatch.delenv("KUBECONFIG", raising=False)
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C (SIGINT, `_thread.interrupt_main()`) raises KeyboardInterrupt in the test, even where the run was
+    started in the background with SIGINT ignored (tests/interrupts.py)."""
+    with interrupts.handled():
+        yield
 
 
 T = TypeVar("T")

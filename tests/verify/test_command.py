@@ -138,7 +138,7 @@ def test_the_default_report_folder_is_under_dot_gpuplane(fake, tmp_path: Path, m
     assert not (project / "build").exists()
 
 
-def test_ctrl_c_exits_130_after_cleaning_up(fake, tmp_path: Path):
+def test_ctrl_c_exits_130_after_cleaning_up(fake, tmp_path: Path, ctrl_c):
     def interrupted_version() -> str:
         _thread.interrupt_main()
         time.sleep(0.5)
