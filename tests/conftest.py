@@ -17,7 +17,7 @@ import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
-from tests import checkout_guard, interrupts, shipped, tools
+from tests import checkout_guard, interrupts, shipped, slowest, tools
 
 # From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
 # command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
@@ -127,6 +127,15 @@ def run_platform() -> Callable[..., mockrun.Recording]:
         return render.run_stack(stack_config(overrides, stack, region))
 
     return _run
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest tests first, in each xdist worker's share of the run (tests/slowest.py)."""
+    seconds = slowest.measured()
+    if seconds:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        items[:] = slowest.order([item.nodeid for item in items], items, seconds, workers)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -22,6 +22,8 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / ".ci" / "tools"
 REQUIRE_ENV = "GPUPLANE_REQUIRE_TOOLS"
+# Tools whose tests a run leaves out on purpose, comma-separated (`make test-fast` leaves out the browser).
+LEAVE_OUT_ENV = "GPUPLANE_LEAVE_OUT_TOOLS"
 INSTALL = "sudo .ci/tools --install"
 SKIP_PREFIX = "missing tool"
 
@@ -92,6 +94,8 @@ def need(name: str) -> str:
     """
     if name not in table():
         pytest.fail(f"tool {name!r} is not in .ci/tools; add a row there")
+    if name in os.environ.get(LEAVE_OUT_ENV, "").split(","):
+        raise pytest.skip.Exception(f"{name}'s tests left out ({LEAVE_OUT_ENV})", _use_item_location=True)
     if present(name):
         found = next((path for path in map(shutil.which, commands(name)) if path), None)
         if found is not None:
