@@ -365,13 +365,24 @@ def config_reference() -> str:
 
 
 def pin_table() -> str:
-    """One row per pin of manifests/versions.py: what it is, its version, release date, end of support, source."""
+    """One row per pin of manifests/versions.py: version, dates, the vendor's support policy, newer releases."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|") or "none seen"
+
     rows = []
     for pin in versions.PINS:
         end = pin.end_of_support or "none published"
-        source = pin.source.replace("|", "\\|")
-        rows.append(f"| `{pin.name}` | {pin.datasource} | `{pin.reference}` | {pin.released} | {end} | {source} |")
-    header = "| pin | kind | image or chart | released | end of support | what was read |\n|---|---|---|---|---|---|"
+        if pin.end_of_support and pin.estimated:
+            end += " (estimated)"
+        rows.append(
+            f"| `{pin.name}` | {pin.datasource} | `{pin.reference}` | {pin.released} | {end} | {pin.read} "
+            f"| {cell(pin.source)} | {cell(pin.support)} | {cell(pin.newer)} |"
+        )
+    header = (
+        "| pin | kind | image or chart | released | end of support | read | what was read | support policy "
+        "| newer, not taken |\n|---|---|---|---|---|---|---|---|---|"
+    )
     return header + "\n" + "\n".join(rows)
 
 
@@ -394,7 +405,20 @@ def update_versions_doc(path: Path = VERSIONS_DOC) -> bool:
     return _rewrite(path, PINS_START, PINS_END, pin_table())
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main(argv: list[str] | None = None) -> None:
+    """`python -m gpuplane.infra.docs`: rewrite the generated blocks of the two pages (after a pin or schema change)."""
+    import argparse  # noqa: PLC0415 - only the command needs it
+
+    parser = argparse.ArgumentParser(
+        prog="python -m gpuplane.infra.docs",
+        description="Regenerate docs/config-reference.md (the stack config reference) and the table of pins in "
+        "docs/versions.md from the code; tests/infra/test_docs.py fails while either is stale.",
+    )
+    parser.parse_args(argv)
     changed = update_config_reference()
     print("docs/config-reference.md updated" if changed else "docs/config-reference.md already up to date")
     print("docs/versions.md updated" if update_versions_doc() else "docs/versions.md already up to date")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -119,6 +119,24 @@ def newest_in_standard_support(on: datetime.date | None = None) -> str | None:
     return max(offered, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
 
 
+def supported_version_advice(on: datetime.date | None = None) -> str:
+    """What to move to on `on`: the newest version in standard support, or, when none of the table is, what to do.
+
+    Every message that refuses or warns about a Kubernetes version ends with this, so none of them can name a
+    version that has itself left standard support.
+    """
+    day = on or today()
+    newest = newest_in_standard_support(day)
+    if newest is not None:
+        return f"use {newest}, the newest version in standard support"
+    last = max(KUBERNETES_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return (
+        f"no version this gpuplane knows ({', '.join(KUBERNETES_VERSIONS)}) is in EKS standard support on {day} "
+        f"(the newest, {last}, left it on {KUBERNETES_VERSIONS[last][1]}): move to a newer gpuplane, whose table "
+        "lists the versions EKS offers now (`aws eks describe-cluster-versions` lists them too)"
+    )
+
+
 # --- Dated pins: what ages, and what Renovate watches ------------------------------------------------
 # Every image and chart that gpuplane installs by default is a `Pin`: its release date, the vendor's end of
 # support or patch where one is published, and what was read to choose it. `gpuplane render` and
@@ -150,7 +168,15 @@ class Pin:
     end_of_support: str | None = None
     """The vendor's published end of support or patch (ISO; first day past it), None when none is published."""
     source: str = ""
-    """What was read, where (repository, file, tag or commit) and when."""
+    """What was read, where (repository, file, tag or commit)."""
+    read: str = ""
+    """The day `source` was read upstream (ISO); required."""
+    support: str = ""
+    """The vendor's support policy for this release and where it is published; `None published: ...` when none is."""
+    estimated: bool = False
+    """True when `end_of_support` follows from a published policy and release cadence, not from a published date."""
+    newer: str = ""
+    """Newer releases known upstream that could not be read here at their tag (and so were not taken), and why."""
 
     def __post_init__(self) -> None:
         if self.datasource not in PIN_DATASOURCES:
@@ -158,12 +184,23 @@ class Pin:
         if (self.datasource == "helm") != (self.registry is not None):
             raise ValueError(f"pin '{self.name}': a registry is needed by Helm charts and only by them")
         # `released` is required (its default only lets it follow `registry`); `end_of_support` is optional.
-        dates = {"released": self.released, "end_of_support": self.end_of_support or self.released}
+        dates = {
+            "released": self.released,
+            "end_of_support": self.end_of_support or self.released,
+            "read": self.read,
+        }
         for key, value in dates.items():
             try:
                 datetime.date.fromisoformat(value)
             except ValueError as exc:
                 raise ValueError(f"pin '{self.name}': {key} '{value}' is not a date like 2026-11-26") from exc
+        if not self.support or (self.end_of_support is None) != self.support.startswith("None published"):
+            raise ValueError(
+                f"pin '{self.name}': support must state the vendor's policy with its source, and start with "
+                "'None published' exactly when end_of_support is None"
+            )
+        if self.estimated and self.end_of_support is None:
+            raise ValueError(f"pin '{self.name}': an estimated end of support needs end_of_support")
 
     @property
     def helm_repository(self) -> str:
@@ -281,7 +318,12 @@ DEVICE_PLUGIN: Final = Pin(
     "cherry-picked to release-0.20; chart pulled from this repository with --version 0.20.1 by users (2026-10). "
     "The 0.20.1 tag and index entry are newer than the stored copy (gh-pages ends 2026-08-20), so the values "
     "were checked against chart 0.20.0 (tag v0.20.0 1b826ac, 2026-08-19; deployments/helm/nvidia-device-plugin/"
-    "values.yaml): a patch release. Read 2026-11-26. No end of support published.",
+    "values.yaml): a patch release.",
+    read="2026-11-28",
+    support="None published: NVIDIA publishes no support window for the standalone chart (the GPU Operator's "
+    "component matrix lists the device plugin each operator release ships, not an end date).",
+    newer="No release after 0.20.1 seen; the stored copy of NVIDIA/k8s-device-plugin ends 2026-08-21 (newest tag "
+    "v0.20.0, gh-pages 2026-08-20).",
 )
 GPU_OPERATOR: Final = Pin(
     datasource="helm",
@@ -292,10 +334,18 @@ GPU_OPERATOR: Final = Pin(
     released="2026-08-20",
     source="NVIDIA/gpu-operator tag v26.7.0 (10ee5b3, 2026-08-20): deployments/gpu-operator/values.yaml and "
     "templates read at the tag (new default dcgmExporter.serviceMonitor.enabled: true; clusterPolicy.deployCR "
-    "true, gpuCluster (DRA) off; NFD subchart 0.19.0). NVIDIA's GPU Operator platform-support page "
-    "(cloud-native-docs, latest): 26.7.x supported, 26.3.x deprecated, 25.10.x and lower end of support; a major "
-    "is deprecated when the next one ships and unsupported after that, so no end date is published. "
-    "Read 2026-11-26.",
+    "true, gpuCluster (DRA) off; NFD subchart 0.19.0).",
+    read="2026-11-28",
+    end_of_support="2027-06-12",
+    estimated=True,
+    support="NVIDIA's GPU Operator platform-support page (cloud-native-docs gpu-operator/latest, 'Life Cycle'): "
+    "26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support; a new major makes the previous one "
+    "deprecated (critical bug and CVE fixes only) and ends support for all older ones, so 26.7.x ends with the "
+    "second major after it. No date is published: estimated as two majors at the shortest recent interval between "
+    "majors (v25.10.0 2025-10-22 to v26.3.0 2026-03-19: 148 days) after v26.7.0.",
+    newer="v26.7.1 exists (Chainguard's gpu-operator-26.7 package is fixed in 26.7.1-r1, osv.dev CGA-gg9m-fvrp-gfxc, "
+    "2026-10-09), but its tag is not in the stored copy of NVIDIA/gpu-operator (tags end at v26.7.0; mirror "
+    "2026-08-23), so its values and CRDs cannot be read: a dot release of the same major, taken when readable.",
 )
 DEVICE_PLUGIN_CHART: Final = DEVICE_PLUGIN.package
 DEVICE_PLUGIN_REPO: Final = DEVICE_PLUGIN.helm_repository
@@ -312,7 +362,14 @@ DCGM_EXPORTER: Final = Pin(
     released="2026-05-05",
     source="NVIDIA/dcgm-exporter gh-pages helm-charts/index.yaml (ecd340d, 2026-05-05): chart 4.8.2, appVersion "
     "4.8.2, created 2026-05-05, the newest entry; tag 4.5.3-4.8.2 deployment/values.yaml (image "
-    "4.5.3-4.8.2-distroless; serviceMonitor.enabled true by default). Read 2026-11-26. No end of support published.",
+    "4.5.3-4.8.2-distroless; serviceMonitor.enabled true by default).",
+    read="2026-11-28",
+    support="None published: NVIDIA publishes no support window for the standalone dcgm-exporter chart.",
+    newer="Charts 4.8.3 and later exist (release data read 2026-11), but the stored copy of NVIDIA/dcgm-exporter ends "
+    "with tag 4.5.3-4.8.2 and gh-pages ecd340d (2026-05-05), so they cannot be read. Even when readable: 4.9.0 renames "
+    "metrics and changes their units, and main after 4.8.2 (d5e5f51, #655) renames the `Hostname` label to "
+    "`hostname`; the alert rules and dashboards name the 4.8 metrics, so the exporter stays on the last compatible "
+    "chart until they read both spellings.",
 )
 DCGM_EXPORTER_CHART: Final = DCGM_EXPORTER.package
 DCGM_EXPORTER_REPO: Final = DCGM_EXPORTER.helm_repository
@@ -354,7 +411,9 @@ CLUSTER_AUTOSCALER: Final = Pin(
     registry="https://kubernetes.github.io/autoscaler",
     released="2026-07-21",
     source="kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (5a0b98e, 2026-07-21), appVersion 1.35.0; "
-    "still the newest chart tag in the mirror of 2026-08-22. Read 2026-11-26. No end of support published.",
+    "still the newest chart tag in the mirror of 2026-08-22 (master's Chart.yaml: 9.59.0).",
+    read="2026-11-28",
+    support="None published: the chart follows the autoscaler's releases and carries no support window of its own.",
 )
 CLUSTER_AUTOSCALER_CHART: Final = CLUSTER_AUTOSCALER.package
 CLUSTER_AUTOSCALER_REPO: Final = CLUSTER_AUTOSCALER.helm_repository
@@ -376,9 +435,14 @@ CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = "registry.k8s.io/autoscaling/cluste
 def _autoscaler_source(commit: str, released: str) -> str:
     return (
         f"kubernetes/autoscaler tag cluster-autoscaler-<version> ({commit}, {released}), the newest patch of its minor "
-        "in the mirror of 2026-08-22. Read 2026-11-26. It follows its Kubernetes minor, whose EKS dates are "
-        "KUBERNETES_VERSIONS; no end of support of its own."
+        "in the mirror of 2026-08-22."
     )
+
+
+_AUTOSCALER_SUPPORT: Final = (
+    "None published: an autoscaler minor follows its Kubernetes minor, whose EKS dates are KUBERNETES_VERSIONS "
+    "(the support-window rule of the cluster config refuses a version past them)."
+)
 
 
 # The autoscaler's minor must match the cluster's: per minor, the newest patch tag of kubernetes/autoscaler
@@ -391,6 +455,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         package="registry.k8s.io/autoscaling/cluster-autoscaler",
         version="v1.32.7",
         released="2026-02-13",
+        read="2026-11-28",
+        support=_AUTOSCALER_SUPPORT,
         source=_autoscaler_source("f645beb", "2026-02-13"),
     ),
     "1.33": Pin(
@@ -399,6 +465,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         package="registry.k8s.io/autoscaling/cluster-autoscaler",
         version="v1.33.6",
         released="2026-07-22",
+        read="2026-11-28",
+        support=_AUTOSCALER_SUPPORT,
         source=_autoscaler_source("be4b5a1", "2026-07-22"),
     ),
     "1.34": Pin(
@@ -407,6 +475,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         package="registry.k8s.io/autoscaling/cluster-autoscaler",
         version="v1.34.5",
         released="2026-07-22",
+        read="2026-11-28",
+        support=_AUTOSCALER_SUPPORT,
         source=_autoscaler_source("cb2123e", "2026-07-22"),
     ),
     "1.35": Pin(
@@ -415,6 +485,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         package="registry.k8s.io/autoscaling/cluster-autoscaler",
         version="v1.35.2",
         released="2026-07-22",
+        read="2026-11-28",
+        support=_AUTOSCALER_SUPPORT,
         source=_autoscaler_source("2d42588", "2026-07-22"),
     ),
     "1.36": Pin(
@@ -423,6 +495,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         package="registry.k8s.io/autoscaling/cluster-autoscaler",
         version="v1.36.1",
         released="2026-07-22",
+        read="2026-11-28",
+        support=_AUTOSCALER_SUPPORT,
         source=_autoscaler_source("35e8a28", "2026-07-22"),
     ),
 }
@@ -511,6 +585,17 @@ TENSORFLOW_BUILT_AGAINST: Final[dict[str, tuple[str, str]]] = {
 # on, and GPUs newer than 8.9 JIT-compile the compute_90 PTX (hence CUDA_CACHE_PATH in the scratch space).
 TF_GPU_MIN_COMPUTE_CAPABILITY: Final = 60
 
+_UBUNTU_2204_SUPPORT: Final = (
+    "Ubuntu 22.04 LTS, the image's base, leaves standard support at the end of May 2027 (ubuntu.com/about/"
+    "release-cycle, as cited by containerbase/base#6611; endoflife.date copies give April 2027): no more security "
+    "updates for its packages without Ubuntu Pro, which the image does not carry; 2027-06-01 is the first day past "
+    "it. TensorFlow itself publishes no end of support for a release."
+)
+_TF_SERVING_NEWER: Final = (
+    "The 2.21.0 tag is not in the stored copy of tensorflow/serving (tags end at 2.20.0; master 2026-07-30), which is "
+    "why the image facts are inferred; no later serving release seen."
+)
+
 TF_SERVING_CPU: Final = TensorFlowImage(
     pin=Pin(
         datasource="docker",
@@ -521,7 +606,11 @@ TF_SERVING_CPU: Final = TensorFlowImage(
         source="tensorflow-serving-api 2.21.0 on PyPI (uploaded 2026-09-29, requires tensorflow>=2.21.0): the TF "
         "Serving 2.21.0 release. Image facts INFERRED from tensorflow/serving master of 2026-07-30 (9d981c5; "
         "tag 2.21.0 not in the stored copy): tensorflow_serving/tools/docker/Dockerfile FROM ubuntu:22.04, "
-        "/usr/bin/tensorflow_model_server, no USER line. Read 2026-11-26. No end of support published.",
+        "/usr/bin/tensorflow_model_server, no USER line.",
+        read="2026-11-28",
+        end_of_support="2027-06-01",
+        support=_UBUNTU_2204_SUPPORT,
+        newer=_TF_SERVING_NEWER,
     ),
     tensorflow="2.21.0",
     commands=("tensorflow_model_server",),
@@ -539,7 +628,11 @@ TF_SERVING_GPU: Final = TensorFlowImage(
         source="TF Serving 2.21.0 (tensorflow-serving-api 2.21.0 on PyPI, 2026-09-29). Image facts INFERRED from "
         "tensorflow/serving master of 2026-07-30 (Dockerfile.gpu unchanged since ecb468f, 2026-04-06): FROM "
         "nvidia/cuda:12.5.1-base-ubuntu22.04, CUDNN_VERSION 9.3.0.75 (libcudnn9-cuda-12), cuda-compat-12-5; "
-        ".bazelrc sm_60,sm_70,sm_80,sm_89,compute_90. Read 2026-11-26. No end of support published.",
+        ".bazelrc sm_60,sm_70,sm_80,sm_89,compute_90.",
+        read="2026-11-28",
+        end_of_support="2027-06-01",
+        support=_UBUNTU_2204_SUPPORT,
+        newer=_TF_SERVING_NEWER,
     ),
     tensorflow="2.21.0",
     commands=("tensorflow_model_server",),
@@ -563,7 +656,11 @@ TENSORFLOW_CPU: Final = TensorFlowImage(
         released="2026-03-06",
         source="tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114, 2023-07-13; folder last "
         "changed 40dbd9d, 2024-12-10) with tensorflow==2.21.0 (PyPI, 2026-03-06; METADATA has no tensorboard "
-        "dependency). Read 2026-11-26. TensorFlow publishes no end of support for a release.",
+        "dependency): FROM ubuntu:22.04.",
+        read="2026-11-28",
+        end_of_support="2027-06-01",
+        support=_UBUNTU_2204_SUPPORT,
+        newer="No TensorFlow release after 2.21.0 seen on PyPI (tensorflow 2.21.0, 2026-03-06).",
     ),
     tensorflow="2.21.0",
     commands=("python3",),
@@ -581,7 +678,11 @@ TENSORBOARD: Final = TensorFlowImage(
         released="2025-08-13",
         source="tensorflow/build tensorflow_runtime_dockerfiles/cpu.Dockerfile (a65b114, 2023-07-13) with "
         "tensorflow==2.20.0 (PyPI, 2025-08-13), whose METADATA requires tensorboard~=2.20.0 (tensorboard 2.20.0 "
-        "on PyPI, 2025-07-17). Read 2026-11-26. No end of support published.",
+        "on PyPI, 2025-07-17): FROM ubuntu:22.04.",
+        read="2026-11-28",
+        end_of_support="2027-06-01",
+        support=_UBUNTU_2204_SUPPORT,
+        newer="Kept on the 2.20 line on purpose: TensorFlow 2.21 images have no tensorboard command.",
     ),
     tensorflow="2.20.0",
     commands=("python3", "tensorboard"),
@@ -610,7 +711,11 @@ TENSORFLOW_GPU: Final = TensorFlowImage(
         "docker/tensorflow/2.21/Dockerfile.cuda (bd790b3, 2026-07-09): FROM nvidia/cuda:12.9.1-runtime-amzn2023, "
         "Python 3.12 venv /opt/venv on PATH, TF 2.21.0, cuDNN from nvidia-cudnn-cu12 (uv.lock 9.24.0.43 since #6418, "
         "2026-07-17), NCCL 2.30.7, EFA 1.49.0, no USER line, ENTRYPOINT bash -m /usr/local/bin/entrypoint.sh; "
-        ".github/config/image/tensorflow/2.21-sagemaker-cuda.yml: cuda_version 12.9.1. Read 2026-11-26.",
+        ".github/config/image/tensorflow/2.21-sagemaker-cuda.yml: cuda_version 12.9.1. Still the newest TensorFlow "
+        "training image there (e0eceda, 2026-08-21; its 2.21 build files patched since: #6556, #6577, same tag).",
+        read="2026-11-28",
+        support="AWS Deep Learning Containers support policy: each image lists its end of patch (`eop`) in "
+        "docs/src/data/tensorflow-training/2.21-gpu-sagemaker.yml: 2027-07-10.",
     ),
     tensorflow="2.21.0",
     commands=("python3",),
@@ -692,7 +797,13 @@ AWS_CLI: Final = Pin(
     released="2026-07-23",
     source="aws/aws-cli tag 2.36.7 (73fb33b, 2026-07-23), the newest 2.x tag in the mirror of 2026-07-23: "
     "docker/Dockerfile FROM public.ecr.aws/amazonlinux/amazonlinux:2023, ENTRYPOINT /usr/local/bin/aws. "
-    "Read 2026-11-26. No end of support published for a CLI release.",
+    "The CLI publishes no end of support for a release; its image's base does.",
+    read="2026-11-28",
+    end_of_support="2029-07-01",
+    support="The image's base, Amazon Linux 2023, is supported until 2029-06-30 (Amazon Linux 2023 FAQ, as quoted in "
+    "AshokBhat/notes wiki 'Amazon Linux', 2026-08-07): 2029-07-01 is the first day past it.",
+    newer="aws-cli 2.x releases almost daily (later than 2.36.7 exist), but the stored copy of aws/aws-cli ends "
+    "2026-07-24, so no later tag's docker/Dockerfile (base and entrypoint) cannot be read.",
 )
 AWS_CLI_IMAGE: Final = AWS_CLI.reference
 # Debian 13 (trixie) rather than 12 (bookworm): bookworm's regular security support ended 2026-06-10 (LTS
@@ -708,7 +819,11 @@ PYTHON: Final = Pin(
     "PYTHON_VERSION 3.13.14, installs ca-certificates, CMD python3; versions.json 3.13 = 3.13.14 (mirror of "
     "2026-06-23). Python 3.13 reaches end of life on 2029-10-31 (PEP 719: October 2029; the day as "
     "python/devguide's release cycle and endoflife.date give it, quoted in microsoft/azurelinux#16819), so "
-    "2029-11-01 is the first day without fixes. Read 2026-11-26.",
+    "2029-11-01 is the first day without fixes.",
+    read="2026-11-28",
+    support="Python 3.13: PEP 719 (end of life October 2029; 2029-10-31 by python/devguide's release cycle).",
+    newer="The stored copy of docker-library/python ends 2026-06-24 (3.13.14 the newest 3.13): later 3.13 patches "
+    "cannot be read there.",
 )
 PYTHON_IMAGE: Final = PYTHON.reference
 # kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
@@ -721,8 +836,12 @@ JOBSET: Final = Pin(
     version="v0.12.0",
     released="2026-05-08",
     source="kubernetes-sigs/jobset tag v0.12.0 (f22e565, 2026-05-08), the release with a Kubernetes 1.35 E2E "
-    "lane; still the newest tag in the mirror of 2026-08-18 (v0.13.0-devel after it). Read 2026-11-26. "
-    "No end of support published.",
+    "lane; still the newest tag in the mirror of 2026-08-22 (v0.13.0-devel after it).",
+    read="2026-11-28",
+    support="None published: JobSet's RELEASE.md (tag v0.12.0) maintains only the previous minor while the next is "
+    "developed, so v0.12 leaves maintenance when v0.13.0 ships, and aims for a minor at least every four months; "
+    "v0.13.0 was still being prepared on 2026-09-10 (kubernetes-sigs/jobset#1317) and its date is unknown here.",
+    newer="None seen: v0.13.0's release issue was open on 2026-09-10.",
 )
 JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
 JOBSET_VERSION: Final = JOBSET.version.removeprefix("v")
@@ -744,18 +863,18 @@ def addon_offered(addon: str, region: str) -> bool:
     return not region.startswith(ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
 
 
-# --- Kueue: the training queue (issue 21) -------------------------------------------------------------
+# --- Kueue: the training queue -----------------------------------------------------------------------
 # Chart `oci://registry.k8s.io/kueue/charts/kueue` (charts/kueue/README.md), version = the tag without the `v`;
 # its values.yaml in git points at the staging image (`us-central1-docker.pkg.dev/k8s-staging-images/kueue/
 # kueue:release-0.19`): hack/helm-chart-package.sh rewrites it to `registry.k8s.io/kueue/kueue:<tag>` with
 # pullPolicy IfNotPresent when packaging a release, and we set the same explicitly. "Requires Kubernetes 1.29 or
 # newer" (README.md). API `kueue.x-k8s.io/v1beta2` (the storage version since v0.16; apis/kueue/v1beta2,
 # config/components/crd/bases at the tag).
-# Why not 0.20 (checked 2026-11-26): Kueue v0.20.0 exists (it stops serving v1beta1, kueue #13957; we use
-# v1beta2), but the stored copy of kubernetes-sigs/kueue ends 2026-08-22 (ff69552), before the v0.20.0 tag:
-# its chart and CRDs cannot be read at the tag, and the queue's objects are checked against the pinned
-# release's CRDs (tests/queue/kueue_api.py). 0.19 stays maintained while 0.20 and 0.21 are the newest minors
-# ("we continue to maintain N-1 and N-2 releases", RELEASE.md "Patch releases"); no end date is published.
+# Why not 0.20 (checked again 2026-11-28): Kueue v0.20.0 exists (it stops serving v1beta1, kueue #13957; we use
+# v1beta2), but the stored copy of kubernetes-sigs/kueue ends 2026-08-22 (c90ed70), before the v0.20.0 tag and the
+# later 0.19 patches: their charts and CRDs cannot be read at the tag, and the queue's objects are checked against
+# the pinned release's CRDs (tests/queue/kueue_api.py). RELEASE.md keeps N-1 and N-2 while N is developed, so 0.19
+# leaves maintenance when 0.21 ships: the pin's estimated end of support says when, and a render warns from then.
 KUEUE: Final = Pin(
     datasource="github-tags",
     name="kueue",
@@ -763,8 +882,17 @@ KUEUE: Final = Pin(
     version="v0.19.2",
     released="2026-08-20",
     source="kubernetes-sigs/kueue tag v0.19.2 (8eab687, 2026-08-20): charts/kueue, config/components/crd/bases, "
-    "apis/kueue/v1beta2 read at the tag. v0.20.0 is newer but not readable here (see above). Read 2026-11-26. "
-    "No end date published: maintained while it is among the three newest minors (RELEASE.md).",
+    "apis/kueue/v1beta2 read at the tag.",
+    read="2026-11-28",
+    end_of_support="2026-12-06",
+    estimated=True,
+    support="kubernetes-sigs/kueue RELEASE.md (tag v0.19.2): one minor every two months, a slip of at most two weeks "
+    "that does not move the next target; while minor N is developed, N-1 and N-2 are maintained, so 0.19 leaves "
+    "maintenance when v0.21.0 ships. No date is published: estimated from v0.19.0 (2026-07-22) as two cadences "
+    "later (2026-11-22) plus the two weeks of slip.",
+    newer="v0.19.4 (promoted 2026-09-10, kubernetes/k8s.io#9917) and v0.20.0 exist, but the stored copy of "
+    "kubernetes-sigs/kueue ends 2026-08-22 (c90ed70; tags end at v0.19.2), so their charts and CRDs cannot be read, "
+    "and the queue's objects are checked against the pinned release's CRDs.",
 )
 KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION: Final = KUEUE.version.removeprefix("v")
@@ -810,7 +938,7 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.36": "v1.36.0",
 }
 
-# --- EFA: Elastic Fabric Adapter for multi-node training (issue 31) ------------------------------------
+# --- EFA: Elastic Fabric Adapter for multi-node training -----------------------------------------------
 # aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
 # instance types (#1337)"): chart version `v0.5.30` (the chart's own version carries the `v`), appVersion and
 # image tag `v0.5.20` (released 2026-06-15, commit 2a58b2d). Repository https://aws.github.io/eks-charts. Its
@@ -829,7 +957,10 @@ EFA_DEVICE_PLUGIN: Final = Pin(
     released="2026-07-21",
     source="aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml at bfe91c4 (2026-07-21, the newest commit "
     "touching it): version v0.5.30, appVersion v0.5.20 (image bump commit 2a58b2d, 2026-06-15); values.yaml and "
-    "templates/daemonset.yaml at the same commit. Read 2026-11-26. No end of support published.",
+    "templates/daemonset.yaml at the same commit.",
+    read="2026-11-28",
+    support="None published: aws/eks-charts publishes no support window for the chart.",
+    newer="None seen: the stored copy of aws/eks-charts ends 2026-08-07 with this chart unchanged since bfe91c4.",
 )
 EFA_DEVICE_PLUGIN_CHART: Final = EFA_DEVICE_PLUGIN.package
 EFA_DEVICE_PLUGIN_REPO: Final = EFA_DEVICE_PLUGIN.helm_repository
@@ -839,7 +970,7 @@ LABEL_EFA: Final = "gpuplane.io/efa"
 # `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
 VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
 
-# --- Observability and node health (issue 29) ------------------------------------------------------------
+# --- Observability and node health -----------------------------------------------------------------------
 # A block of its own, apart from the pins other issues bump. Each pin: the release's date and what was read.
 # kube-prometheus-stack 88.5.3 (Chart.yaml at prometheus-community/helm-charts cf408a2, last changed
 # 2026-08-21; appVersion v0.93.1 of prometheus-operator). Prometheus, Alertmanager, the operator and its CRDs
@@ -856,7 +987,12 @@ KUBE_PROMETHEUS_STACK: Final = Pin(
     released="2026-08-21",
     source="prometheus-community/helm-charts charts/kube-prometheus-stack/Chart.yaml at cf408a2 (repository tip "
     "2026-08-22; the file last changed 2026-08-21): version 88.5.3, appVersion v0.93.1; values.yaml and the crds "
-    "subchart at the same commit. Read 2026-11-26. No end of support published.",
+    "subchart at the same commit.",
+    read="2026-11-28",
+    support="None published: prometheus-community publishes no support window for kube-prometheus-stack releases.",
+    newer="Several majors after 88.5.3 exist (release data read 2026-11), but the stored copy of "
+    "prometheus-community/helm-charts ends 2026-08-22 (newest kube-prometheus-stack tag 88.5.3), so their values "
+    "and CRDs cannot be read; a major bump also needs the alert rules and dashboards re-checked.",
 )
 KUBE_PROMETHEUS_STACK_CHART: Final = KUBE_PROMETHEUS_STACK.package
 KUBE_PROMETHEUS_STACK_REPO: Final = KUBE_PROMETHEUS_STACK.helm_repository
@@ -898,7 +1034,15 @@ KEDA: Final = Pin(
     released="2026-07-31",
     source="kedacore/charts keda/Chart.yaml at 1444d00 (repository tip 2026-08-13; the file last changed "
     "2026-07-31, cbb9bb8): version and appVersion 2.20.2; values.yaml and templates/crds/crd-scaledobjects.yaml "
-    "at the same commit. Read 2026-11-26. No end of support published.",
+    "at the same commit.",
+    read="2026-11-28",
+    end_of_support="2027-03-01",
+    estimated=True,
+    support="kedacore/keda SECURITY.md: KEDA supports 'the n-2 version minor version of the current major release', "
+    "so 2.20 is supported until 2.23 ships; ROADMAP.md: 'a new KEDA version every 3 months'. No date is published: "
+    "estimated as three cadences after 2.20.0 (kedacore/charts tag v2.20.0, 2026-06-01).",
+    newer="KEDA chart 2.21.1 exists (kedacore/charts discussion #937; 2.21.0 before it), but the stored copy of "
+    "kedacore/charts ends 2026-08-22 (newest tag v2.20.2), so its values and CRDs cannot be read.",
 )
 KEDA_CHART: Final = KEDA.package
 KEDA_REPO: Final = KEDA.helm_repository
@@ -962,7 +1106,8 @@ def end_of_support_warnings(pins: Iterable[Pin], on: datetime.date | None = None
     """One line per pin past its vendor's end of support or patch on `on` (default `today()`)."""
     day = on or today()
     return [
-        f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support} (today is {day}): "
+        f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support}"
+        f"{' (estimated from the vendor policy)' if pin.estimated else ''} (today is {day}): "
         "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
         for pin in pins
         if pin.past_end_of_support(day)

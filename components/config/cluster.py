@@ -164,21 +164,22 @@ class ClusterArgs(_Args):
         today = versions.today()
         standard_end = versions.standard_support_end(version)
         extended_end = versions.KUBERNETES_VERSIONS[version][2]
-        newest = versions.newest_in_standard_support(today) or versions.DEFAULT_KUBERNETES_VERSION
+        # Names a version in standard support on `today`, or says that none of the table is and what to do.
+        advice = versions.supported_version_advice(today)
         if today.isoformat() >= extended_end:
             raise FieldError(
                 "kubernetesVersion",
                 f"'{version}' left EKS extended support on {extended_end} (today is {today}): EKS no longer creates "
-                f"clusters on it; use {newest}, the newest version in standard support",
+                f"clusters on it; {advice}",
             )
         if today >= standard_end and self.upgrade_policy != "EXTENDED":
             raise FieldError(
                 "kubernetesVersion",
                 f"'{version}' left EKS standard support on {standard_end} (today is {today}): with upgradePolicy "
-                f"STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. Use "
-                f"{newest} (the newest version in standard support), or set cluster.upgradePolicy: EXTENDED to stay "
-                f"on {version} until {extended_end} at ${versions.EKS_EXTENDED_HOURLY_USD} per cluster hour instead "
-                f"of ${versions.EKS_STANDARD_HOURLY_USD}",
+                f"STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. "
+                f"{advice[0].upper()}{advice[1:]}; or set cluster.upgradePolicy: EXTENDED to stay on {version} until "
+                f"{extended_end} at ${versions.EKS_EXTENDED_HOURLY_USD} per cluster hour instead of "
+                f"${versions.EKS_STANDARD_HOURLY_USD}",
             )
         return self
 

@@ -247,10 +247,12 @@ def _compare_reservation(group: NodeGroupArgs, found: dict[str, Any], now: datet
 
 
 def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
-    """Whether a default image or chart this stack uses is past its vendor's end of support (warn, not fail).
+    """Whether a default image or chart this stack uses is past its vendor's end of support (fail).
 
-    The same answer as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
+    The same finding as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
     charts it applies are matched against the pins of manifests/versions.py; images the user names are theirs.
+    A render only warns (it creates nothing); preflight is the gate before `pulumi up` installs software that
+    gets no security fixes, so it fails.
     """
     from gpuplane.components import training  # noqa: PLC0415 - Pulumi's mocks load only for this check
     from gpuplane.infra import render  # noqa: PLC0415
@@ -261,7 +263,7 @@ def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
     if warnings:
         return Check(
             "default versions",
-            "warn",
+            "fail",
             "; ".join(warnings),
             "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
         )
@@ -489,7 +491,13 @@ def _kubernetes_version(config: StackConfig, session: boto3.session.Session) -> 
         )
     status = str(entry.get("versionStatus") or entry.get("status") or "")
     if "EXTENDED" in status.upper():
-        return Check(name, "warn", f"{version} is in extended support (extra cost per cluster hour)", "Upgrade")
+        advice = versions.supported_version_advice()
+        return Check(
+            name,
+            "warn",
+            f"{version} is in extended support (extra cost per cluster hour)",
+            f"Upgrade: {advice}",
+        )
     return Check(name, "pass", f"{version} ({status or 'offered'})")
 
 

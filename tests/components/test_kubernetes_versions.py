@@ -75,9 +75,46 @@ def test_134_at_the_end_of_standard_support(today: str, refused: bool, monkeypat
     assert found == [
         f"gpuplane:cluster.kubernetesVersion: '1.34' left EKS standard support on 2026-12-02 (today is {today}): with "
         "upgradePolicy STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. Use "
-        "1.36 (the newest version in standard support), or set cluster.upgradePolicy: EXTENDED to stay on 1.34 "
+        "1.36, the newest version in standard support; or set cluster.upgradePolicy: EXTENDED to stay on 1.34 "
         "until 2027-12-02 at $0.60 per cluster hour instead of $0.10"
     ]
+
+
+@pytest.mark.parametrize("today", ["2027-08-02", "2027-12-02", "2028-05-01"])
+def test_past_every_standard_support_the_message_names_no_unsupported_version(
+    today: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once 1.36 (the table's newest) has left standard support, no message may tell the user to use it."""
+    (found,) = parse({"kubernetesVersion": "1.36"}, today, monkeypatch)
+    assert "'1.36' left EKS standard support on 2027-08-02" in found
+    assert "Use 1.36" not in found and "use 1.36" not in found
+    assert (
+        f"No version this gpuplane knows (1.32, 1.33, 1.34, 1.35, 1.36) is in EKS standard support on {today} (the "
+        "newest, 1.36, left it on 2027-08-02): move to a newer gpuplane, whose table lists the versions EKS offers "
+        "now (`aws eks describe-cluster-versions` lists them too); or set cluster.upgradePolicy: EXTENDED" in found
+    )
+
+
+@pytest.mark.parametrize(
+    ("today", "named"),
+    [("2026-05-01", "1.35"), ("2026-11-24", "1.36"), ("2027-08-01", "1.36"), ("2027-08-02", None)],
+)
+def test_the_advice_names_a_version_in_standard_support_that_day(today: str, named: str | None) -> None:
+    day = datetime.date.fromisoformat(today)
+    advice = versions.supported_version_advice(day)
+    if named is None:
+        assert advice.startswith("no version this gpuplane knows") and "move to a newer gpuplane" in advice
+        assert all(not versions.in_standard_support(v, day) for v in versions.KUBERNETES_VERSIONS)
+    else:
+        assert advice == f"use {named}, the newest version in standard support"
+        assert versions.in_standard_support(named, day)
+
+
+def test_past_extended_support_the_refusal_names_a_supported_version_or_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    (early,) = parse({"kubernetesVersion": "1.32", "upgradePolicy": "EXTENDED"}, "2027-03-23", monkeypatch)
+    assert early.endswith("EKS no longer creates clusters on it; use 1.36, the newest version in standard support")
+    (late,) = parse({"kubernetesVersion": "1.35", "upgradePolicy": "EXTENDED"}, "2028-03-27", monkeypatch)
+    assert "1.36, the newest" not in late and "no version this gpuplane knows" in late
 
 
 @pytest.mark.parametrize("version", ["1.32", "1.33"])

@@ -135,7 +135,10 @@ def test_the_pin_table_has_a_row_per_pin():
     assert len(rows) == len(versions.PINS)
     for row, pin in zip(rows, versions.PINS, strict=True):
         assert row.startswith(f"| `{pin.name}` | {pin.datasource} | `{pin.reference}` | {pin.released} | ")
-        assert f"| {pin.end_of_support or 'none published'} |" in row
+        end = pin.end_of_support or "none published"
+        end += " (estimated)" if pin.estimated else ""
+        assert f"| {end} | {pin.read} |" in row
+        assert row.endswith(f"| {pin.newer.replace('|', chr(92) + '|') or 'none seen'} |")
 
 
 # Images the docs name on purpose although they are not pins: the official -gpu images, rejected for GPU training.

@@ -13,7 +13,15 @@ from gpuplane.manifests import versions
 def image_pin(reference: str) -> versions.Pin:
     """A docker pin for an image the tests make up."""
     package, tag = reference.rsplit(":", 1)
-    return versions.Pin(datasource="docker", name=package, package=package, version=tag, released="2026-01-01")
+    return versions.Pin(
+        datasource="docker",
+        name=package,
+        package=package,
+        version=tag,
+        released="2026-01-01",
+        read="2026-11-28",
+        support="None published: an image the tests make up.",
+    )
 
 
 OFFICIAL_2_20_GPU = versions.TensorFlowImage(
@@ -31,7 +39,7 @@ def test_every_image_records_its_facts_and_source() -> None:
     for image in versions.TENSORFLOW_IMAGES:
         versions.tf_minor(image.tensorflow)
         assert image.commands and image.user
-        assert "Read 2026-11-26" in image.source and image.pin.released  # what was read, and when
+        assert image.pin.read == "2026-11-28" and image.pin.released in image.source  # what was read, and when
         assert image.image.endswith(":" + image.pin.version)
         if image.gpu:
             assert image.cudnn and image.min_compute_capability and image.cuda_major == 12
@@ -50,7 +58,7 @@ def test_every_image_records_its_facts_and_source() -> None:
             ("tensorflow_model_server",),
             "tf_serving_entrypoint.sh",
             True,
-            None,
+            "2027-06-01",
         ),
         (
             versions.TF_SERVING_GPU,
@@ -60,10 +68,10 @@ def test_every_image_records_its_facts_and_source() -> None:
             ("tensorflow_model_server",),
             "tf_serving_entrypoint.sh",
             True,
-            None,
+            "2027-06-01",
         ),
-        (versions.TENSORFLOW_CPU, "2.21.0", None, None, ("python3",), "", False, None),
-        (versions.TENSORBOARD, "2.20.0", None, None, ("python3", "tensorboard"), "", False, None),
+        (versions.TENSORFLOW_CPU, "2.21.0", None, None, ("python3",), "", False, "2027-06-01"),
+        (versions.TENSORBOARD, "2.20.0", None, None, ("python3", "tensorboard"), "", False, "2027-06-01"),
         (versions.TENSORFLOW_GPU, "2.21.0", "12.9.1", "9.24", ("python3",), "entrypoint.sh", False, "2027-07-10"),
     ],
 )
@@ -77,7 +85,10 @@ def test_image_facts(
     inferred: bool,
     end_of_patch: str | None,
 ) -> None:
-    """Per image: TF version, CUDA, cuDNN, the driver branch it needs, commands, user, entrypoint, end of patch."""
+    """Per image: TF version, CUDA, cuDNN, the driver branch it needs, commands, user, entrypoint, end of patch.
+
+    The Ubuntu 22.04 images end with their base's standard support; the DLC with its own end of patch.
+    """
     assert (image.tensorflow, image.cuda, image.cudnn, image.commands) == (tf, cuda, cudnn, commands)
     assert image.user.startswith("root") and image.entrypoint.endswith(entrypoint)
     assert (image.inferred, image.pin.end_of_support) == (inferred, end_of_patch)
@@ -177,6 +188,8 @@ def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
         version="2.19.0-gpu-py312-cu125-ubuntu22.04-sagemaker",
         released="2025-03-11",
         end_of_support="2026-03-11",
+        read="2026-11-26",
+        support="AWS Deep Learning Containers: eop 2026-03-11 (2.19-gpu-sagemaker.yml).",
     )
     assert old.past_end_of_support()
 

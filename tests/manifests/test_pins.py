@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from typing import Any
 
 import pytest
 
 from gpuplane.manifests import versions
 
-CHECKED = datetime.date(2026, 11, 26)
-"""The day the pins were last read upstream (each pin's source says `Read 2026-11-26`)."""
+CHECKED = datetime.date(2026, 11, 28)
+"""The day the pins were last read upstream (each pin's `read`)."""
 
 
 def every_pin_in_the_module() -> list[versions.Pin]:
@@ -40,12 +41,44 @@ def test_pins_lists_every_pin_once() -> None:
 def test_every_pin_names_its_source_and_dates(pin: versions.Pin) -> None:
     released = datetime.date.fromisoformat(pin.released)
     assert datetime.date(2023, 1, 1) <= released <= CHECKED
-    assert "Read 2026-11-26" in pin.source and pin.released in pin.source  # what was read and when; its date
+    assert pin.read == CHECKED.isoformat() and pin.released in pin.source  # what was read, when; its date
     if pin.end_of_support is not None:
         assert datetime.date.fromisoformat(pin.end_of_support) > released
+        # The date is the vendor's, or follows from its policy: the support note says which and where.
+        assert pin.end_of_support[:4] in pin.support or pin.estimated
     else:
-        # No published date: the source says so, in words a reader searches for.
-        assert "no end of support" in pin.source.lower() or "no end date" in pin.source.lower()
+        assert pin.support.startswith("None published")
+    if pin.estimated:
+        assert "estimated" in pin.support and "No date is published" in pin.support
+
+
+# Upstreams that publish a support policy (a date, or a rule and a cadence a date follows from): each such pin
+# carries a date, so a render warns and preflight fails past it.
+POLICY_DATES = {
+    "gpu-operator": ("2027-06-12", True),  # platform-support life cycle; majors 148+ days apart
+    "kueue": ("2026-12-06", True),  # RELEASE.md: N-1 and N-2 maintained, a minor every two months
+    "keda": ("2027-03-01", True),  # SECURITY.md n-2, ROADMAP.md every three months
+    "tensorflow-serving": ("2027-06-01", False),  # Ubuntu 22.04 base
+    "tensorflow-serving-gpu": ("2027-06-01", False),
+    "tensorflow": ("2027-06-01", False),
+    "tensorboard": ("2027-06-01", False),
+    "tensorflow-training-gpu": ("2027-07-10", False),  # the DLC's eop
+    "aws-cli": ("2029-07-01", False),  # Amazon Linux 2023 base
+    "python": ("2029-11-01", False),  # PEP 719
+}
+
+
+def test_every_published_policy_gives_a_date() -> None:
+    dated = {p.name: (p.end_of_support, p.estimated) for p in versions.PINS if p.end_of_support}
+    assert dated == POLICY_DATES
+
+
+@pytest.mark.parametrize(
+    "name", ["gpu-operator", "kueue", "keda", "kube-prometheus-stack", "aws-cli", "dcgm-exporter", "tensorflow-serving"]
+)
+def test_a_newer_release_that_could_not_be_read_is_named_with_the_reason(name: str) -> None:
+    (pin,) = [p for p in versions.PINS if p.name == name]
+    assert "cannot be read" in pin.newer or "inferred" in pin.newer, pin.newer
 
 
 def test_defaults_in_use_are_supported_on_the_day_they_were_set() -> None:
@@ -57,9 +90,23 @@ def test_no_default_is_past_its_end_of_support_on_the_real_calendar() -> None:
 
     Fix: move the pin (Renovate opens the pull request; renovate.json), read the new release's facts and dates
     upstream, and update its Pin. This test reads the real date, not the suite's pinned one.
+
+    An estimated end (a vendor's cadence, not a published date) warns in every render and fails preflight, but
+    does not fail this test: the release that would replace the pin may not be readable yet, and a guess must not
+    turn every check red. The estimated ends are checked on their own below.
     """
     real_today = datetime.datetime.now(datetime.UTC).date()
-    assert versions.end_of_support_warnings(versions.PINS, real_today) == []
+    published = [pin for pin in versions.PINS if not pin.estimated]
+    assert versions.end_of_support_warnings(published, real_today) == []
+
+
+def test_an_estimated_end_is_still_a_date_a_render_warns_from() -> None:
+    """The estimated ends the previous test leaves out: each has a date, and a render warns from that day."""
+    estimated = [pin for pin in versions.PINS if pin.estimated]
+    assert estimated, "no estimated end of support: drop this test's split above"
+    for pin in estimated:
+        assert pin.end_of_support is not None
+        assert versions.end_of_support_warnings([pin], datetime.date.fromisoformat(pin.end_of_support)) != [], pin.name
 
 
 @pytest.mark.parametrize(
@@ -84,9 +131,30 @@ def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> 
     assert versions.end_of_support_warnings(versions.PINS) == versions.end_of_support_warnings(
         versions.PINS, datetime.date(2027, 7, 10)
     )
-    assert len(versions.end_of_support_warnings(versions.PINS)) == 1  # the GPU training image's end of patch
-    monkeypatch.setenv(versions.TODAY_ENV, "2027-07-09")
+    aged = [w.split(" ")[1] for w in versions.end_of_support_warnings(versions.PINS)]
+    assert aged == [
+        "(gpu-operator)",
+        "(tensorflow-serving)",
+        "(tensorflow-serving-gpu)",
+        "(tensorflow)",
+        "(tensorboard)",
+        "(tensorflow-training-gpu)",
+        "(kueue)",
+        "(keda)",
+    ]
+    monkeypatch.setenv(versions.TODAY_ENV, "2026-12-05")
     assert versions.end_of_support_warnings(versions.PINS) == []
+
+
+@pytest.mark.parametrize(("day", "warns"), [("2026-12-05", False), ("2026-12-06", True)])
+def test_an_estimated_end_says_so(day: str, warns: bool) -> None:
+    on = datetime.date.fromisoformat(day)
+    expected = [
+        f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06 (estimated from the vendor "
+        f"policy) (today is {day}): no security patches; move to a newer gpuplane, or name a supported image or chart "
+        "version yourself"
+    ]
+    assert versions.end_of_support_warnings([versions.KUEUE], on) == (expected if warns else [])
 
 
 def test_pins_in_use_are_what_a_render_applies() -> None:
@@ -118,10 +186,38 @@ def test_a_user_who_names_their_own_image_gets_no_warning() -> None:
         ({"registry": "https://charts.example.com"}, "pin 'x': a registry is needed by Helm charts and only by them"),
         ({"released": "soon"}, "pin 'x': released 'soon' is not a date like 2026-11-26"),
         ({"end_of_support": "2027-13-01"}, "pin 'x': end_of_support '2027-13-01' is not a date like 2026-11-26"),
+        ({"read": ""}, "pin 'x': read '' is not a date like 2026-11-26"),
+        (
+            {"support": ""},
+            "pin 'x': support must state the vendor's policy with its source, and start with 'None published' "
+            "exactly when end_of_support is None",
+        ),
+        (
+            {"end_of_support": "2027-01-01"},
+            "pin 'x': support must state the vendor's policy with its source, and start with 'None published' "
+            "exactly when end_of_support is None",
+        ),
+        (
+            {"estimated": True, "support": "A rule."},
+            "pin 'x': support must state the vendor's policy with its source, and start with 'None published' "
+            "exactly when end_of_support is None",
+        ),
+        (
+            {"estimated": True, "support": "None published: a test pin."},
+            "pin 'x': an estimated end of support needs end_of_support",
+        ),
     ],
 )
-def test_a_malformed_pin_is_refused_naming_the_field(changes: dict[str, str], message: str) -> None:
-    base = {"datasource": "docker", "name": "x", "package": "r/x", "version": "1", "released": "2026-01-01"}
+def test_a_malformed_pin_is_refused_naming_the_field(changes: dict[str, Any], message: str) -> None:
+    base = {
+        "datasource": "docker",
+        "name": "x",
+        "package": "r/x",
+        "version": "1",
+        "released": "2026-01-01",
+        "read": "2026-11-28",
+        "support": "None published: a test pin.",
+    }
     with pytest.raises(ValueError) as info:
         versions.Pin(**{**base, **changes})
     assert str(info.value) == message
@@ -138,10 +234,8 @@ def test_references() -> None:
     )
     with pytest.raises(ValueError, match="pin 'python' is a docker pin, not a Helm chart"):
         _ = versions.PYTHON.helm_repository
-    assert (
-        dataclasses.replace(versions.PYTHON, end_of_support=None).past_end_of_support(datetime.date(2099, 1, 1))
-        is False
-    )
+    undated = dataclasses.replace(versions.PYTHON, end_of_support=None, support="None published")
+    assert undated.past_end_of_support(datetime.date(2099, 1, 1)) is False
 
 
 def test_a_pin_without_a_release_date_is_refused() -> None:
