@@ -10,7 +10,7 @@ import fcntl
 import json
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 import pytest
@@ -150,9 +150,11 @@ _GUARD_MARK = pytest.StashKey[int]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A test that touched the checkout fails even where the code under test caught the guard's error."""
-    report: pytest.TestReport = yield
+    report = yield
     touched = checkout_guard.touched_since(item.stash.get(_GUARD_MARK, 0))
     item.stash[_GUARD_MARK] = checkout_guard.mark()  # each phase answers for its own
     if touched and report.passed:
