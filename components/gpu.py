@@ -99,7 +99,8 @@ def gpu_operator_values(
         "dcgmExporter": {
             "enabled": dcgm_exporter,
             "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
-            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine),
+            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine, operator=True),
+            **observability.dcgm_counters_values(operator=True),
         },
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
@@ -121,6 +122,7 @@ def dcgm_exporter_values(
         "tolerations": _tolerations(startup_taints),
         "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
         "service": {"port": versions.DCGM_EXPORTER_PORT},
+        **observability.dcgm_counters_values(operator=False),
         **({"extraEnv": env} if env else {}),
     }
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuplane.components.facts import prices
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import cloudwatch, observability, versions
 
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 _GROUP_LABEL: Final = "gpuplane.io/node-group"
@@ -447,14 +447,15 @@ def metrics_choices(usage: StackUsage) -> dict[str, tuple[float, float]]:
 
     `prometheus`: its EBS volume (`prometheus_volume_line`: this stack's, else the size for the default
     retention); its pods use the system nodes; `managedPrometheus`: one workspace and one collector (`amp_line`);
-    `cloudwatch`: the stack's nodes, 3 alarms and 1 dashboard (`cloudwatch_line`).
+    `cloudwatch`: the stack's nodes, the backend's alarms and 1 dashboard (`cloudwatch_line`).
     """
     volume = prometheus_volume_line(
         usage.prometheus_volume_gib or observability.prometheus_volume_gib(observability.DEFAULT_RETENTION)
     )
     amp = amp_line(1, 1)
+    alarms = len(cloudwatch.alarms("", "", cloudwatch.AlarmBounds(gpu_memory_percent=100)))
     cw = cloudwatch_line(
-        StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=3, cloudwatch_dashboards=1)
+        StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=alarms, cloudwatch_dashboards=1)
     )
     return {
         "prometheus": (volume.idle, volume.max),

@@ -35,6 +35,14 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "dcgmExporter.serviceMonitor.interval": "values.yaml",
         "dcgmExporter.serviceMonitor.honorLabels": "values.yaml",
         "dcgmExporter.env": "values.yaml",
+        # Read 2026-11-28 at the same tag: values.yaml `dcgmExporter:` (hostNetwork, serviceMonitor.relabelings,
+        # the commented `config:` block), templates/clusterpolicy.yaml (config.name, hostNetwork copied into the
+        # ClusterPolicy) and templates/dcgm_exporter_config.yaml (config.create and config.data make the ConfigMap).
+        "dcgmExporter.hostNetwork": "values.yaml",
+        "dcgmExporter.serviceMonitor.relabelings": "values.yaml",
+        "dcgmExporter.config.name": "values.yaml (commented example), templates/clusterpolicy.yaml",
+        "dcgmExporter.config.create": "templates/dcgm_exporter_config.yaml",
+        "dcgmExporter.config.data": "templates/dcgm_exporter_config.yaml",
         "migManager.enabled": "values.yaml",
         "mig.strategy": "values.yaml",
         "daemonsets.tolerations": "values.yaml",
@@ -62,6 +70,10 @@ DOCUMENTED: dict[tuple[str, str], dict[str, str]] = {
         "serviceMonitor.honorLabels": "values.yaml",
         "extraEnv": "values.yaml",
         "service.port": "values.yaml",
+        # Read 2026-11-28 at the same tag: the commented `customMetrics` (templates/metrics-configmap.yaml writes it
+        # as the counters file) and serviceMonitor.relabelings (templates/service-monitor.yaml).
+        "customMetrics": "values.yaml (commented example), templates/metrics-configmap.yaml",
+        "serviceMonitor.relabelings": "values.yaml",
     },
     # kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (5a0b98e), charts/cluster-autoscaler/values.yaml.
     ("cluster-autoscaler", "9.59.0"): {

@@ -124,7 +124,7 @@ def test_observability_files_are_what_the_tools_take(dev_out):
     stack_md = (dev_out / "stack.md").read_text()
     assert "## Metrics, alerts and node repair" in stack_md
     assert "| `gpu` | on, 1 at a time, stops above 1 unhealthy, 8 overrides |" in stack_md
-    assert "GpuXidError" in stack_md
+    assert "GpuXidNeedsNodeRepair" in stack_md and "GpuXidApplicationFault" in stack_md
 
 
 def test_summary_names_observability_and_repair(tmp_path):
