@@ -144,9 +144,10 @@ def test_every_supported_ami_type_and_taint_effect_exists_in_the_api():
     assert set(versions.CONTROL_PLANE_LOG_TYPES) == enum(EKS, "LogType")
 
 
-@pytest.mark.parametrize("name", sorted(catalog.CATALOG))
-def test_catalog_types_exist_in_the_ec2_api(name):
-    assert name in enum(EC2, "InstanceType")
+def test_catalog_types_exist_in_the_ec2_api():
+    """Every type of the catalog (one test, not one per type: 1,366 items cost more to run than to check)."""
+    assert sorted(set(catalog.CATALOG) - enum(EC2, "InstanceType")) == []
+    assert len(catalog.CATALOG) > 1000
 
 
 def test_log_retention_values_match_the_cloudwatch_docs():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,9 @@ import yaml
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.infra import config as infra_config
 from gpuplane.manifests import observability, serving, versions
+from tests import tools
 from tests.conftest import DEV_CLUSTER, stack_config
 
-PROMTOOL = shutil.which("promtool")
 # A tool of .ci/tools: skipped where missing, a failure where CI requires it (tests/tools.py).
 needs_promtool = pytest.mark.tool("promtool")
 BOUNDS = observability.AlertBounds(serving_p99_ms=500, queue_wait_minutes=30, gpu_memory_percent=95)
@@ -82,8 +81,7 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
 
 
 def promtool(*args: str, cwd: Path) -> str:
-    assert PROMTOOL is not None, "promtool is not on PATH (the test is marked tool('promtool'))"
-    done = subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run([tools.need("promtool"), *args], cwd=cwd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -334,16 +332,14 @@ def test_bad_retention_is_refused(bad):
 
 
 # --- notifications ---------------------------------------------------------------------------------------------
-AMTOOL = shutil.which("amtool")
-
-
 @pytest.mark.tool("amtool")
 def test_alertmanager_config_passes_amtool(tmp_path):
-    assert AMTOOL is not None
     path = tmp_path / "alertmanager.yaml"
     config = observability.alertmanager_config("arn:aws:sns:us-west-2:123456789012:gpuplane-dev-alerts", "us-west-2")
     path.write_text(yaml.safe_dump(config))
-    done = subprocess.run([AMTOOL, "check-config", str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [tools.need("amtool"), "check-config", str(path)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 receivers" in done.stdout
 
