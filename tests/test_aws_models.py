@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 import botocore.session
-import pytest
 from botocore.model import Shape
 from botocore.validate import ParamValidator
 
