@@ -16,7 +16,9 @@ from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.plan import iam_policies
 
 
-def trust(cluster: ControlPlane, *, namespace: str, service_account: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+def trust(
+    cluster: ControlPlane, *, namespace: str, service_account: str, parent: pulumi.Resource
+) -> pulumi.Output[str]:
     """The role's trust: Pod Identity of `cluster`, for `service_account` in `namespace` only.
 
     The cluster's ARN is written from its derived name, its region and the account, so the role does not

@@ -263,11 +263,14 @@ def stack_values(
             "tolerations": tolerations,
         },
         # node-exporter runs on every node, GPU nodes included (its chart tolerates every NoSchedule taint).
+        # Off, Helm drops the Grafana subchart and every value under it: only the switch is written.
         "grafana": {
-            "enabled": grafana,
+            "enabled": True,
             "tolerations": tolerations,
             "sidecar": {"dashboards": {"enabled": True, "label": versions.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
-        },
+        }
+        if grafana
+        else {"enabled": False},
         # EKS runs the control plane: there is nothing of it to scrape from inside the cluster.
         "kubeControllerManager": {"enabled": False},
         "kubeScheduler": {"enabled": False},
@@ -395,11 +398,94 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     follows). `relabelings` (the chart's templates/service-monitor.yaml and the ClusterPolicy CRD both take them):
     the `node` label and the workload's `namespace`/`pod`, as the managed collector writes them.
     """
+    if not enabled:
+        # Off, the chart reads none of the monitor's other keys: only the switch is written.
+        return {"enabled": False}
     return {
-        "enabled": enabled,
+        "enabled": True,
         "honorLabels": True,
         "interval": "30s",
         "relabelings": [dict(_DCGM_NODE_RELABEL), dict(_DCGM_TARGET_LABELS_DROPPED)],
+    }
+
+
+def kueue_service_monitor() -> dict[str, Any]:
+    """Kueue's ServiceMonitor, ours rather than its chart's, so that Kueue's release need not wait for the stack.
+
+    With `enablePrometheus` the Kueue chart renders this object itself (charts/kueue/templates/prometheus/
+    monitor.yaml at v0.19.2), so its release would need the ServiceMonitor CRD and wait for kube-prometheus-stack's
+    release and its Deployments: a minute on every create, and nothing in Kueue needs Prometheus to run. The chart's
+    stays off (`queue.kueue_values`) and this one, the chart's endpoint (HTTPS port `https`, the scraper's
+    service-account token, the controller's self-signed certificate unchecked as the chart's default
+    `metrics.serviceMonitor.tlsConfig` has it), is applied after the stack (components/observability.py). It lives
+    in `monitoring` (there before Kueue's namespace) and selects the metrics Service by the chart's labels
+    (`kueue.metricsService.labels`) in Kueue's namespace.
+    """
+    return {
+        "apiVersion": versions.MONITORING_API,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "kueue",
+            "namespace": versions.MONITORING_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "kueue",
+                    "app.kubernetes.io/instance": "kueue",
+                    "app.kubernetes.io/component": "metrics-service",
+                }
+            },
+            "namespaceSelector": {"matchNames": [versions.KUEUE_NAMESPACE]},
+            "endpoints": [
+                {
+                    "port": "https",
+                    "path": "/metrics",
+                    "scheme": "https",
+                    "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                    "tlsConfig": {"insecureSkipVerify": True},
+                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+                }
+            ],
+        },
+    }
+
+
+def dcgm_service_monitor() -> dict[str, Any]:
+    """dcgm-exporter's ServiceMonitor, ours rather than its chart's, so that the exporter need not wait for the stack.
+
+    The chart's (deployment/templates/service-monitor.yaml, NVIDIA/dcgm-exporter) needs the ServiceMonitor CRD at
+    install, which put the exporter behind kube-prometheus-stack's release. The chart's stays off
+    (`dcgm_service_monitor_values(False)`) and this one, the same endpoint (port `metrics`, `honorLabels`, every
+    30 s), is applied after the stack. It selects the chart's Service by its selector labels (release
+    `dcgm-exporter`) in the GPU namespace.
+    """
+    return {
+        "apiVersion": versions.MONITORING_API,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "dcgm-exporter",
+            "namespace": versions.MONITORING_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "dcgm-exporter",
+                    "app.kubernetes.io/instance": "dcgm-exporter",
+                }
+            },
+            "namespaceSelector": {"matchNames": [versions.NVIDIA_NAMESPACE]},
+            "endpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "honorLabels": True,
+                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+                }
+            ],
+        },
     }
 
 

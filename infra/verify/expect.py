@@ -200,6 +200,7 @@ def from_config(config: StackConfig) -> Expectations:
             )
         )
     storage = platform.storage
+    parked = {(s.name, v.name) for s in platform.serving for v in s.variants if not v.replicas and not v.autoscaling}
     return Expectations(
         stack=config.stack,
         cluster_name=config.cluster_name,
@@ -214,7 +215,12 @@ def from_config(config: StackConfig) -> Expectations:
         gid=storage.gid,
         volumes=tuple(storage.volume_names) if storage.enabled else (),
         zones=tuple(platform.network.availability_zones or ()),
-        variants=tuple(VariantExpect(v.serving, v.name, v.model, v.service) for v in serving_variants(platform)),
+        # A variant parked at 0 replicas (no autoscaler) serves nothing until the user starts it: not probed.
+        variants=tuple(
+            VariantExpect(v.serving, v.name, v.model, v.service)
+            for v in serving_variants(platform)
+            if (v.serving, v.name) not in parked
+        ),
         training=tuple(t.name for t in platform.training),
         training_runs=tuple(_training_runs(config)),
         tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gpuplane.infra import stackyaml
+from tests import tools
 
 HERE = Path(__file__).resolve().parent / "yaml_engine"
 TABLE: list[dict[str, Any]] = json.loads((HERE / "table.json").read_text())
@@ -84,7 +85,9 @@ def test_the_table_covers_the_cases_the_issue_names():
 def test_the_committed_table_is_what_yaml_v3_says(tmp_path):
     shutil.copy(HERE / "oracle.go", tmp_path / "oracle.go")
     env = {**os.environ, "GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOCACHE": str(tmp_path / "cache")}
-    subprocess.run(["go", "build", "-o", "oracle", "oracle.go"], cwd=tmp_path, env=env, check=True, timeout=300)
+    subprocess.run(
+        [tools.need("go-yaml"), "build", "-o", "oracle", "oracle.go"], cwd=tmp_path, env=env, check=True, timeout=300
+    )
     made = subprocess.run(
         [str(tmp_path / "oracle")], input=(HERE / "cases.json").read_bytes(), capture_output=True, check=True
     )

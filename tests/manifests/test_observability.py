@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,9 @@ import yaml
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.infra import config as infra_config
 from gpuplane.manifests import observability, serving, versions
+from tests import tools
 from tests.conftest import DEV_CLUSTER, stack_config
 
-PROMTOOL = shutil.which("promtool")
 # A tool of .ci/tools: skipped where missing, a failure where CI requires it (tests/tools.py).
 needs_promtool = pytest.mark.tool("promtool")
 BOUNDS = observability.AlertBounds(serving_p99_ms=500, queue_wait_minutes=30, gpu_memory_percent=95)
@@ -32,7 +31,12 @@ _ALLOWED: dict[str, set[str]] = {
     "PodMonitor.spec": {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel", "podTargetLabels"},
     "PodMonitor.endpoint": {"port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"},
     "ServiceMonitor.spec": {"selector", "endpoints", "namespaceSelector", "jobLabel", "targetLabels"},
-    "ServiceMonitor.endpoint": {"port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"},
+    # tlsConfig and bearerTokenFile (deprecated in favour of `authorization`, still served) as Kueue's chart uses them.
+    "ServiceMonitor.endpoint": {
+        *("port", "path", "interval", "scheme", "relabelings", "honorLabels", "scrapeTimeout"),
+        *("tlsConfig", "bearerTokenFile"),
+    },
+    "tlsConfig": {"insecureSkipVerify", "serverName", "ca", "cert", "keySecret"},
     "relabeling": {"sourceLabels", "targetLabel", "regex", "replacement", "action", "separator", "modulus"},
     "PrometheusRule.spec": {"groups"},
     "PrometheusRule.group": {"name", "rules", "interval", "limit"},
@@ -63,6 +67,8 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
                 problems.append(f"interval {endpoint['interval']}")
             for relabel in endpoint.get("relabelings", []):
                 extra("relabeling", relabel)
+            if "tlsConfig" in endpoint:
+                extra("tlsConfig", endpoint["tlsConfig"])
     elif obj["kind"] == "PrometheusRule":
         extra("PrometheusRule.spec", spec)
         for group in spec["groups"]:
@@ -75,8 +81,7 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
 
 
 def promtool(*args: str, cwd: Path) -> str:
-    assert PROMTOOL is not None, "promtool is not on PATH (the test is marked tool('promtool'))"
-    done = subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run([tools.need("promtool"), *args], cwd=cwd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -219,14 +224,33 @@ def test_dev_render_has_the_stack_rules_dashboards_and_monitors(dev_run):
     assert (stack["chart"], stack["version"]) == ("kube-prometheus-stack", versions.KUBE_PROMETHEUS_STACK_VERSION)
     spec = stack["values"]["prometheus"]["prometheusSpec"]
     assert spec["serviceMonitorSelectorNilUsesHelmValues"] is False and spec["ruleSelectorNilUsesHelmValues"] is False
-    # dcgm-exporter's ServiceMonitor needs the operator's CRDs: its release waits for the stack's.
+    # dcgm-exporter's and Kueue's charts make no ServiceMonitor (it would need the stack's CRDs at install): their
+    # releases do not wait for the stack; ours, applied after the stack, select their Services.
     dcgm = next(r for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "dcgm-exporter")
-    assert dcgm.inputs["values"]["serviceMonitor"]["enabled"] is True
+    kueue = next(r for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kueue")
+    assert dcgm.inputs["values"]["serviceMonitor"]["enabled"] is False
+    assert releases["kueue"]["values"]["enablePrometheus"] is False
     stack_urn = next(
         r.urn for r in dev_run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "kube-prometheus-stack"
     )
-    assert stack_urn in dcgm.dependencies
-    assert releases["kueue"]["values"]["enablePrometheus"] is True
+    assert stack_urn not in dcgm.dependencies and stack_urn not in kueue.dependencies
+    monitors = {
+        r.inputs["metadata"]["name"]: r for r in dev_run.by_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
+    }
+    for monitor_name, builder in (
+        ("kueue", observability.kueue_service_monitor),
+        ("dcgm-exporter", observability.dcgm_service_monitor),
+    ):
+        monitor = monitors[monitor_name]
+        assert stack_urn in monitor.dependencies
+        assert monitor.inputs["metadata"]["namespace"] == "monitoring"
+        assert monitor.inputs["spec"] == builder()["spec"]
+    assert monitors["kueue"].inputs["spec"]["namespaceSelector"] == {"matchNames": ["kueue-system"]}
+    assert monitors["kueue"].inputs["spec"]["endpoints"][0]["scheme"] == "https"
+    assert monitors["dcgm-exporter"].inputs["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "dcgm-exporter",
+        "app.kubernetes.io/instance": "dcgm-exporter",
+    }
     kinds = {r.inputs["kind"] for r in dev_run.resources if r.type.startswith("kubernetes:monitoring.coreos.com")}
     assert kinds == {"PrometheusRule", "PodMonitor", "ServiceMonitor"}
     serving_pods = [r for r in dev_run.by_type("kubernetes:apps/v1:Deployment") if "tfserving" in json.dumps(r.inputs)]
@@ -308,16 +332,14 @@ def test_bad_retention_is_refused(bad):
 
 
 # --- notifications ---------------------------------------------------------------------------------------------
-AMTOOL = shutil.which("amtool")
-
-
 @pytest.mark.tool("amtool")
 def test_alertmanager_config_passes_amtool(tmp_path):
-    assert AMTOOL is not None
     path = tmp_path / "alertmanager.yaml"
     config = observability.alertmanager_config("arn:aws:sns:us-west-2:123456789012:gpuplane-dev-alerts", "us-west-2")
     path.write_text(yaml.safe_dump(config))
-    done = subprocess.run([AMTOOL, "check-config", str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [tools.need("amtool"), "check-config", str(path)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 receivers" in done.stdout
 
