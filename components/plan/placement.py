@@ -1,9 +1,10 @@
 """Cross-checks of the workloads against the rest of the platform: one module for stack and direct callers.
 
 Why here and not in the args: whether a variant fits depends on the node groups, whether a model's volume
-exists on the storage, whether pods may run as the workload uid on the `restricted` namespace. PlatformArgs'
-validator calls `check_workloads` (errors carry the stack key path) and the TfServing/TfTraining
-constructors call the same functions (the same messages for a program that builds them by hand).
+exists on the storage, whether pods may run as the workload uid on the `restricted` namespace. The Platform
+component reports `workload_problems` through `cross_checks.platform_problems` (errors carry the stack key
+path), and `plan.serving` / `plan.training` run `check_uid` with `check_serving` / `check_training` for a
+TfServing or TfTraining a program builds by hand (the same checks, the same messages).
 
 Allocatable memory and CPU follow the EKS AL2023 AMI (awslabs/amazon-eks-ami, nodeadm
 `internal/kubelet/config.go`: kube-reserved memory `11 MiB * maxPods + 255 MiB`, CPU 6% of the first
@@ -588,11 +589,6 @@ def serving_loads_training_problems(
     return list(first.values())
 
 
-def check_serving_loads_training(serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
-    """All of `serving_loads_training_problems` at once."""
-    raise_all(serving_loads_training_problems(serving, training))
-
-
 def check_uid(context: WorkloadContext) -> None:
     """All of `uid_problems` at once."""
     raise_all(uid_problems(context))
@@ -627,8 +623,3 @@ def workload_problems(
     for index, run in enumerate(training):
         problems += training_problems(run, context, prefix=f"training[{index}].")
     return problems + serving_loads_training_problems(serving, training)
-
-
-def check_workloads(context: WorkloadContext, serving: Sequence[ServingArgs], training: Sequence[TrainingArgs]) -> None:
-    """All of `workload_problems` at once (FieldError, or FieldErrors for several)."""
-    raise_all(workload_problems(context, serving, training))
