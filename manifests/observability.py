@@ -21,7 +21,7 @@ import yaml
 
 from gpuplane.manifests import queue, versions
 
-# --- metric names, by exporter (FACTS.md "Operating GPUs"; exporters' docs) --------------------------------
+# --- metric names, by exporter (the exporters' docs) ------------------------------------------------
 DCGM_METRICS: Final = (
     "DCGM_FI_DEV_GPU_UTIL",  # percent of time a kernel ran
     "DCGM_FI_DEV_FB_USED",  # framebuffer MiB used

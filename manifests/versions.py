@@ -33,7 +33,7 @@ KUBERNETES_VERSIONS: Final[dict[str, tuple[str, str, str]]] = {
 # The newest version in standard support when this pin was set (2026-11-24); a test checks the rule on
 # that day, so the suite's verdict does not move with the calendar.
 DEFAULT_KUBERNETES_VERSION: Final = "1.36"
-# EKS control-plane price per cluster hour (EKS pricing page; FACTS.md): what EXTENDED costs past the date.
+# EKS control-plane price per cluster hour (EKS pricing page): what EXTENDED costs past the date.
 EKS_STANDARD_HOURLY_USD: Final = "0.10"
 EKS_EXTENDED_HOURLY_USD: Final = "0.60"
 # Service list prices the cost estimate uses (components/plan/cost.py), us-east-1, USD, as of this date; most
@@ -1034,7 +1034,7 @@ CLOUDWATCH_AGENT_SA: Final = "cloudwatch-agent"
 CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
 DCGM_HOSTENGINE_PORT: Final = 5555
 # TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
-# (tensorflow_serving/config/monitoring_config.proto; FACTS.md "Operating GPUs").
+# (tensorflow_serving/config/monitoring_config.proto).
 TF_SERVING_METRICS_PATH: Final = "/monitoring/prometheus/metrics"
 # KEDA 2.20.2 (kedacore/charts keda/Chart.yaml, version and appVersion 2.20.2, last changed 2026-07-31; mirror at
 # 1444d00, 2026-08-13): scales a serving variant on a PromQL query (its `prometheus` trigger) by creating and

@@ -1,6 +1,6 @@
 """The `nodeRepairConfig` of each managed node group: the defaults a GPU group and a CPU group get.
 
-Why these defaults (EKS user guide "node-health", FACTS.md "Operating GPUs"):
+Why these defaults (EKS user guide "node-health"; NVIDIA's XID error catalog):
 - Replace, not Reboot, on the GPU failures below: a GPU that fell off the bus (XID 79), an uncorrectable
   memory error (XID 48 and `NvidiaDoubleBitError`, XID 95 uncontained ECC), an NVLink fault (XID 74 and
   `NvidiaNVLinkError`), fewer GPUs than the instance has (`NvidiaDeviceCountMismatch`) or a failed DCGM
