@@ -1,6 +1,6 @@
 """Start-up time of the `gpuplane` command: `--version`, `--help`, and `render --help`.
 
-Claim (issue 19): `gpuplane --version` and `gpuplane --help` answer in at most 0.3 s, because the CLI
+Claim: `gpuplane --version` and `gpuplane --help` answer in at most 0.3 s, because the CLI
 imports the heavy modules (Pulumi, pulumi_aws, pulumi_kubernetes, boto3, the Kubernetes client) only
 inside the commands that use them. `gpuplane token` (run by kubectl through the kubeconfig on every call)
 benefits the same way.

@@ -227,7 +227,7 @@ class Network(pulumi.ComponentResource):
         )
 
     def efa_security_group(self) -> aws.ec2.SecurityGroup:
-        """The security group of the stack's EFA interfaces, made on first use (issue 31).
+        """The security group of the stack's EFA interfaces, made on first use.
 
         EFA's OS-bypass traffic must be allowed both ways between the interfaces of a run's nodes: all
         protocols in and out, to and from this group itself (EFA user guide, "Prepare an EFA-enabled

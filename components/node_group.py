@@ -202,7 +202,7 @@ class NodeGroup(pulumi.ComponentResource):
         tags: dict[str, str],
         cluster_name: str,
     ) -> dict[str, Any]:
-        """Launch template arguments of reserved capacity and EFA (issue 31): empty for a plain group.
+        """Launch template arguments of reserved capacity and EFA: empty for a plain group.
 
         The market options and reservation target come from plan/capacity.py; EFA adds one interface per
         network card, and, when `resolved_placement_group`, a cluster placement group of the group's own

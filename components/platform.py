@@ -64,7 +64,7 @@ class Platform(pulumi.ComponentResource):
     ) -> None:
         # aws_profile/assume_roles: the stack's AWS identity, for the Kubernetes provider's token command.
         # A program that builds the platform itself gets the stack config's checks across sections and its
-        # add-on refusal (issue 16), before anything is registered.
+        # add-on refusal, before anything is registered.
         cross_checks.check_platform(args)
         # The stack's aws:region, or an explicit aws provider's (then named): what the cluster resolves too.
         region = resolve_region(name, region, opts, "Platform")
@@ -313,7 +313,7 @@ class Platform(pulumi.ComponentResource):
         )
 
     def _subnets_of(self, group: NodeGroupArgs, args: PlatformArgs) -> pulumi.Input[Sequence[str]]:
-        """The private subnets a group's nodes use: all, its reservation's AZ only, or one for EFA (issue 31)."""
+        """The private subnets a group's nodes use: all, its reservation's AZ only, or one for EFA."""
         positions = capacity.subnet_positions(group, args.network)
         if positions is None:
             return self.network.private_subnet_ids

@@ -64,7 +64,7 @@ class CompareError(Exception):
     """Bad input for `gpuplane compare`: the message names the option or key, the value and what is allowed."""
 
 
-# --- the serving workloads, as issue 11's stack config declares them ---------------------------------
+# --- the serving workloads, as the stack config's `gpuplane:serving` declares them -----------------------
 
 
 @dataclass(frozen=True)

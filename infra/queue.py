@@ -216,7 +216,7 @@ class FlavorUsage:
 
 
 def flavor_usage(workloads: Sequence[Mapping[str, Any]], flavors: Sequence[tuple[str, str, int]]) -> list[FlavorUsage]:
-    """GPUs in use per flavor (issue 31), from admitted Workloads' `status.admission.podSetAssignments`.
+    """GPUs in use per flavor, from admitted Workloads' `status.admission.podSetAssignments`.
 
     Kueue assigns a flavor per PodSet and resource (`flavors`) and records what the PodSet's pods hold
     (`resourceUsage`; kueue apis/kueue/v1beta2/workload_types.go, PodSetAssignment, at v0.19.2).

@@ -105,7 +105,7 @@ class Target:
     kinds: dict[str, str]
     notes: tuple[str, ...] = ()
     """What render states beyond the resources: reserved capacity and what happens at its end, runs whose GPU
-    roles Kueue may admit to two groups (issue 31)."""
+    roles Kueue may admit to two groups."""
     reservations: dict[str, cost.Reservation] = field(default_factory=dict)
     """By node group: the reservation's instance count and end as the config states them (no resource has them)."""
 
@@ -782,7 +782,7 @@ def _money_range(amounts: dict[str, float | None]) -> str:
 
 def cost_caption(priced: dict[str, Any]) -> str:
     """The cost in one paragraph: totals, a month of it, where prices come from, and what is left out."""
-    # Each metrics backend's added $/h is shown on the render, not only in cost.json (issue 29).
+    # Each metrics backend's added $/h is shown on the render, not only in cost.json.
     shown = ("price (", "kept up by", "observability.metrics choices", "prepaid:", "reserved:", "at 0 replicas")
     notes = sorted({n for line in priced["lines"] for n in line["notes"] if any(s in n for s in shown)})
     excludes = f" ({priced['totalNote']})" if priced["totalNote"] else ""

@@ -31,7 +31,7 @@ LOGS_MOUNT: Final = "/logs"
 RUNS_SUBDIR: Final = "gpuplane-compare"
 APP_NAME: Final = "gpuplane-compare"
 SERVING_APP: Final = "tensorflow-serving"
-# The serving containers' REST port (issue 11's contract: port `http` 8501; the Service maps it 1:1).
+# The serving containers' REST port (the serving contract: port `http` 8501; the Service maps it 1:1).
 SERVING_REST_PORT: Final = 8501
 # The uid the client runs as when the stack's own workload uid is not above 10000 (checkov CKV_K8S_40
 # asks for a high uid so that it cannot collide with a host account). EFS access points act as their own

@@ -1139,7 +1139,7 @@ def dashboard_config_map(file_name: str, dashboard: dict[str, Any], namespace: s
 # --- Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`) -------------------------
 # The AWS managed collector (`aws.amp.Scraper`) scrapes in-cluster targets through ENIs in the cluster's subnets.
 # Its documented limits (AMP user guide, "Ingest metrics with AWS managed collectors" / scraper configuration,
-# as restated in issue 29 and checked by `collector_problems`): targets found with `kubernetes_sd_configs` only,
+# checked by `collector_problems`): targets found with `kubernetes_sd_configs` only,
 # a scrape interval of at least 30 s, bearer auth from the service account token only (no `tls_config`). Kueue
 # serves its metrics only on HTTPS with a self-made certificate and authn/authz (v0.19.2 has no plain listener),
 # so the collector scrapes a plain-HTTP relay in Kueue's namespace instead (manifests/queue.py,

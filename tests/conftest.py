@@ -23,7 +23,7 @@ from tests import checkout_guard, interrupts, shipped, slowest, tools
 # command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
 checkout_guard.install()
 
-# The day the version rules judge by in the whole suite (issue 16): the day the version table was last
+# The day the version rules judge by in the whole suite: the day the version table was last
 # checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
 PINNED_TODAY = "2026-11-24"
 

@@ -1,4 +1,4 @@
-"""The README stays a five-minute read that points to every page, and the docs/ site builds (issue 28).
+"""The README stays a five-minute read that points to every page, and the docs/ site builds.
 
 The site's own links are checked by Sphinx (`make docs`: `-W -n`, every warning and unresolved reference
 fails). README.md is not part of the site (it is the Git host's front page), so its links are checked here.
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 SPHINX = ROOT / ".venv-docs" / "bin" / "sphinx-build"
-# What a newcomer needs first, in this order; everything else lives in docs/ (issue 28).
+# What a newcomer needs first, in this order; everything else lives in docs/.
 README_SECTIONS = [
     "The picture",
     "Two commands on a fresh machine",

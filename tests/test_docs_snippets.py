@@ -1,4 +1,4 @@
-"""Every shell and Python snippet in README.md and docs/*.md runs as written (issue 19).
+"""Every shell and Python snippet in README.md and docs/*.md runs as written.
 
 A fenced block tagged `sh`, `bash`, `console` or `python` is run here, offline, in a copy of the project
 (Pulumi.yaml, stacks/, examples/, the runtime helper, .checkov/) with this venv's `gpuplane` and `python`
@@ -16,7 +16,7 @@ first on PATH. An HTML comment right above the fence says otherwise, and why, wh
 - `<!-- snippet: stack-config stack=STACK [exit=N] -->`: a `yaml` block of stack config keys
   (`gpuplane:nodeGroups: ...`): each replaces the key of that name in the copy's `stacks/Pulumi.STACK.yaml`,
   then `gpuplane render STACK --json` must exit N (default 0), and a node group the block lists must render
-  with the instance types, capacity type and scale it gives (issue 28: the GPU group walkthrough).
+  with the instance types, capacity type and scale it gives (the GPU group walkthrough).
 
 Blocks without a language (sample output, file trees, synopses), `json`/`mermaid` and unmarked `yaml` are not run.
 """
@@ -243,7 +243,7 @@ def test_the_runner_finds_the_blocks_and_their_marks():
     assert any(s.language == "python" and "program" in s.markers for s in readme.values())
     assert any("needs-cluster" in s.markers for s in ALL)
     assert len(ALL) >= 8
-    # The GPU group walkthrough's YAML is rendered, each block (issue 28).
+    # The GPU group walkthrough's YAML is rendered, each block.
     walkthrough = [s for s in ALL if s.doc.name == "gpu-groups.md" and s.language == "yaml"]
     assert len(walkthrough) >= 4
     assert all("stack-config" in s.markers for s in walkthrough)

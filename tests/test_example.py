@@ -40,7 +40,7 @@ def test_example_program_runs_under_mocks():
     }
     assert gpu_tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "1"
     coredns = next(a for a in rec.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns")
-    # coredns waits for the system group only, never for a GPU node's boot (issue 10)
+    # coredns waits for the system group only, never for a GPU node's boot
     waits = {
         g.urn.rsplit("::", 1)[-1] for g in rec.by_type("aws:eks/nodeGroup:NodeGroup") if g.urn in coredns.dependencies
     }

@@ -50,7 +50,7 @@ def test_only_the_nvidia_namespace_is_privileged(request, fixture):
     }
     # jobset-system, kueue-system: the JobSet controller and Kueue, installed because the dev stack declares training.
     training = {"jobset-system", "kueue-system"}
-    # monitoring: kube-prometheus-stack, whose node-exporter reads the host's network and /proc (issue 29).
+    # monitoring: kube-prometheus-stack, whose node-exporter reads the host's network and /proc.
     privileged = {"nvidia-gpu", "monitoring"}
     assert set(levels) == ({"ml", *privileged, *training} if fixture == "dev_run" else {"ml", *privileged})
     version = config.load("dev" if fixture == "dev_run" else "prod").platform.cluster.kubernetes_version

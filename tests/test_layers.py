@@ -52,7 +52,7 @@ def test_the_project_keeps_every_contract(package: Path):
 @pytest.mark.parametrize(
     ("module", "line", "broken", "evidence"),
     [
-        # the schema reaching up into the plan: the loop issue 25 removed
+        # the schema reaching up into the plan: the loop the layer contracts forbid
         (
             "components.config.platform",
             "from gpuplane.components.plan import placement  # noqa",

@@ -1,4 +1,4 @@
-"""`make render` installs what rendering needs, `make check` what testing needs (issue 19).
+"""`make render` installs what rendering needs, `make check` what testing needs.
 
 Read from `make -n` (what make would run) in a copy of the Makefile, so nothing is installed here.
 """

@@ -1,4 +1,4 @@
-"""Every name the README, the docs and the example program import exists where they say (issue 25).
+"""Every name the README, the docs and the example program import exists where they say.
 
 A newcomer copies these lines first: after a layout move, a stale path in the README is the first error
 they meet. The example imports only the public names (`from gpuplane import ...`), which the layout can

@@ -70,3 +70,31 @@ def test_gpu_toleration_written_once() -> None:
 def test_gpu_taint_key_is_the_resource_and_tolerated() -> None:
     assert versions.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
     assert scheduling.gpu_tolerations() == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def _project_texts() -> dict[Path, str]:
+    """The project's own text files: code, config and docs (never the user's stacks/ or build/ output)."""
+    folders = ("components", "infra", "manifests", "docs", "tests", "benchmarks", "examples", "scripts")
+    paths = [path for pattern in ("*.py", "*.toml", "*.md") for path in ROOT.glob(pattern)]
+    paths += [
+        path for folder in folders for pattern in ("*.py", "*.toml", "*.md") for path in (ROOT / folder).rglob(pattern)
+    ]
+    skip = {".venv", "node_modules", "__pycache__", "_build"}
+    return {path.relative_to(ROOT): path.read_text() for path in sorted(paths) if not skip.intersection(path.parts)}
+
+
+def test_no_issue_numbers_or_missing_files_cited() -> None:
+    """A reader of the repository cannot open "issue 31" or a DESIGN.md it lacks: the text says the reason."""
+    texts = _project_texts()
+    assert Path("manifests/versions.py") in texts
+    issue = re.compile(r"\bissues? \d+", re.IGNORECASE)
+    missing = re.compile(r"\b(DESIGN|FACTS)\.md\b")
+    this = Path(__file__).resolve().relative_to(ROOT)
+    found = sorted(
+        f"{path}:{number}"
+        for path, text in texts.items()
+        if path != this
+        for number, line in enumerate(text.splitlines(), 1)
+        if issue.search(line) or missing.search(line)
+    )
+    assert found == [], f"cite the reason, not an issue number or a missing file: {found}"

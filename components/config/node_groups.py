@@ -226,7 +226,7 @@ class NodeGroupArgs(_Args):
         default_factory=GpuSharingArgs,
         description="GPU groups: `timeSlicing`, `mps` or `mig` sharing. Default: none (whole GPUs).",
     )
-    # --- reserved capacity and EFA (issue 31): checked in `_check_reservation` and `_check_efa` ---------------
+    # --- reserved capacity and EFA: checked in `_check_reservation` and `_check_efa` ---------------
     capacity_reservation: CapacityReservationArgs | None = Field(
         default=None,
         description="Reserved capacity: the Capacity Block of a `CAPACITY_BLOCK` group, or an ODCR preference or "

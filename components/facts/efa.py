@@ -6,7 +6,7 @@ EFA must be decided before anything exists. The facts are the catalog's (`catalo
 `efa_supported`, `max_efa_interfaces`, and `network_cards[i].interface_types`, which is what
 `ec2:DescribeInstanceTypes` returns per card in `NetworkInfo.NetworkCards[].InterfaceTypes`, generated from
 moto's copy of that answer by scripts/refresh_instance_types.py); nothing is repeated here. Only GPU types
-get a layout: `efa: true` is a GPU group setting (issue 31).
+get a layout: `efa: true` is a GPU group setting.
 
 The layout follows each card's allowed interface types, not a fixed pattern, because the cards differ:
 on p4d/p5/p5en/p6-b200 every card takes `interface`, `efa` and `efa-only`, while p6-b300.48xlarge has 17

@@ -1,6 +1,6 @@
 """Reserved capacity and EFA of a node group, as the launch template and the queue need them: pure decisions.
 
-What is decided here (issue 31), from the validated `NodeGroupArgs` only:
+What is decided here, from the validated `NodeGroupArgs` only:
 - the launch template's `instanceMarketOptions` and `capacityReservationSpecification` (a Capacity Block:
   market type `capacity-block` and the block as target; an ODCR: a preference or a target);
 - the AZs a reserved group may use (its reservation's AZ only) as positions in `network.availabilityZones`;

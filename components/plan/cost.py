@@ -98,7 +98,7 @@ class StackUsage:
     load_balancers: int = 0
     kms_keys: int = 0
     metrics_stack: bool = False
-    """kube-prometheus-stack runs in the cluster (`observability.metrics: prometheus`, issue 29)."""
+    """kube-prometheus-stack runs in the cluster (`observability.metrics: prometheus`)."""
     sns_topics: int = 0
     amp_workspaces: int = 0
     """Amazon Managed Service for Prometheus workspaces (`observability.metrics: managedPrometheus`)."""

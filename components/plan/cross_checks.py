@@ -234,7 +234,7 @@ def _prod_endpoint_problems(args: PlatformArgs) -> list[FieldError]:
 
 
 def _reservation_az_problems(args: PlatformArgs) -> list[FieldError]:
-    """A reservation's AZ must be one of the network's AZs, named explicitly (issue 31).
+    """A reservation's AZ must be one of the network's AZs, named explicitly.
 
     A reservation lives in one AZ; its group's nodes launch only in that AZ's private subnet. With
     `network.azCount` the AZs are picked at `pulumi up` from what the region offers, so render could not

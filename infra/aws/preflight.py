@@ -167,7 +167,7 @@ def run(
 
 
 def reservation_checks(config: StackConfig, ec2: Any, *, now: datetime | None = None) -> list[Check]:
-    """Each group's reservation (issue 31), read with the user's credentials, against what the stack says.
+    """Each group's reservation, read with the user's credentials, against what the stack says.
 
     `DescribeCapacityReservations` answers for ODCRs and Capacity Blocks alike: its state, AZ, instance
     type, count and dates. A reservation that does not exist, has ended or been cancelled, or differs from
@@ -573,7 +573,7 @@ def _efs(config: StackConfig, session: boto3.session.Session) -> Check:
     return Check("EFS", "pass", f"EFS answers in {config.region}")
 
 
-# --- issue 10: the Pulumi CLI, reaching a private endpoint, version drift ------------------------------
+# --- what a real `pulumi up` needs: the Pulumi CLI, reaching a private endpoint, version drift ----------
 
 
 def _version_tuple(text: str) -> tuple[int, ...] | None:

@@ -1,4 +1,4 @@
-"""Checks of what issue 31 builds: reserved groups' nodes on their reservation, EFA nodes with their devices.
+"""Checks of reserved capacity and EFA: reserved groups' nodes on their reservation, EFA nodes with their devices.
 
 What they can see from the API alone: the labels EKS puts on a managed node group's nodes and what each
 node advertises as allocatable. That a node really runs inside the named reservation (and not in open

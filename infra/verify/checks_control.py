@@ -243,7 +243,7 @@ def check_system_pods(ctx: Context) -> Outcome:
 
 @register("control-plane", order=10)
 def control_plane_checks(expect: Expectations) -> list[Check]:
-    """The checks of issue 30's point 1."""
+    """The control-plane and node-group checks."""
     return [
         Check(
             "api",

@@ -266,7 +266,7 @@ def _gpu_probes(group: GroupExpect) -> Callable[[Expectations, str], list[dict[s
 
 @register("gpu", order=20)
 def gpu_checks(expect: Expectations) -> list[Check]:
-    """One probe per GPU group (issue 30's point 2)."""
+    """One probe per GPU group."""
     return [
         Check(
             f"gpu-{group.name}",

@@ -1,4 +1,4 @@
-"""Checks of what issue 29 builds: the metrics stack running, samples arriving in it, the node agent.
+"""Checks of the metrics stack and node repair: the metrics stack running, samples arriving in it, the node agent.
 
 `metrics` sees the pods (every scraper and exporter runs where it must); `metrics-arriving` asks the
 in-cluster Prometheus itself, through the API server's service proxy (`VerifyCluster.service_proxy_get`), for

@@ -1,4 +1,4 @@
-"""Teardown readiness (issue 30's point 6) and the items only a real cluster shows that verify does not probe yet.
+"""Teardown readiness and the items only a real cluster shows that verify does not probe yet.
 
 Teardown: what `pulumi destroy` would trip on is what Kubernetes created in AWS behind Pulumi's back (load
 balancers, their security groups, network interfaces); the janitor's own finder lists them, dry run.

@@ -1,6 +1,6 @@
 """Checks that run a small probe pod on CPU nodes: the runtime helper in a real cgroup, shared storage, serving.
 
-Runtime (issue 30's point 3): in a pod with a CPU limit, the helper's thread and memory settings must equal
+Runtime: in a pod with a CPU limit, the helper's thread and memory settings must equal
 what the node's cgroup says, under the same `restricted` settings every workload runs with (uid, read-only
 root). Storage (point 4): every named volume written in one AZ and read in another. Serving (point 5): every
 variant's model AVAILABLE over REST from inside the cluster.
@@ -432,7 +432,7 @@ def check_tensorboard(ctx: Context) -> Outcome:
 
 @register("pods", order=30)
 def pod_checks(expect: Expectations) -> list[Check]:
-    """Runtime helper, storage and serving (issue 30's points 3-5)."""
+    """Runtime helper, storage and serving."""
 
     def storage_probes(e: Expectations, run: str) -> list[dict[str, Any]]:
         zones = list(e.zones[:2]) or [f"{e.region}a", f"{e.region}b"]

@@ -1,4 +1,4 @@
-"""A training run through the queue, per training workload (issue 30's point 5): admission, start, completion.
+"""A training run through the queue, per training workload: admission, start, completion.
 
 The run is the one `gpuplane train` would submit (`train.build`: the same JobSet, suspended with the queue
 label), named `<workload>-verify` and labelled as the verify run's, and it is not written to the run ledger

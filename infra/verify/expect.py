@@ -64,7 +64,7 @@ class GroupExpect:
     """What that price is: the type, how it is bought, and whose region's price (`us-east-1 price (us-west-2 is
     not in the price table)`), with the table's date."""
     reserved: bool = False
-    """The group launches into capacity reserved for it: a Capacity Block or an ODCR target (issue 31)."""
+    """The group launches into capacity reserved for it: a Capacity Block or an ODCR target."""
     reservation_id: str | None = None
     reservation_zone: str | None = None
     """The reservation's AZ as the stack names it (`capacityReservation.availabilityZone`); None when unknown."""
@@ -139,7 +139,7 @@ class Expectations:
     """The same delay in seconds, for the cost of a node kept up that long."""
     gpu_operator: bool = False
     metrics: bool = False
-    """The stack runs kube-prometheus-stack (`observability.metrics: prometheus`, issue 29)."""
+    """The stack runs kube-prometheus-stack (`observability.metrics: prometheus`)."""
     metrics_backend: str = "none"
     """`observability.metrics` as configured: `prometheus`, `managedPrometheus`, `cloudwatch` or `none`."""
     dcgm_exporter: bool = True

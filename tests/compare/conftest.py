@@ -57,7 +57,7 @@ NODE_GROUPS = [
 
 
 def write_stack(directory: Path, name: str = "sample", serving: Any = None, **extra: Any) -> Path:
-    """A stack file with serving workloads (issue 11's contract), for the CLI to read."""
+    """A stack file with serving workloads (the serving contract: `gpuplane:serving`), for the CLI to read."""
     config: dict[str, Any] = {
         "aws:region": "us-west-2",
         "gpuplane:profile": "dev",

@@ -1,5 +1,5 @@
 """A compare report is the user's: it lands in the project's `.gpuplane/<stack>/compare/<run id>/`, whatever
-the current folder, and no render deletes it (issue 19). The cluster is a fake `kube.JobRunner`."""
+the current folder, and no render deletes it. The cluster is a fake `kube.JobRunner`."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_report_lands_in_the_projects_state_folder_and_survives_renders(team, su
     assert result.exit_code == 0, result.output
     assert seen == [team / ".gpuplane" / "dev" / "kubeconfig"]
     (run,) = (team / ".gpuplane" / "dev" / "compare").iterdir()
-    # The project's .gpuplane/ is private (issue 26): every folder down to the report 0700.
+    # The project's .gpuplane/ is private: every folder down to the report 0700.
     for folder in (team / ".gpuplane", team / ".gpuplane" / "dev", run.parent, run):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
     report = run / "report.json"

@@ -198,7 +198,7 @@ def test_dev_gpu_group_scales_from_zero(dev_run):
 def test_autoscaler_can_be_switched_off(run_platform):
     rec = run_platform({"autoscaler": {"enabled": False}})
     assert "cluster-autoscaler" not in releases(rec)
-    # Only Alertmanager's (issue 29) remains: no role for an autoscaler that does not run.
+    # Only Alertmanager's remains: no role for an autoscaler that does not run.
     assert [
         a.inputs["serviceAccount"] for a in rec.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
     ] == ["gpuplane-alertmanager"]

@@ -38,7 +38,7 @@ def test_the_table_has_136_with_dates_in_order_and_an_autoscaler_image_per_versi
 
 
 def test_autoscaler_images_carry_the_provisioning_request_fix() -> None:
-    """Issue 21's queue needs 1.35.2+ / 1.36.1+ (autoscaler #8855)."""
+    """The training queue (ProvisioningRequests) needs 1.35.2+ / 1.36.1+ (autoscaler #8855)."""
     patch = {v: tuple(int(p) for p in tag[1:].split(".")) for v, tag in versions.CLUSTER_AUTOSCALER_IMAGES.items()}
     assert patch["1.35"] >= (1, 35, 2) and patch["1.36"] >= (1, 36, 1)
 

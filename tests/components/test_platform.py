@@ -207,7 +207,7 @@ def test_core_addons_order_and_cni_identity(dev_run):
     addons = {a.inputs["addonName"]: a for a in dev_run.by_type("aws:eks/addon:Addon")}
     # metrics-server: the dev stack's serving variant has an HPA (tests/workloads).
     core = {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"}
-    # eks-node-monitoring-agent: node auto repair is on by default (issue 29), and acts on the agent's conditions.
+    # eks-node-monitoring-agent: node auto repair is on by default, and acts on the agent's conditions.
     # aws-ebs-csi-driver: the in-cluster Prometheus (the default `metrics: prometheus`) keeps its data on EBS.
     assert set(addons) == core | {"metrics-server", "eks-node-monitoring-agent", "aws-ebs-csi-driver"}
     for ng in dev_run.by_type(NODE_GROUP):

@@ -1,4 +1,4 @@
-"""Reserved GPU capacity (Capacity Blocks, ODCRs) and EFA as node-group settings (issue 31).
+"""Reserved GPU capacity (Capacity Blocks, ODCRs) and EFA as node-group settings.
 
 Plans for a p5 Capacity Block group with EFA and a p4d ODCR group: the values the launch template, the
 node group, the security group rules, the EFA device plugin and the queue get, each checked against
@@ -604,7 +604,7 @@ PS_GPU: dict[str, Any] = {
 }
 
 
-# --- one group per run (issue 31, point 3: Kueue assigns a flavor per PodSet) ------------------------------------
+# --- one group per run (Kueue assigns a flavor per PodSet) ------------------------------------
 #
 # A p5 block (reserved), a p4d ODCR (reserved), p5 on demand and g6 spot: the PS run's 4-CPU, 16 GiB GPU pods fit
 # the first three (g6.xlarge is too small), each of which holds the whole run at maxSize.

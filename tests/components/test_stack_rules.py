@@ -1,4 +1,4 @@
-"""Config rules of issue 10, as the user sees them: one line naming the key, the value and what is allowed."""
+"""Stack config rules, as the user sees them: one line naming the key, the value and what is allowed."""
 
 from __future__ import annotations
 

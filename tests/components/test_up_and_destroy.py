@@ -1,4 +1,4 @@
-"""What a real `pulumi up` / `pulumi destroy` needs from the graph (issue 10), asserted on the rendered plan.
+"""What a real `pulumi up` / `pulumi destroy` needs from the graph, asserted on the rendered plan.
 
 API reachability of a private endpoint, ordering by what each thing needs (coredns, system nodes, routes),
 what `pulumi destroy --exclude-protected` keeps, the upgrade policy, partitions and `deleted_with`.
@@ -30,7 +30,7 @@ ADDON = "aws:eks/addon:Addon"
 CLUSTER = "aws:eks/cluster:Cluster"
 FS = "aws:efs/fileSystem:FileSystem"
 # The data, what guards it, and (prod's customerManagedKey) the key it is encrypted with: losing the key
-# loses the data (issue 13), so it is kept exactly like the file system.
+# loses the data, so it is kept exactly like the file system.
 DATA_AND_GUARDS = {
     FS,
     "aws:efs/fileSystemPolicy:FileSystemPolicy",
@@ -207,7 +207,7 @@ def test_destroy_skips_objects_deleted_with_the_cluster(prod_run):
     assert path.types().index(NODE_GROUP) < path.types().index(CLUSTER)
 
 
-# eks-node-monitoring-agent: node auto repair is on by default and acts on its conditions (issue 29).
+# eks-node-monitoring-agent: node auto repair is on by default and acts on its conditions.
 ADDONS = {
     "vpc-cni",
     "kube-proxy",

@@ -1,4 +1,4 @@
-"""`gpuplane --help`, `--version` and `token` start fast: the CLI module imports no heavy library (issue 19).
+"""`gpuplane --help`, `--version` and `token` start fast: the CLI module imports no heavy library.
 
 Checked in a fresh interpreter (this test process has long imported everything). The time itself is
 measured by benchmarks/startup.py (results in benchmarks/RESULTS.md), not asserted here: a loaded CI

@@ -1,4 +1,4 @@
-"""Every command finds the same project, from its root or any subfolder, and writes into it (issue 19).
+"""Every command finds the same project, from its root or any subfolder, and writes into it.
 
 From the outside: a team's project in a temporary folder (tests/team_project.py), the CLI run as a user runs
 it. The AWS commands (preflight, kubeconfig, janitor) are in tests/ops/test_one_project_aws.py, compare's
@@ -178,7 +178,7 @@ gpu = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g6.xlarge"], sharin
             "use GPU types (g5, g6, p5...)",
         ),
         (BAD_SIZE, "__main__.py line 3: NodeGroupArgs.min_size: -1: Input should be greater than or equal to 0"),
-        # A scalar where a mapping belongs: what to write, never the args class pydantic names (issue 28).
+        # A scalar where a mapping belongs: what to write, never the args class pydantic names.
         (
             BAD_SHARING,
             "__main__.py line 3: NodeGroupArgs.sharing.timeSlicing: expected a mapping like {replicas: 4}; "

@@ -24,7 +24,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_render_from_a_subfolder_finds_the_nearest_pulumi_yaml(project, monkeypatch):
-    # Changed on purpose (issue 19): the default output is the project's build/<stack>, whatever the current
+    # Changed on purpose: the default output is the project's build/<stack>, whatever the current
     # folder; it used to be ./build/<stack> under the current folder (deep/er/build/dev).
     (project / "deep" / "er").mkdir(parents=True)
     monkeypatch.chdir(project / "deep" / "er")

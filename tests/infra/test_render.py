@@ -113,7 +113,7 @@ def test_manifests_and_helm_dirs_exist_and_hold_yaml(dev_out):
 
 
 def test_observability_files_are_what_the_tools_take(dev_out):
-    """The alert rules as a rule file (promtool, AMP) and each dashboard as importable JSON (issue 29)."""
+    """The alert rules as a rule file (promtool, AMP) and each dashboard as importable JSON."""
     rules = yaml.safe_load((dev_out / "observability" / "rules-gpuplane.yaml").read_text())
     manifest = yaml.safe_load((dev_out / "manifests" / "prometheusrule-monitoring-gpuplane.yaml").read_text())
     assert rules == {"groups": manifest["spec"]["groups"]}
@@ -146,7 +146,7 @@ def test_summary_table_is_printed(tmp_path):
     # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; versions.py services):
     # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
     # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 5 KMS keys x 1/730 (the 5th: AMP's alert topic's)
-    # + prod's default metrics backend, managedPrometheus (issue 29): 1 collector x 0.04 + 1,000 samples/s x
+    # + prod's default metrics backend, managedPrometheus: 1 collector x 0.04 + 1,000 samples/s x
     # 3,600 / 10M x 0.90 + a month of those samples at 2 bytes x 0.03/GB-month, per hour.
     gp3 = 0.08 / 730
     amp = 0.04 + 1000 * 3600 / 1e7 * 0.90 + 1000 * 3600 * 730 * 2 / 1e9 * 0.03 / 730
@@ -156,7 +156,7 @@ def test_summary_table_is_printed(tmp_path):
     assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)
     assert f"Cost: ${idle:,.2f}/h idle" in " ".join(result.output.split())
     assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(result.output.split())
-    # The summary names the metrics backend and what it creates (issue 29 point 6); with AMP the in-cluster
+    # The summary names the metrics backend and what it creates ; with AMP the in-cluster
     # release runs kube-state-metrics only, and the cost line says so instead of a Prometheus on the nodes.
     flat = " ".join(result.output.split())
     assert "metrics: managedPrometheus: AMP workspace + AWS managed collector (scrape config: observability/" in flat

@@ -1,4 +1,4 @@
-"""Hand-written stack edits to the observability, reserved-capacity and training keys (issues 29 and 31).
+"""Hand-written stack edits to the observability, reserved-capacity and training keys.
 
 Each case is an edit a user makes to a stack file that gpuplane accepted (or answered with a made-up second
 line) before: every one must now exit 2 with one line per problem, naming the key, the value and what is

@@ -1,4 +1,4 @@
-"""Render warns when a program's GPU group has no device plugin or nothing to scale it from zero (issue 28)."""
+"""Render warns when a program's GPU group has no device plugin or nothing to scale it from zero."""
 
 from __future__ import annotations
 

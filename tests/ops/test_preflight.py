@@ -193,7 +193,7 @@ def test_role_paths_do_not_hide_the_collision():
     assert preflight.access_entries(cfg, caller).status == "fail"
 
 
-# --- issue 10: Pulumi CLI version, private endpoint reachability, version drift --------------------------
+# --- what a real `pulumi up` needs: Pulumi CLI version, private endpoint reachability, version drift----------------
 
 
 def _fake_pulumi(tmp_path, monkeypatch, version: str) -> None:

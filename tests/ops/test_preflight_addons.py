@@ -88,8 +88,8 @@ def test_stack_addons_name_the_key_that_needs_each() -> None:
         "kube-proxy": "cluster",
         "coredns": "cluster",
         "aws-efs-csi-driver": "storage.enabled",
-        "aws-ebs-csi-driver": "observability.metrics",  # the in-cluster Prometheus's volume (issue 29)
-        "eks-node-monitoring-agent": "nodeGroups[0].repair",  # node auto repair acts on its conditions (issue 29)
+        "aws-ebs-csi-driver": "observability.metrics",  # the in-cluster Prometheus's volume
+        "eks-node-monitoring-agent": "nodeGroups[0].repair",  # node auto repair acts on its conditions
         "metrics-server": "serving[0].variants[0].autoscaling",
     }
 

@@ -1,4 +1,4 @@
-"""Preflight reads each group's reservation (issue 31) and refuses a mismatch with the stack.
+"""Preflight reads each group's reservation and refuses a mismatch with the stack.
 
 The answers come from botocore's Stubber: the request is checked against the real `ec2` model (operation
 and parameter names), the response is shaped as EC2's `DescribeCapacityReservations` answer.

@@ -1,4 +1,4 @@
-"""The reserved-capacity and EFA checks (issue 31) against fake clusters: pass, fail with cause and fix, skip."""
+"""The reserved-capacity and EFA checks against fake clusters: pass, fail with cause and fix, skip."""
 
 from __future__ import annotations
 

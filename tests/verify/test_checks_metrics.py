@@ -1,4 +1,4 @@
-"""The metrics and node-agent checks (issue 29) against fake clusters: each pass, each failure with its fix."""
+"""The metrics and node-agent checks against fake clusters: each pass, each failure with its fix."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _fail(check, ctx) -> CheckFailed:
 
 
 def test_the_shipped_stacks_get_both_checks(dev, prod):
-    # dev's default backend is the in-cluster Prometheus; prod's is managedPrometheus (issue 29): no Prometheus pods
+    # dev's default backend is the in-cluster Prometheus; prod's is managedPrometheus: no Prometheus pods
     # in its cluster to check, only the node agent. A prod stack that sets `metrics: prometheus` gets all three.
     assert dev.metrics is True and prod.metrics is False
     assert [c.name for c in cm.metrics_checks(dev)] == ["metrics", "metrics-arriving", "node-agent"]

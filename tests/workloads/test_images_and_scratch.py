@@ -128,7 +128,7 @@ def test_an_image_without_a_declared_version_cannot_be_checked_and_says_so():
 
 
 def test_a_model_from_elsewhere_is_not_compared_with_the_stacks_training():
-    """Serving mobilenet from TF Hub has nothing to do with training mnist: no rule links them (issue 26)."""
+    """Serving mobilenet from TF Hub has nothing to do with training mnist: no rule links them."""
     digest = "registry.example.com/serving@sha256:" + "a" * 64
     unrelated = {**SERVING, "variants": [{**CPU_VARIANT, "image": digest}]}
     platform(

@@ -1,4 +1,4 @@
-"""Hostile archives and servers against the import script (issue 22), each built here and served over HTTPS.
+"""Hostile archives and servers against the import script, each built here and served over HTTPS.
 
 Every run is the real script as the workload uid into a sandboxed volume with a readable sentinel beside
 it; each test asserts the exit code, the one-line message, that nothing from outside the archive reached

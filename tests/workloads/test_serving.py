@@ -234,7 +234,7 @@ def test_workloads_wait_for_nodes_and_coredns(dev_run):
     )
     assert coredns.urn in job.dependencies
     groups = {g.name: g.urn for g in dev_run.by_type("aws:eks/nodeGroup:NodeGroup")}
-    # The import runs on a system node; a GPU group's boot is never on the way to serving (issue 10).
+    # The import runs on a system node; a GPU group's boot is never on the way to serving.
     assert groups["gpuplane-dev-system-ng"] in job.dependencies
     assert groups["gpuplane-dev-gpu-ng"] not in job.dependencies
 

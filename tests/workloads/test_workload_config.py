@@ -1,4 +1,4 @@
-"""Every "Bad input" of issue 11 is a config error naming the key, the value and what is allowed."""
+"""Every bad serving/training input is a config error naming the key, the value and what is allowed."""
 
 from __future__ import annotations
 

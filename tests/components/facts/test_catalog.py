@@ -68,7 +68,7 @@ def test_every_entry_matches_describe_instance_types():
 @pytest.mark.parametrize(
     ("name", "facts"),
     [
-        # The types a newcomer tried (issue 28), values as DescribeInstanceTypes reports them (moto 5.2.5).
+        # The types a newcomer tried, values as DescribeInstanceTypes reports them (moto 5.2.5).
         ("c6a.large", ("x86_64", 2, 4096, 0, None, 0, "AMD", False, 0, 1)),
         ("r5.large", ("x86_64", 2, 16384, 0, None, 0, "Intel", False, 0, 1)),
         ("m5a.xlarge", ("x86_64", 4, 16384, 0, None, 0, "AMD", False, 0, 1)),

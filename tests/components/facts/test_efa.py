@@ -1,4 +1,4 @@
-"""EFA interface layout per GPU instance type against moto's copy of EC2 DescribeInstanceTypes (issue 31)."""
+"""EFA interface layout per GPU instance type against moto's copy of EC2 DescribeInstanceTypes."""
 
 from __future__ import annotations
 

@@ -384,7 +384,7 @@ def test_reservations_stated_in_config_reach_the_groups_read_from_resources():
 
 
 def test_metrics_and_alerts_are_a_line_of_their_own_at_no_aws_charge():
-    """Issue 29: each metrics choice's added $/h is stated on the render, here zero beyond the system nodes."""
+    """Each metrics choice's added $/h is stated on the render, here zero beyond the system nodes."""
     resources = [
         {
             "urn": "r",

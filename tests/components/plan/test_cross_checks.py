@@ -1,4 +1,4 @@
-"""The checks across config sections live in the plan layer and reach every caller the same way (issue 25).
+"""The checks across config sections live in the plan layer and reach every caller the same way.
 
 `PlatformArgs` checks each field where it is declared; what spans sections (group names, system capacity,
 workload placement, the queue, prod safety) is `cross_checks.platform_problems(args)`, run by the stack
