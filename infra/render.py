@@ -42,7 +42,7 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import lifecycle, observability, versions
 from gpuplane.manifests.versions import HELM_RELEASE
 
 # Resources drawn in the picture; everything else is counted in its component's box.
@@ -358,7 +358,7 @@ def pins_used(recording: mockrun.Recording, runs: dict[str, Any] | None = None) 
     images = images_in([*kubernetes_objects(recording).values(), *(runs or {}).values()])
     images |= images_in([release["values"] for release in releases])
     charts = {(str(release["chart"]), str(release["version"])) for release in releases}
-    return versions.pins_in_use(images, charts)
+    return lifecycle.pins_in_use(images, charts)
 
 
 def end_of_support(recording: mockrun.Recording, runs: dict[str, Any] | None = None) -> list[str]:
@@ -367,7 +367,7 @@ def end_of_support(recording: mockrun.Recording, runs: dict[str, Any] | None = N
     Only gpuplane's own pins count: an image or chart version the user names is theirs to keep current. The
     warnings never enter plan.json (a render must not change with the calendar); the command prints them.
     """
-    return versions.end_of_support_warnings(pins_used(recording, runs))
+    return lifecycle.end_of_support_warnings(pins_used(recording, runs))
 
 
 def _file_name(parts: list[str]) -> str:

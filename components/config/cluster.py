@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import LOG_RETENTION_DAYS
 from gpuplane.components.facts.addresses import check_cidr
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 
 LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
@@ -162,10 +162,10 @@ class ClusterArgs(_Args):
         """
         version = self.kubernetes_version
         today = versions.today()
-        standard_end = versions.standard_support_end(version)
+        standard_end = lifecycle.standard_support_end(version)
         extended_end = versions.KUBERNETES_VERSIONS[version][2]
         # Names a version in standard support on `today`, or says that none of the table is and what to do.
-        advice = versions.supported_version_advice(today)
+        advice = lifecycle.supported_version_advice(today)
         if today.isoformat() >= extended_end:
             raise FieldError(
                 "kubernetesVersion",

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.facts import iam
 from gpuplane.components.facts.name_limits import DNS1035_LABEL_RE
-from gpuplane.manifests import model_import, scheduling, training, versions
+from gpuplane.manifests import lifecycle, model_import, scheduling, training, versions
 
 _MODEL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _SHA256_RE: Final = re.compile(r"^[0-9a-f]{64}$")
@@ -174,7 +174,7 @@ def check_image(value: str) -> str:
 def check_tensorflow_version(value: str | None) -> str | None:
     """A declared TensorFlow version (`2.20.0` or `2.20`), kept as written once it parses."""
     if value is not None:
-        versions.tf_minor(value)
+        lifecycle.tf_minor(value)
     return value
 
 

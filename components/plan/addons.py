@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 
 if TYPE_CHECKING:
     from gpuplane.components.config import PlatformArgs
@@ -64,7 +64,7 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
     """
     problems = []
     for addon in stack_addons(args):
-        if not versions.addon_offered(addon.name, region):
+        if not lifecycle.addon_offered(addon.name, region):
             problems.append(
                 (
                     addon.key,

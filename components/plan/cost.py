@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuplane.components.facts import prices
-from gpuplane.manifests import cloudwatch, observability, versions
+from gpuplane.manifests import cloudwatch, lifecycle, observability, versions
 
 _GROUP_LABEL: Final = versions.LABEL_NODE_GROUP
 _GPU_TAG_SUFFIX: Final = f"node-template/resources/{versions.GPU_RESOURCE}"
@@ -376,14 +376,14 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
     on = today or versions.today()
     lines: list[CostLine] = []
     for version in usage.kubernetes_versions:
-        extended = version in versions.KUBERNETES_VERSIONS and not versions.in_standard_support(version, on)
+        extended = version in versions.KUBERNETES_VERSIONS and not lifecycle.in_standard_support(version, on)
         hourly = _usd(versions.EKS_EXTENDED_HOURLY_USD if extended else versions.EKS_STANDARD_HOURLY_USD)
         note: tuple[str, ...] = ()
         if version not in versions.KUBERNETES_VERSIONS:
             note = (f"EKS support dates of {version} are not in manifests/versions.py: priced as standard support",)
         elif not extended:
             note = (
-                f"standard support of {version} ends {versions.standard_support_end(version)}; "
+                f"standard support of {version} ends {lifecycle.standard_support_end(version)}; "
                 f"extended support then costs ${versions.EKS_EXTENDED_HOURLY_USD}/h",
             )
         support = "extended" if extended else "standard"

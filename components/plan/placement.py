@@ -23,7 +23,7 @@ from gpuplane.components.config.base import FieldError, raise_all
 from gpuplane.components.config.workloads import compute_capability
 from gpuplane.components.facts import catalog
 from gpuplane.components.plan import capacity, gpu_nodes, names
-from gpuplane.manifests import scheduling, versions
+from gpuplane.manifests import lifecycle, scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
@@ -574,7 +574,7 @@ def serving_loads_training_problems(
                             f'{unknown_key}.tensorflowVersion (e.g. "{versions.TENSORFLOW_CPU.tensorflow}")',
                         )
                     )
-                elif not versions.serving_loads(s_tf, t_tf):
+                elif not lifecycle.serving_loads(s_tf, t_tf):
                     problems.append(
                         FieldError(
                             f"{key}.image",

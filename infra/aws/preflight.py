@@ -29,7 +29,7 @@ from gpuplane.components.facts.catalog import lookup
 from gpuplane.components.plan import addons
 from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
 from gpuplane.infra.config import StackConfig
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -491,7 +491,7 @@ def _kubernetes_version(config: StackConfig, session: boto3.session.Session) -> 
         )
     status = str(entry.get("versionStatus") or entry.get("status") or "")
     if "EXTENDED" in status.upper():
-        advice = versions.supported_version_advice()
+        advice = lifecycle.supported_version_advice()
         return Check(
             name,
             "warn",

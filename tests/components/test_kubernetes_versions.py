@@ -14,7 +14,7 @@ import pytest
 from gpuplane.components.autoscaler import autoscaler_values
 from gpuplane.components.config import AutoscalerArgs
 from gpuplane.infra import config
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 from tests.conftest import DEV_CLUSTER, PINNED_TODAY
 
 
@@ -51,7 +51,7 @@ def test_a_136_stack_gets_its_autoscaler_image() -> None:
 
 
 def test_the_default_is_the_newest_in_standard_support_on_the_pin_day() -> None:
-    assert versions.newest_in_standard_support(datetime.date.fromisoformat(PINNED_TODAY)) == "1.36"
+    assert lifecycle.newest_in_standard_support(datetime.date.fromisoformat(PINNED_TODAY)) == "1.36"
     assert versions.DEFAULT_KUBERNETES_VERSION == "1.36"
 
 
@@ -101,13 +101,13 @@ def test_past_every_standard_support_the_message_names_no_unsupported_version(
 )
 def test_the_advice_names_a_version_in_standard_support_that_day(today: str, named: str | None) -> None:
     day = datetime.date.fromisoformat(today)
-    advice = versions.supported_version_advice(day)
+    advice = lifecycle.supported_version_advice(day)
     if named is None:
         assert advice.startswith("no version this gpuplane knows") and "move to a newer gpuplane" in advice
-        assert all(not versions.in_standard_support(v, day) for v in versions.KUBERNETES_VERSIONS)
+        assert all(not lifecycle.in_standard_support(v, day) for v in versions.KUBERNETES_VERSIONS)
     else:
         assert advice == f"use {named}, the newest version in standard support"
-        assert versions.in_standard_support(named, day)
+        assert lifecycle.in_standard_support(named, day)
 
 
 def test_past_extended_support_the_refusal_names_a_supported_version_or_none(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,5 +136,5 @@ def test_the_end_of_extended_support_refuses_even_extended(
 
 
 def test_the_newest_in_standard_support_moves_with_the_calendar() -> None:
-    assert versions.newest_in_standard_support(datetime.date(2026, 5, 1)) == "1.35"  # before 1.36 on EKS
-    assert versions.newest_in_standard_support(datetime.date(2028, 1, 1)) is None
+    assert lifecycle.newest_in_standard_support(datetime.date(2026, 5, 1)) == "1.35"  # before 1.36 on EKS
+    assert lifecycle.newest_in_standard_support(datetime.date(2028, 1, 1)) is None

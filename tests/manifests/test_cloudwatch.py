@@ -23,7 +23,7 @@ from gpuplane.components.facts import partition
 from gpuplane.components.plan import addons, cost, cross_checks
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
-from gpuplane.manifests import cloudwatch, observability, versions
+from gpuplane.manifests import cloudwatch, lifecycle, observability, versions
 from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
 CW = {"observability": {"metrics": "cloudwatch"}}
@@ -97,7 +97,7 @@ def test_the_addon_is_needed_offered_and_checked_by_preflight():
         addons.stack_addons(args)
     )
     for region in ("us-west-2", "us-gov-west-1", "cn-north-1"):
-        assert versions.addon_offered(versions.ADDON_CLOUDWATCH_OBSERVABILITY, region)
+        assert lifecycle.addon_offered(versions.ADDON_CLOUDWATCH_OBSERVABILITY, region)
 
 
 # --- one exporter per node -----------------------------------------------------------------------------------------

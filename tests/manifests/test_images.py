@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 
 
 # The official TF 2.20 GPU image, as tensorflow/build's gpu.Dockerfile builds it: the case the rules exist for.
@@ -37,7 +37,7 @@ OFFICIAL_2_20_GPU = versions.TensorFlowImage(
 
 def test_every_image_records_its_facts_and_source() -> None:
     for image in versions.TENSORFLOW_IMAGES:
-        versions.tf_minor(image.tensorflow)
+        lifecycle.tf_minor(image.tensorflow)
         assert image.commands and image.user
         assert image.pin.read == "2026-11-28" and image.pin.released in image.source  # what was read, and when
         assert image.image.endswith(":" + image.pin.version)
@@ -110,32 +110,32 @@ def test_image_facts(
     ],
 )
 def test_each_pinned_image_can_do_its_role(image: versions.TensorFlowImage, role: str) -> None:
-    assert versions.image_problems(image, role) == []
+    assert lifecycle.image_problems(image, role) == []
 
 
 def test_the_gpu_roles_never_use_an_image_whose_libraries_miss_its_tensorflow() -> None:
-    problems = versions.image_problems(OFFICIAL_2_20_GPU, "training-gpu")
+    problems = lifecycle.image_problems(OFFICIAL_2_20_GPU, "training-gpu")
     assert problems == [
         "tensorflow/tensorflow:2.20.0-gpu carries CUDA 12.3.0 / cuDNN 8.9, but TensorFlow 2.20.0 is built "
         "against CUDA 12.5 / cuDNN 9.3: it would find no GPU"
     ]
     # The 2.17 image of the same Dockerfile matches its own TensorFlow.
     older = dataclasses.replace(OFFICIAL_2_20_GPU, pin=image_pin("t:2.17.0-gpu"), tensorflow="2.17.0")
-    assert versions.image_problems(older, "training-gpu") == []
+    assert lifecycle.image_problems(older, "training-gpu") == []
 
 
 def test_a_cpu_image_is_no_gpu_training_image() -> None:
-    assert versions.image_problems(versions.TENSORFLOW_CPU, "training-gpu") == [
+    assert lifecycle.image_problems(versions.TENSORFLOW_CPU, "training-gpu") == [
         "tensorflow/tensorflow:2.21.0 has no CUDA user space"
     ]
 
 
 def test_tensorboard_needs_the_command() -> None:
     """TF 2.21 images have no `tensorboard` (the dependency was dropped): the rule says so, for both 2.21 images."""
-    assert versions.image_problems(versions.TENSORFLOW_CPU, "tensorboard") == [
+    assert lifecycle.image_problems(versions.TENSORFLOW_CPU, "tensorboard") == [
         "tensorflow/tensorflow:2.21.0 has no tensorboard command"
     ]
-    assert versions.image_problems(versions.TENSORFLOW_GPU, "tensorboard") == [
+    assert lifecycle.image_problems(versions.TENSORFLOW_GPU, "tensorboard") == [
         f"{versions.TENSORFLOW_GPU_IMAGE} has no tensorboard command"
     ]
 
@@ -143,7 +143,7 @@ def test_tensorboard_needs_the_command() -> None:
 def test_serving_loads_what_every_pinned_training_image_exports() -> None:
     for serving in (versions.TF_SERVING_CPU, versions.TF_SERVING_GPU):
         for training in (versions.TENSORFLOW_CPU, versions.TENSORFLOW_GPU):
-            assert versions.serving_loads(serving.tensorflow, training.tensorflow)
+            assert lifecycle.serving_loads(serving.tensorflow, training.tensorflow)
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_serving_loads_what_every_pinned_training_image_exports() -> None:
     [("2.20.0", "2.20.0", True), ("2.20.0", "2.19.0", True), ("2.20", "2.21.0", False), ("2.19.1", "2.20", False)],
 )
 def test_serving_loads_only_same_or_older(serving: str, training: str, loads: bool) -> None:
-    assert versions.serving_loads(serving, training) is loads
+    assert lifecycle.serving_loads(serving, training) is loads
 
 
 def test_one_tensorflow_line() -> None:
@@ -172,9 +172,9 @@ def test_one_tensorflow_line() -> None:
 
 def test_the_serving_rule_on_the_new_line() -> None:
     """2.21 serving loads 2.21 exports and older ones; a 2.22 export is refused; TensorBoard is no training image."""
-    assert versions.serving_loads(versions.TF_SERVING_CPU.tensorflow, versions.TENSORFLOW_GPU.tensorflow)
-    assert versions.serving_loads("2.21.0", "2.20.0")
-    assert not versions.serving_loads(versions.TF_SERVING_GPU.tensorflow, "2.22.0")
+    assert lifecycle.serving_loads(versions.TF_SERVING_CPU.tensorflow, versions.TENSORFLOW_GPU.tensorflow)
+    assert lifecycle.serving_loads("2.21.0", "2.20.0")
+    assert not lifecycle.serving_loads(versions.TF_SERVING_GPU.tensorflow, "2.22.0")
 
 
 def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
@@ -197,4 +197,4 @@ def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
 @pytest.mark.parametrize("bad", ["2", "two.twenty", "", "2.x.0"])
 def test_tf_minor_refuses_what_is_not_a_version(bad: str) -> None:
     with pytest.raises(ValueError, match="is not a TensorFlow version"):
-        versions.tf_minor(bad)
+        lifecycle.tf_minor(bad)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 
 CHECKED = datetime.date(2026, 11, 28)
 """The day the pins were last read upstream (each pin's `read`)."""
@@ -82,7 +82,7 @@ def test_a_newer_release_that_could_not_be_read_is_named_with_the_reason(name: s
 
 
 def test_defaults_in_use_are_supported_on_the_day_they_were_set() -> None:
-    assert versions.end_of_support_warnings(versions.PINS, CHECKED) == []
+    assert lifecycle.end_of_support_warnings(versions.PINS, CHECKED) == []
 
 
 def test_no_default_is_past_its_end_of_support_on_the_real_calendar() -> None:
@@ -97,7 +97,7 @@ def test_no_default_is_past_its_end_of_support_on_the_real_calendar() -> None:
     """
     real_today = datetime.datetime.now(datetime.UTC).date()
     published = [pin for pin in versions.PINS if not pin.estimated]
-    assert versions.end_of_support_warnings(published, real_today) == []
+    assert lifecycle.end_of_support_warnings(published, real_today) == []
 
 
 def test_an_estimated_end_is_still_a_date_a_render_warns_from() -> None:
@@ -106,7 +106,7 @@ def test_an_estimated_end_is_still_a_date_a_render_warns_from() -> None:
     assert estimated, "no estimated end of support: drop this test's split above"
     for pin in estimated:
         assert pin.end_of_support is not None
-        assert versions.end_of_support_warnings([pin], datetime.date.fromisoformat(pin.end_of_support)) != [], pin.name
+        assert lifecycle.end_of_support_warnings([pin], datetime.date.fromisoformat(pin.end_of_support)) != [], pin.name
 
 
 @pytest.mark.parametrize(
@@ -122,16 +122,16 @@ def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
         f"{gpu.reference} (tensorflow-training-gpu) is past its end of support since 2027-07-10 (today is {day}): "
         "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
     ]
-    assert versions.end_of_support_warnings([gpu], on) == (expected if warns else [])
+    assert lifecycle.end_of_support_warnings([gpu], on) == (expected if warns else [])
 
 
 def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a day, `versions.today()` (GPUPLANE_TODAY in tests and what-if runs) is the day judged."""
     monkeypatch.setenv(versions.TODAY_ENV, "2027-07-10")
-    assert versions.end_of_support_warnings(versions.PINS) == versions.end_of_support_warnings(
+    assert lifecycle.end_of_support_warnings(versions.PINS) == lifecycle.end_of_support_warnings(
         versions.PINS, datetime.date(2027, 7, 10)
     )
-    aged = [w.split(" ")[1] for w in versions.end_of_support_warnings(versions.PINS)]
+    aged = [w.split(" ")[1] for w in lifecycle.end_of_support_warnings(versions.PINS)]
     assert aged == [
         "(gpu-operator)",
         "(tensorflow-serving)",
@@ -143,7 +143,7 @@ def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> 
         "(keda)",
     ]
     monkeypatch.setenv(versions.TODAY_ENV, "2026-12-05")
-    assert versions.end_of_support_warnings(versions.PINS) == []
+    assert lifecycle.end_of_support_warnings(versions.PINS) == []
 
 
 @pytest.mark.parametrize(("day", "warns"), [("2026-12-05", False), ("2026-12-06", True)])
@@ -154,7 +154,7 @@ def test_an_estimated_end_says_so(day: str, warns: bool) -> None:
         f"policy) (today is {day}): no security patches; move to a newer gpuplane, or name a supported image or chart "
         "version yourself"
     ]
-    assert versions.end_of_support_warnings([versions.KUEUE], on) == (expected if warns else [])
+    assert lifecycle.end_of_support_warnings([versions.KUEUE], on) == (expected if warns else [])
 
 
 def test_pins_in_use_are_what_a_render_applies() -> None:
@@ -164,18 +164,18 @@ def test_pins_in_use_are_what_a_render_applies() -> None:
         (versions.KUEUE_CHART, versions.KUEUE_VERSION),
         ("some-chart", "1.0.0"),
     }
-    used = versions.pins_in_use(images, charts)
+    used = lifecycle.pins_in_use(images, charts)
     assert [p.name for p in used] == ["gpu-operator", "tensorflow-serving", "tensorflow-training-gpu", "kueue"]
     # Another version of a pinned chart or image is the user's choice, not our default.
-    assert versions.pins_in_use({"tensorflow/serving:2.19.0"}, {("gpu-operator", "v25.10.1")}) == []
+    assert lifecycle.pins_in_use({"tensorflow/serving:2.19.0"}, {("gpu-operator", "v25.10.1")}) == []
 
 
 def test_a_user_who_names_their_own_image_gets_no_warning() -> None:
     day = datetime.date(2027, 8, 1)  # past the GPU training image's end of patch
-    theirs = versions.pins_in_use({"registry.example.com/train:2.21.0"}, set())
-    assert versions.end_of_support_warnings(theirs, day) == []
-    ours = versions.pins_in_use({versions.TENSORFLOW_GPU_IMAGE}, set())
-    assert len(versions.end_of_support_warnings(ours, day)) == 1
+    theirs = lifecycle.pins_in_use({"registry.example.com/train:2.21.0"}, set())
+    assert lifecycle.end_of_support_warnings(theirs, day) == []
+    ours = lifecycle.pins_in_use({versions.TENSORFLOW_GPU_IMAGE}, set())
+    assert len(lifecycle.end_of_support_warnings(ours, day)) == 1
 
 
 @pytest.mark.parametrize(
