@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.config import ClusterArgs
 from gpuplane.components.destroy import teardown
 from gpuplane.components.facts.partition import Partition, of_region
@@ -80,6 +81,8 @@ class Cluster(pulumi.ComponentResource):
         # Read by other components for their own KMS key policies (plain values, no dependency on us).
         self.region = region
         self.kms_key_administrators = list(args.kms_key_administrators)
+        # The minor every node group and add-on of this cluster is told (they move with it on an upgrade).
+        self.kubernetes_version = args.kubernetes_version
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -283,6 +286,7 @@ class Cluster(pulumi.ComponentResource):
             f"{self._prefix}-addon-{addon_name}",
             cluster_name=self._cluster.name,
             addon_name=addon_name,
+            addon_version=addon_version(addon_name, self.kubernetes_version, self),
             service_account_role_arn=service_account_role_arn,
             configuration_values=json.dumps(configuration_values, sort_keys=True) if configuration_values else None,
             # EKS owns these add-ons: take over fields a previous manual install set.

@@ -13,6 +13,7 @@ from gpuplane.components.config import NodeGroupArgs, Taint
 from gpuplane.components.plan import capacity, iam_policies
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
+from gpuplane.components.plan.upgrade import node_version
 from gpuplane.manifests import versions
 
 
@@ -43,6 +44,7 @@ class NodeGroup(pulumi.ComponentResource):
         gpu_operator: bool = False,
         routes: Sequence[pulumi.Resource] = (),
         efa_security_group_ids: Sequence[pulumi.Input[str]] = (),
+        after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`routes`: what the nodes' subnets need to reach ECR and the API (private routes, NAT gateways).
@@ -50,6 +52,8 @@ class NodeGroup(pulumi.ComponentResource):
         `subnet_ids`: for a reserved group, only its reservation's AZ (plan/capacity.py `subnet_positions`).
         `efa_security_group_ids`: an EFA group's interfaces carry these (the cluster security group and the
         EFA one); required when `args.efa`.
+        `after`: what the group waits for besides the pre-node add-ons; on an upgrade it moves after them too
+        (a GPU group after the system groups and coredns: plan/upgrade.py `ORDER`).
         """
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
         tags = dict(tags or {})
@@ -107,9 +111,15 @@ class NodeGroup(pulumi.ComponentResource):
             opts=child,
         )
 
+        # The cluster's minor and the AMI release AWS recommends for it: a new kubernetesVersion moves the nodes.
+        node = node_version(args, cluster.kubernetes_version)
         group = aws.eks.NodeGroup(
             f"{name}-ng",
             cluster_name=cluster.cluster_name,
+            version=node.version,
+            release_version=aws.ssm.get_parameter_output(
+                name=node.release_parameter, opts=pulumi.InvokeOutputOptions(parent=self)
+            ).value,
             # A prefix, not a fixed name: changing instance types, capacity or AMI type replaces a managed
             # node group, and with a generated name the new group is up before the old one is deleted.
             node_group_name_prefix=f"{args.name}-",
@@ -137,7 +147,7 @@ class NodeGroup(pulumi.ComponentResource):
                 parent=self,
                 # vpc-cni and the pod identity agent must be on the cluster before a node joins, and the
                 # private routes must exist or nodes cannot pull images or reach the endpoint, and never join.
-                depends_on=[*attachments, *cluster.before_compute, *routes],
+                depends_on=[*attachments, *cluster.before_compute, *routes, *after],
                 # The cluster-autoscaler owns the size once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
             ),

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cloudwatch import CloudWatchObservability
 from gpuplane.components.cluster import Cluster
@@ -106,8 +107,11 @@ class Platform(pulumi.ComponentResource):
         # New nodes carry the EFS driver's startup taint until its node agent runs there.
         startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
-        self.node_groups = {
-            group.name: NodeGroup(
+        system = {g.name for g in args.system_node_groups}
+        startup_keys = [t.key for t in startup]
+
+        def node_group(group: NodeGroupArgs, after: Sequence[pulumi.Resource]) -> NodeGroup:
+            return NodeGroup(
                 f"{name}-{group.name}",
                 group,
                 cluster=self.cluster,
@@ -119,17 +123,21 @@ class Platform(pulumi.ComponentResource):
                 efa_security_group_ids=(
                     [self.cluster.cluster_security_group_id, self.network.efa_security_group().id] if group.efa else []
                 ),
+                after=after,
                 opts=child,
             )
-            for group in args.resolved_node_groups
+
+        # EKS's order, at creation and at an upgrade alike (plan/upgrade.py `ORDER`): the system groups, then
+        # the add-ons that need nodes (coredns), then the GPU and other tainted groups.
+        system_groups = {g.name: node_group(g, ()) for g in args.resolved_node_groups if g.name in system}
+        system_nodes = [r for group in system_groups.values() for r in group.node_group_resources]
+        # coredns, the autoscaler and the GPU DaemonSets tolerate the EFS startup taint (none mounts EFS),
+        # so they wait for the system nodes only, not for the EFS driver's node agent that lifts it.
+        coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
+        others = {
+            g.name: node_group(g, [*system_nodes, *coredns]) for g in args.resolved_node_groups if g.name not in system
         }
-        system = {g.name for g in args.system_node_groups}
-        system_nodes = [
-            resource
-            for group_name, group in self.node_groups.items()
-            if group_name in system
-            for resource in group.node_group_resources
-        ]
+        self.node_groups = {g.name: (system_groups | others)[g.name] for g in args.resolved_node_groups}
         self.workspace = Workspace(
             f"{name}-workspace",
             namespace_name=args.workload_namespace,
@@ -150,10 +158,6 @@ class Platform(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
-        # coredns, the autoscaler and the GPU DaemonSets tolerate the EFS startup taint (none mounts EFS),
-        # so they wait for the system nodes only, not for the EFS driver's node agent that lifts it.
-        startup_keys = [t.key for t in startup]
-        coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
         self.cluster_services_ready = [*system_nodes, *coredns]
         if node_repair.needs_monitoring_agent(args.resolved_node_groups):
             self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
@@ -334,6 +338,7 @@ class Platform(pulumi.ComponentResource):
             f"{name}-addon-{versions.ADDON_NODE_MONITORING_AGENT}",
             cluster_name=self.cluster.cluster_name,
             addon_name=versions.ADDON_NODE_MONITORING_AGENT,
+            addon_version=addon_version(versions.ADDON_NODE_MONITORING_AGENT, self.cluster.kubernetes_version, self),
             configuration_values=json.dumps(
                 {"dcgmAgent": {"tolerations": node_repair.dcgm_server_tolerations(startup_keys)}}, sort_keys=True
             ),
@@ -387,6 +392,7 @@ class Platform(pulumi.ComponentResource):
                     f"{name}-addon-metrics-server",
                     cluster_name=self.cluster.cluster_name,
                     addon_name=versions.ADDON_METRICS_SERVER,
+                    addon_version=addon_version(versions.ADDON_METRICS_SERVER, self.cluster.kubernetes_version, self),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     tags=tags,
