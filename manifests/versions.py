@@ -890,7 +890,12 @@ GPU_STACK_KUBERNETES: Final[dict[str, tuple[str, str, str]]] = {
         "readable from here (2026-11-28): `gpuplane verify` checks the GPUs after the upgrade",
     ),
     "kueue": ("1.29", "", "Kueue README at v0.19.2: 'Requires Kubernetes 1.29 or newer'"),
-    "jobset": ("", "1.35", "JobSet v0.12.0: its newest Kubernetes E2E lane is 1.35 (tag f22e565)"),
+    "jobset": (
+        "",
+        "",
+        "JobSet publishes no Kubernetes support matrix; its newest E2E lane at v0.12.0 (f22e565) is 1.35, so a newer "
+        "minor is untested upstream: `gpuplane verify` runs a queued training run after the upgrade",
+    ),
 }
 
 

@@ -95,11 +95,11 @@ def by_part(found: list[upgrade.PartSupport]) -> dict[str, tuple[str, str]]:
     return {p.part: (p.status, p.detail) for p in found}
 
 
-def test_gpu_stack_at_136_warns_where_a_part_is_tested_only_to_135() -> None:
+def test_gpu_stack_at_136_passes_and_says_where_upstream_publishes_no_range() -> None:
     found = by_part(upgrade.gpu_stack_support("1.36", gpu=True, queue=True, autoscaler=True))
-    assert found["jobset"][0] == "warn" and "tested up to Kubernetes 1.35" in found["jobset"][1]
-    assert found["nvidia-driver"][0] == "pass"
-    assert found["kueue"][0] == "pass"
+    assert {status for status, _ in found.values()} == {"pass"}
+    assert found["nvidia-driver"][1].startswith("1.36 is within 1.32 to 1.36")
+    assert found["jobset"][1].startswith("1.36 is within any to newest (JobSet publishes no Kubernetes support matrix")
     assert found["cluster-autoscaler"] == ("pass", "v1.36.1 for Kubernetes 1.36")
 
 
