@@ -9,8 +9,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import AutoscalerArgs
+from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.manifests import versions
@@ -97,33 +97,49 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        args: AutoscalerArgs,
+        args: AutoscalerArgs | None = None,
         *,
-        cluster: Cluster,
-        region: str,
-        kubernetes_version: str,
-        startup_taints: Sequence[str],
-        after: Sequence[pulumi.Resource],
+        cluster: ControlPlane,
+        after: Sequence[pulumi.Resource] | None = None,
         provisioning_requests: bool = False,
         metrics: str = "none",
         tags: dict[str, str] | None = None,
+        region: str | None = None,
+        kubernetes_version: str | None = None,
+        startup_taints: Sequence[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`after`: what the autoscaler waits for (coredns, system node groups, the CRD): never GPU groups.
+        """`args`: its settings (default `AutoscalerArgs()`); region, minor and startup taints are the cluster's.
 
+        `after`: what the autoscaler waits for (default `cluster.services_ready`: coredns and the system node
+        groups; add the ProvisioningRequest CRD when serving them): never GPU groups.
         `provisioning_requests`: serve ProvisioningRequests (their CRD must be among `after`).
         `metrics`: the store that reads its metrics (`autoscaler_values`). Nothing of the metrics stack is needed
         first: its ServiceMonitor is the Observability component's (`autoscaler=True`).
+        `tags`: added to the cluster's.
+        `region`, `kubernetes_version`, `startup_taints`: deprecated, the cluster's.
         """
+        args = args or AutoscalerArgs()
+        if region is not None:
+            deprecated_context("ClusterAutoscaler", "region", region, cluster.region)
+        if kubernetes_version is not None:
+            deprecated_context(
+                "ClusterAutoscaler", "kubernetes_version", kubernetes_version, cluster.kubernetes_version
+            )
+        if startup_taints is None:
+            startup_taints = cluster.startup_taint_keys
+        else:
+            deprecated_keyword("ClusterAutoscaler", "startup_taints", "pass startup_taints to Cluster(...)")
+        after = cluster.services_ready if after is None else after
         super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)
-        tags = dict(tags or {})
+        tags = {**cluster.tags, **(tags or {})}
         association = pod_identity_role(
             name,
             parent=self,
             cluster=cluster,
             namespace=versions.CLUSTER_AUTOSCALER_NAMESPACE,
             service_account=versions.CLUSTER_AUTOSCALER_SA,
-            policy=_scoped_policy(cluster.eks_name, region),
+            policy=_scoped_policy(cluster.eks_name, cluster.region),
             description=f"cluster-autoscaler of {cluster.eks_name}",
             tags=tags,
         )
@@ -137,8 +153,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             values=autoscaler_values(
                 args,
                 cluster_name=cluster.eks_name,
-                region=region,
-                kubernetes_version=kubernetes_version,
+                region=cluster.region,
+                kubernetes_version=cluster.kubernetes_version,
                 startup_taints=startup_taints,
                 provisioning_requests=provisioning_requests,
                 metrics=metrics,

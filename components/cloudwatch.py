@@ -15,8 +15,9 @@ import pulumi_aws as aws
 
 from gpuplane.components import kms
 from gpuplane.components.addon_versions import addon_version
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
+from gpuplane.components.control_plane import ControlPlane, deprecated_context
+from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import addon_role
 from gpuplane.manifests import cloudwatch, versions
 
@@ -39,20 +40,34 @@ class CloudWatchObservability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
-        cluster_name: str,
-        region: str,
-        after: Sequence[pulumi.Resource],
-        tags: dict[str, str],
+        cluster: ControlPlane,
+        after: Sequence[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
+        cluster_name: str | None = None,
+        region: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`after`: what the agent's pods need first (the system nodes); `cluster_name` is the EKS name."""
+        """`after`: what the agent's pods need first (default `cluster.services_ready`).
+
+        `tags`: added to the cluster's. `cluster_name`, `region`: deprecated, the cluster's.
+        """
+        for keyword, given, known in (
+            ("cluster_name", cluster_name, cluster.eks_name),
+            ("region", region, cluster.region),
+        ):
+            if given is not None:
+                deprecated_context("CloudWatchObservability", keyword, given, known)
+        cluster_name, region = cluster.eks_name, cluster.region
+        after = cluster.services_ready if after is None else after
+        tags = {**cluster.tags, **(tags or {})}
         super().__init__("gpuplane:index:CloudWatchObservability", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         role, attached = addon_role(
             f"{name}-agent",
             parent=self,
             cluster=cluster,
+            namespace=versions.CLOUDWATCH_NAMESPACE,
+            service_account=versions.CLOUDWATCH_AGENT_SA,
             policy=versions.POLICY_CLOUDWATCH_AGENT,
             description=f"CloudWatch agent of {cluster_name}: Container Insights metrics",
             tags=tags,
@@ -100,7 +115,7 @@ class CloudWatchObservability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
+        cluster: ControlPlane,
         cluster_name: str,
         region: str,
         tags: dict[str, str],
@@ -121,6 +136,14 @@ class CloudWatchObservability(pulumi.ComponentResource):
             region=region,
             administrators=cluster.kms_key_administrators,
             publisher=cluster.partition.service_principal("cloudwatch"),
+            source_arn=aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id.apply(
+                lambda account_id: iam_policies.alarms_arn_pattern(
+                    partition_id=cluster.partition.id,
+                    region=region,
+                    account_id=account_id,
+                    name_prefix=f"{cluster_name}-",
+                )
+            ),
             description=f"Alert topic {cluster_name}-alerts (CloudWatch alarms publish)",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from gpuplane.components.cluster import Cluster
+from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.manifests import observability, versions
 from gpuplane.manifests.namespaces import namespace
@@ -99,7 +99,8 @@ def gpu_operator_values(
         "dcgmExporter": {
             "enabled": dcgm_exporter,
             "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
-            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine),
+            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine, operator=True),
+            **observability.dcgm_counters_values(operator=True),
         },
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
@@ -110,17 +111,20 @@ def gpu_operator_values(
 def dcgm_exporter_values(
     startup_taints: Sequence[str] = (), *, metrics: bool = False, remote_hostengine: bool = False
 ) -> dict[str, Any]:
-    """Values of the dcgm-exporter chart: GPU nodes only; a ServiceMonitor only when Prometheus runs.
+    """Values of the dcgm-exporter chart: GPU nodes only; never the chart's ServiceMonitor.
 
-    `remote_hostengine`: use the EKS node monitoring agent's DCGM host engine, one engine per node
-    (`manifests.observability.dcgm_exporter_metrics_values`).
+    The chart's ServiceMonitor would make the release wait for the stack's CRDs; with Prometheus the
+    Observability component applies the same one after the stack (`observability.dcgm_service_monitor`), so
+    `metrics` changes nothing here. `remote_hostengine`: use the EKS node monitoring agent's DCGM host engine,
+    one engine per node (`manifests.observability.dcgm_exporter_metrics_values`).
     """
     env = observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine)["env"]
     return {
         "nodeSelector": {versions.GPU_PRESENT_LABEL: "true"},
         "tolerations": _tolerations(startup_taints),
-        "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
+        "serviceMonitor": observability.dcgm_service_monitor_values(False),
         "service": {"port": versions.DCGM_EXPORTER_PORT},
+        **observability.dcgm_counters_values(operator=False),
         **({"extraEnv": env} if env else {}),
     }
 
@@ -153,22 +157,35 @@ class GpuEnablement(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        plan: GpuPlan,
+        plan: GpuPlan | None = None,
         *,
-        cluster: Cluster,
-        kubernetes_version: str,
-        dcgm_exporter: bool,
-        startup_taints: Sequence[str],
+        cluster: ControlPlane,
+        dcgm_exporter: bool = True,
         metrics: bool = False,
         remote_hostengine: bool = False,
-        after: Sequence[pulumi.Resource],
+        after: Sequence[pulumi.Resource] | None = None,
+        kubernetes_version: str | None = None,
+        startup_taints: Sequence[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """Install the charts after `after`: what cluster services need (coredns, system node groups).
+        """`plan`: what to install for which groups (default: the node groups added to `cluster` so far).
 
-        Never after the GPU groups: a DaemonSet with no GPU node yet is ready at once, and a GPU node's
-        boot must not hold up `up`.
+        `dcgm_exporter`: GPU metrics from every GPU node (default on). `metrics`: the Prometheus Operator's CRDs
+        exist (its release among `after`): the exporter gets a ServiceMonitor. `remote_hostengine`: the node
+        monitoring agent runs the DCGM host engine on the GPU nodes; the exporter connects to it.
+        `after`: what the charts wait for (default `cluster.services_ready`: coredns and the system groups).
+        Never the GPU groups: a DaemonSet with no GPU node yet is ready at once, and a GPU node's boot must not
+        hold up `up`.
+        `kubernetes_version`, `startup_taints`: deprecated, the cluster's.
         """
+        if kubernetes_version is not None:
+            deprecated_context("GpuEnablement", "kubernetes_version", kubernetes_version, cluster.kubernetes_version)
+        if startup_taints is None:
+            startup_taints = cluster.startup_taint_keys
+        else:
+            deprecated_keyword("GpuEnablement", "startup_taints", "pass startup_taints to Cluster(...)")
+        plan = plan if plan is not None else GpuPlan(tuple(cluster.node_group_args))
+        after = cluster.services_ready if after is None else after
         super().__init__("gpuplane:index:GpuEnablement", name, None, opts)
         charts: list[tuple[str, str, str, str, dict[str, Any]]] = []
         if plan.operator:
@@ -221,7 +238,7 @@ class GpuEnablement(pulumi.ComponentResource):
             )
         self.releases = [release for release, *_ in charts]
         if charts:
-            ns_doc = namespace(versions.NVIDIA_NAMESPACE, "privileged", kubernetes_version)
+            ns_doc = namespace(versions.NVIDIA_NAMESPACE, "privileged", cluster.kubernetes_version)
             ns = k8s.core.v1.Namespace(
                 f"{name}-ns",
                 metadata=ns_doc["metadata"],

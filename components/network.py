@@ -30,25 +30,34 @@ class Network(pulumi.ComponentResource):
     private_routes: list[pulumi.Resource]
     """The routes nodes need to reach ECR and the endpoint: private defaults via NAT, the public ones NAT uses."""
     availability_zones: pulumi.Output[list[str]]
+    cidr: str
+    """The VPC's IPv4 CIDR (`NetworkArgs.cidr`): what a private-only API endpoint admits by default."""
 
     def __init__(
         self,
         name: str,
-        args: NetworkArgs,
+        args: NetworkArgs | None = None,
         *,
-        cluster_name: str,
+        cluster_name: str | None = None,
         tags: dict[str, str] | None = None,
         delete_claim_volumes: bool = False,
         region: str | None = None,
         kms_key_administrators: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev).
+        """`args`: the VPC's settings (default `NetworkArgs()`).
 
-        `region` and `kms_key_administrators` are for the flow logs' key (`args.flow_logs`); without a
-        region, flow logs are refused.
+        `cluster_name`: the EKS cluster the subnets are tagged for (default `<project>-<stack>`, the `Cluster`'s
+        default too).
+        `delete_claim_volumes`: let the teardown hook delete detached EBS volumes left by claims (dev).
+        `region` and `kms_key_administrators` are for the flow logs' key (`args.flow_logs`); the region defaults
+        to the stack's `aws:region`.
         """
+        args = args or NetworkArgs()
+        cluster_name = cluster_name or f"{pulumi.get_project()}-{pulumi.get_stack()}"
+        region = region or pulumi.Config("aws").get("region")
         super().__init__("gpuplane:index:Network", name, None, opts)
+        self.cidr = args.cidr
         tags = dict(tags or {})
         self._name, self._cluster_name, self._tags = name, cluster_name, tags
         self._efa_security_group: aws.ec2.SecurityGroup | None = None
@@ -97,7 +106,7 @@ class Network(pulumi.ComponentResource):
         )
         if args.flow_logs:
             if region is None:
-                raise ValueError("network.flowLogs needs the region: pass region= to Network")
+                raise ValueError("network.flowLogs needs the region: set aws:region, or pass region= to Network")
             FlowLogs(
                 f"{name}-flow-logs",
                 vpc_id=vpc.id,

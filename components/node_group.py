@@ -8,9 +8,11 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, Taint
+from gpuplane.components.config.node_groups import blocks_scheduling
+from gpuplane.components.control_plane import ControlPlane, deprecated_keyword
 from gpuplane.components.plan import capacity, iam_policies
+from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
 from gpuplane.components.plan.upgrade import node_version
@@ -31,32 +33,65 @@ class NodeGroup(pulumi.ComponentResource):
     """The managed node group itself, for `depends_on` of things that need nodes (not the whole component)."""
     role_arn: pulumi.Output[str]
     autoscaling_group_name: pulumi.Output[str]
+    args: NodeGroupArgs
+    """The group's own args, as validated (the cluster's GPU plan reads them)."""
 
     def __init__(
         self,
         name: str,
         args: NodeGroupArgs,
         *,
-        cluster: Cluster,
-        subnet_ids: pulumi.Input[Sequence[str]],
+        cluster: ControlPlane,
+        subnet_ids: pulumi.Input[Sequence[str]] | None = None,
         tags: dict[str, str] | None = None,
-        startup_taints: Sequence[Taint] = (),
-        gpu_operator: bool = False,
-        routes: Sequence[pulumi.Resource] = (),
-        efa_security_group_ids: Sequence[pulumi.Input[str]] = (),
-        after: Sequence[pulumi.Resource] = (),
+        startup_taints: Sequence[Taint] | None = None,
+        gpu_operator: bool | None = None,
+        routes: Sequence[pulumi.Resource] | None = None,
+        efa_security_group_ids: Sequence[pulumi.Input[str]] | None = None,
+        after: Sequence[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`routes`: what the nodes' subnets need to reach ECR and the API (private routes, NAT gateways).
+        """`cluster`: the cluster the nodes join; its subnets, tags and startup taints are the group's.
 
-        `subnet_ids`: for a reserved group, only its reservation's AZ (plan/capacity.py `subnet_positions`).
-        `efa_security_group_ids`: an EFA group's interfaces carry these (the cluster security group and the
-        EFA one); required when `args.efa`.
-        `after`: what the group waits for besides the pre-node add-ons; on an upgrade it moves after them too
-        (a GPU group after the system groups and coredns: plan/upgrade.py `ORDER`).
+        `subnet_ids`: other subnets than the cluster's: for a reserved group, only its reservation's AZ
+        (plan/capacity.py `subnet_positions`).
+        `tags`: added to the cluster's.
+        `gpu_operator`: the NVIDIA GPU Operator manages the cluster's GPU nodes (default: some group of the
+        cluster, this one included, has `driver: operator`).
+        `routes`: what the nodes' subnets need to reach ECR and the API (default: the private routes of the
+        cluster's `network`).
+        `efa_security_group_ids`: an EFA group's interfaces carry these (default with the cluster's `network`:
+        the cluster security group and the network's EFA group); required when `args.efa`.
+        `startup_taints`: deprecated, the cluster's (`Cluster(startup_taints=...)`).
+        `after`: what the group waits for besides the pre-node add-ons (default: for a GPU or other tainted
+        group, the cluster's services: the system groups added so far and coredns). The same dependency orders
+        an upgrade: such a group moves to a new minor after them (plan/upgrade.py `ORDER`).
         """
+        if after is None:
+            system = args.kind == "cpu" and not blocks_scheduling(args)
+            after = cluster.services_ready if not system and cluster.system_nodes else []
+        if startup_taints is None:
+            startup_taints = cluster.startup_taints
+        else:
+            deprecated_keyword(
+                "NodeGroup", "startup_taints", "pass startup_taints to Cluster(...); its groups take them"
+            )
+        if gpu_operator is None:
+            gpu_operator = GpuPlan((*cluster.node_group_args, args)).operator
+        network = cluster.network
+        if routes is None:
+            routes = network.private_routes if network is not None else []
+        if efa_security_group_ids is None:
+            efa_security_group_ids = (
+                [cluster.cluster_security_group_id, network.efa_security_group().id]
+                if args.efa and network is not None
+                else []
+            )
+        if subnet_ids is None:
+            subnet_ids = cluster.subnet_ids
         super().__init__("gpuplane:index:NodeGroup", name, None, opts)
-        tags = dict(tags or {})
+        tags = {**cluster.tags, **(tags or {})}
+        self.args = args
         child = pulumi.ResourceOptions(parent=self)
         ami_type = args.resolved_ami_type
 
@@ -125,7 +160,7 @@ class NodeGroup(pulumi.ComponentResource):
             node_group_name_prefix=f"{args.name}-",
             node_role_arn=role.arn,
             subnet_ids=subnet_ids,
-            instance_types=list(args.instance_types),
+            instance_types=capacity.node_group_instance_types(args),
             ami_type=ami_type,
             capacity_type=args.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
@@ -163,6 +198,7 @@ class NodeGroup(pulumi.ComponentResource):
 
         self.node_group_name = group.node_group_name
         self.node_group_resources = [group]
+        cluster.record_node_group(args, self.node_group_resources)
         self.role_arn = role.arn
         self.autoscaling_group_name = asg_name
         self.register_outputs(

@@ -11,8 +11,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import ObservabilityArgs
+from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.components.storage import ebs_csi_driver
@@ -41,16 +41,18 @@ class Observability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
-        kubernetes_version: str,
-        workload_namespace: str | None,
-        workload_namespace_resource: pulumi.Resource | None,
-        startup_taints: Sequence[str],
-        after: Sequence[pulumi.Resource],
-        region: str,
-        tags: dict[str, str],
-        cluster_name: str,
+        cluster: ControlPlane,
+        workload_namespace: str | None = None,
+        workload_namespace_resource: pulumi.Resource | None = None,
+        after: Sequence[pulumi.Resource] | None = None,
+        tags: dict[str, str] | None = None,
         autoscaler: bool = False,
+        queue: bool = False,
+        dcgm_exporter: bool = False,
+        kubernetes_version: str | None = None,
+        startup_taints: Sequence[str] | None = None,
+        region: str | None = None,
+        cluster_name: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`workload_namespace`: where TF Serving runs, when the stack serves models (its PodMonitor goes there).
@@ -58,7 +60,25 @@ class Observability(pulumi.ComponentResource):
         `autoscaler`: the stack runs the cluster-autoscaler; with the in-cluster Prometheus its ServiceMonitor is
         applied here, after the stack's CRDs, so the autoscaler's release need not wait for the stack
         (`observability.autoscaler_service_monitor`); the managed collector has a job for it whatever this says.
+        `queue`, `dcgm_exporter`: the stack runs Kueue, the standalone dcgm-exporter chart; the same for their
+        ServiceMonitors (`kueue_service_monitor`, `dcgm_service_monitor`), so neither release waits for the stack.
+        `after`: what the stack waits for (default `cluster.services_ready`). `tags`: added to the cluster's.
+        `kubernetes_version`, `startup_taints`, `region`, `cluster_name`: deprecated, the cluster's.
         """
+        for keyword, given, known in (
+            ("kubernetes_version", kubernetes_version, cluster.kubernetes_version),
+            ("region", region, cluster.region),
+            ("cluster_name", cluster_name, cluster.eks_name),
+        ):
+            if given is not None:
+                deprecated_context("Observability", keyword, given, known)
+        if startup_taints is None:
+            startup_taints = cluster.startup_taint_keys
+        else:
+            deprecated_keyword("Observability", "startup_taints", "pass startup_taints to Cluster(...)")
+        kubernetes_version, region, cluster_name = cluster.kubernetes_version, cluster.region, cluster.eks_name
+        after = cluster.services_ready if after is None else after
+        tags = {**cluster.tags, **(tags or {})}
         super().__init__("gpuplane:index:Observability", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(versions.MONITORING_NAMESPACE, "privileged", kubernetes_version)
@@ -156,6 +176,22 @@ class Observability(pulumi.ComponentResource):
                 spec=scaler["spec"],
                 opts=after_release,
             )
+        # In `monitoring` (Kueue's and the GPU namespace may come later); each finds its Service whenever it exists.
+        monitors = {"kueue": queue, "dcgm-exporter": dcgm_exporter}
+        for monitor_name, builder in (
+            ("kueue", observability.kueue_service_monitor),
+            ("dcgm-exporter", observability.dcgm_service_monitor),
+        ):
+            if monitors[monitor_name]:
+                doc = builder()
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{monitor_name}-monitor",
+                    api_version=doc["apiVersion"],
+                    kind=doc["kind"],
+                    metadata=doc["metadata"],
+                    spec=doc["spec"],
+                    opts=after_release,
+                )
         self.register_outputs({"release": self.release.name, "alertTopicArn": self.alert_topic_arn})
 
     def _stack_release(
@@ -180,7 +216,7 @@ class Observability(pulumi.ComponentResource):
         )
 
     def _alert_topic(
-        self, name: str, args: ObservabilityArgs, cluster: Cluster, cluster_name: str, tags: dict[str, str]
+        self, name: str, args: ObservabilityArgs, cluster: ControlPlane, cluster_name: str, tags: dict[str, str]
     ) -> tuple[pulumi.Input[str], pulumi.Resource]:
         """The SNS topic alerts go to (the user's, or one of the stack's) and Alertmanager's right to publish there.
 
@@ -218,7 +254,7 @@ class Observability(pulumi.ComponentResource):
         name: str,
         args: ObservabilityArgs,
         *,
-        cluster: Cluster,
+        cluster: ControlPlane,
         ns: k8s.core.v1.Namespace,
         tolerations: list[dict[str, str]],
         after: Sequence[pulumi.Resource],
@@ -308,7 +344,7 @@ class Observability(pulumi.ComponentResource):
         *,
         args: ObservabilityArgs,
         workspace: aws.amp.Workspace,
-        cluster: Cluster,
+        cluster: ControlPlane,
         cluster_name: str,
         region: str,
         tags: dict[str, str],
@@ -331,6 +367,7 @@ class Observability(pulumi.ComponentResource):
             region=region,
             administrators=cluster.kms_key_administrators,
             publisher=principal,
+            source_arn=workspace.arn,
             description=f"Alert topic {cluster_name}-alerts (AMP's Alertmanager publishes)",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),

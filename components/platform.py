@@ -15,6 +15,7 @@ from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cloudwatch import CloudWatchObservability
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import NodeGroupArgs, PlatformArgs, Taint
+from gpuplane.components.control_plane import resolve_region
 from gpuplane.components.gpu import GpuEnablement
 from gpuplane.components.network import Network
 from gpuplane.components.node_group import NodeGroup
@@ -57,7 +58,7 @@ class Platform(pulumi.ComponentResource):
         name: str,
         args: PlatformArgs,
         *,
-        region: str,
+        region: str | None = None,
         aws_profile: str | None = None,
         assume_roles: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
@@ -66,6 +67,8 @@ class Platform(pulumi.ComponentResource):
         # A program that builds the platform itself gets the stack config's checks across sections and its
         # add-on refusal (issue 16), before anything is registered.
         cross_checks.check_platform(args)
+        # The stack's aws:region, or an explicit aws provider's (then named): what the cluster resolves too.
+        region = resolve_region(name, region, opts, "Platform")
         unavailable = cross_checks.region_problems(args, region)
         if unavailable:
             raise ValueError("; ".join(f"{key}: {message}" for key, message in unavailable))
@@ -91,106 +94,81 @@ class Platform(pulumi.ComponentResource):
             kms_key_administrators=args.cluster.kms_key_administrators,
             opts=child,
         )
+        # New nodes carry the EFS driver's startup taint until its node agent runs there.
+        startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
+        # The children read region, Kubernetes version, startup taints, subnets and tags from the cluster.
         self.cluster = Cluster(
             f"{name}-cluster",
             args.cluster,
+            network=self.network,
             cluster_name=cluster_name,
-            subnet_ids=self.network.private_subnet_ids,
             aws_profile=aws_profile,
             assume_roles=assume_roles,
             region=region,
             tags=tags,
+            startup_taints=startup,
             delete_claim_volumes=disposable,
             api_access_cidrs=args.resolved_api_access_cidrs,
             opts=child,
         )
-        # New nodes carry the EFS driver's startup taint until its node agent runs there.
-        startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
+        # System groups first: the GPU and tainted groups wait for them and coredns (EKS's upgrade order).
         system = {g.name for g in args.system_node_groups}
-        startup_keys = [t.key for t in startup]
-
-        def node_group(group: NodeGroupArgs, after: Sequence[pulumi.Resource]) -> NodeGroup:
-            return NodeGroup(
+        groups = {
+            group.name: NodeGroup(
                 f"{name}-{group.name}",
                 group,
                 cluster=self.cluster,
                 subnet_ids=self._subnets_of(group, args),
-                tags=tags,
-                startup_taints=startup,
+                # The whole plan decides (another group's driver labels this one's nodes too).
                 gpu_operator=self.gpu_plan.operator,
-                routes=self.network.private_routes,
-                efa_security_group_ids=(
-                    [self.cluster.cluster_security_group_id, self.network.efa_security_group().id] if group.efa else []
-                ),
-                after=after,
                 opts=child,
             )
-
-        # EKS's order, at creation and at an upgrade alike (plan/upgrade.py `ORDER`): the system groups, then
-        # the add-ons that need nodes (coredns), then the GPU and other tainted groups.
-        system_groups = {g.name: node_group(g, ()) for g in args.resolved_node_groups if g.name in system}
-        system_nodes = [r for group in system_groups.values() for r in group.node_group_resources]
-        # coredns, the autoscaler and the GPU DaemonSets tolerate the EFS startup taint (none mounts EFS),
-        # so they wait for the system nodes only, not for the EFS driver's node agent that lifts it.
-        coredns = self.cluster.add_compute_addons(system_nodes, startup_taints=startup_keys)
-        others = {
-            g.name: node_group(g, [*system_nodes, *coredns]) for g in args.resolved_node_groups if g.name not in system
+            for group in sorted(args.resolved_node_groups, key=lambda g: g.name not in system)
         }
-        self.node_groups = {g.name: (system_groups | others)[g.name] for g in args.resolved_node_groups}
+        self.node_groups = {g.name: groups[g.name] for g in args.resolved_node_groups}
         self.workspace = Workspace(
-            f"{name}-workspace",
-            namespace_name=args.workload_namespace,
-            cluster=self.cluster,
-            kubernetes_version=args.cluster.kubernetes_version,
-            opts=child,
+            f"{name}-workspace", namespace_name=args.workload_namespace, cluster=self.cluster, opts=child
         )
         self.storage: SharedStorage | None = None
         if args.storage.enabled:
             self.storage = SharedStorage(
                 f"{name}-storage",
                 args.storage,
-                network=self.network,
                 cluster=self.cluster,
                 namespace=args.workload_namespace,
                 namespace_resource=self.workspace.namespace_resource,
-                nodes=system_nodes,
-                tags=tags,
                 opts=child,
             )
-        self.cluster_services_ready = [*system_nodes, *coredns]
+        # coredns, the autoscaler and the GPU DaemonSets tolerate the EFS startup taint (none mounts EFS),
+        # so they wait for the system nodes only, not for the EFS driver's node agent that lifts it.
+        startup_keys = self.cluster.startup_taint_keys
+        self.cluster_services_ready = self.cluster.services_ready
         if node_repair.needs_monitoring_agent(args.resolved_node_groups):
-            self._node_monitoring_agent(name, tags, system_nodes, startup_keys)
-        # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
+            self._node_monitoring_agent(name, tags, self.cluster.system_nodes, startup_keys)
+        # Metrics next. No chart waits for the stack's CRDs: the ServiceMonitors of the autoscaler, Kueue and
+        # dcgm-exporter are applied by the Observability component after the stack, not by their charts.
         self.observability: Observability | None = None
-        metrics_after: list[pulumi.Resource] = []
         if args.observability.metrics in {"prometheus", "managedPrometheus"}:
             self.observability = Observability(
                 f"{name}-metrics",
                 args.observability,
                 cluster=self.cluster,
-                kubernetes_version=args.cluster.kubernetes_version,
                 workload_namespace=args.workload_namespace if args.serving else None,
                 workload_namespace_resource=self.workspace.namespace_resource,
-                startup_taints=startup_keys,
-                after=self.cluster_services_ready,
                 autoscaler=args.autoscaler.enabled,
-                region=region,
-                tags=tags,
-                cluster_name=cluster_name,
+                queue=bool(args.training),
+                dcgm_exporter=bool(self.gpu_plan.gpu_groups)
+                and args.observability.dcgm_exporter
+                and not self.gpu_plan.operator,
                 opts=child,
             )
-            metrics_after = [self.observability.release]
         self.cloudwatch: CloudWatchObservability | None = None
         if args.observability.metrics == "cloudwatch":
             self.cloudwatch = CloudWatchObservability(
                 f"{name}-cloudwatch",
                 args.observability,
                 cluster=self.cluster,
-                cluster_name=cluster_name,
-                region=region,
-                after=self.cluster_services_ready,
-                tags=tags,
                 opts=child,
             )
         self.gpu: GpuEnablement | None = None
@@ -199,14 +177,12 @@ class Platform(pulumi.ComponentResource):
                 f"{name}-gpu",
                 self.gpu_plan,
                 cluster=self.cluster,
-                kubernetes_version=args.cluster.kubernetes_version,
                 # With `cloudwatch` the add-on's own dcgm-exporter runs on the GPU nodes: one exporter per node.
                 dcgm_exporter=args.observability.dcgm_exporter and self.cloudwatch is None,
-                startup_taints=startup_keys,
                 metrics=self.observability is not None,
                 # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.
                 remote_hostengine=any(g.repair.enabled for g in self.gpu_plan.gpu_groups),
-                after=[*self.cluster_services_ready, *metrics_after],
+                after=self.cluster_services_ready,
                 opts=child,
             )
         # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
@@ -216,7 +192,7 @@ class Platform(pulumi.ComponentResource):
                 args.workload_namespace,
                 args.resolved_node_groups,
                 args.queue,
-                kubernetes_version=args.cluster.kubernetes_version,
+                kubernetes_version=self.cluster.kubernetes_version,
                 autoscaler=args.autoscaler.enabled,
             )
             if args.training
@@ -224,12 +200,7 @@ class Platform(pulumi.ComponentResource):
         )
         self.provisioning_crd: pulumi.Resource | None = None
         if self.queue_spec is not None and self.queue_spec.provisioning:
-            self.provisioning_crd = provisioning_request_crd(
-                f"{name}-autoscaler",
-                cluster=self.cluster,
-                kubernetes_version=args.cluster.kubernetes_version,
-                parent=self,
-            )
+            self.provisioning_crd = provisioning_request_crd(f"{name}-autoscaler", cluster=self.cluster, parent=self)
         crd = [self.provisioning_crd] if self.provisioning_crd else []
         self.autoscaler: ClusterAutoscaler | None = None
         metrics = args.observability.metrics if self.observability else "none"
@@ -238,22 +209,18 @@ class Platform(pulumi.ComponentResource):
                 f"{name}-autoscaler",
                 args.autoscaler,
                 cluster=self.cluster,
-                region=region,
-                kubernetes_version=args.cluster.kubernetes_version,
-                startup_taints=startup_keys,
                 # Not after the metrics stack, whose pods may wait for a node only the autoscaler adds: its
                 # ServiceMonitor is the Observability component's (`autoscaler=`), applied after the stack.
                 after=[*self.cluster_services_ready, *crd],
                 provisioning_requests=bool(crd),
                 metrics=metrics,
-                tags=tags,
                 opts=child,
             )
         # Workloads resolve names (imports fetch over https/S3) and mount EFS: they wait for cluster services
         # (coredns, system nodes) and for the EFS driver, whose node agent lifts the startup taint.
         ready = [*self.cluster_services_ready, *([self.storage.csi_driver] if self.storage else [])]
         self.queue: TrainingQueue | None = None
-        self.training = self._training(name, args, tags, ready, startup_keys, crd)
+        self.training = self._training(name, args, tags, ready, crd)
         # Kueue's Job webhook is fail-closed in the workload namespace: serving's import Jobs wait for it.
         self.serving = self._workloads(name, args, tags, ready, [self.queue.release] if self.queue else [])
         self.register_outputs(
@@ -276,9 +243,9 @@ class Platform(pulumi.ComponentResource):
         provider = pulumi.ResourceOptions(
             parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
         )
-        ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", self.cluster.kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-keda-ns", metadata=ns_doc["metadata"], opts=provider)
-        startup = [versions.EFS_STARTUP_TAINT_KEY] if args.storage.enabled else []
+        startup = self.cluster.startup_taint_keys
         # With AMP, the operator queries the workspace with its own Pod Identity role (aps:QueryMetrics on it).
         workspace = self.observability.workspace if self.observability else None
         identity: list[pulumi.Resource] = []
@@ -415,13 +382,12 @@ class Platform(pulumi.ComponentResource):
             for s in args.serving
         }
 
-    def _training(  # noqa: PLR0917 - the platform's own wiring
+    def _training(
         self,
         name: str,
         args: PlatformArgs,
         tags: dict[str, str],
         schedulable: list[pulumi.Resource],
-        startup_keys: list[str],
         crd: list[pulumi.Resource],
     ) -> dict[str, TfTraining]:
         """Training workloads' long-lived parts, the JobSet controller their runs need, and the queue."""
@@ -432,7 +398,7 @@ class Platform(pulumi.ComponentResource):
         )
         # The controller's manager and webhook run non-root with a restricted securityContext (its chart);
         # its namespace enforces `restricted` like ours.
-        ns_doc = namespace(versions.JOBSET_NAMESPACE, "restricted", args.cluster.kubernetes_version)
+        ns_doc = namespace(versions.JOBSET_NAMESPACE, "restricted", self.cluster.kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-jobset-ns", metadata=ns_doc["metadata"], opts=provider)
         controller = k8s.helm.v3.Release(
             f"{name}-jobset",
@@ -455,11 +421,8 @@ class Platform(pulumi.ComponentResource):
             self.queue_spec,
             args.queue,
             cluster=self.cluster,
-            kubernetes_version=args.cluster.kubernetes_version,
-            startup_taints=startup_keys,
-            after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
+            after=[self.workspace, *crd, *schedulable],
             metrics=args.observability.metrics if self.observability else "none",
-            vpc_cidr=args.network.cidr,
             opts=pulumi.ResourceOptions(parent=self),
         )
         context = WorkloadContext.of(args)

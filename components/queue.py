@@ -13,8 +13,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.queue import QueueArgs
+from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.training_queue import check_run, provisioning_supported, queue_spec
 from gpuplane.manifests import queue, versions
 from gpuplane.manifests.namespaces import namespace
@@ -49,25 +49,37 @@ class TrainingQueue(pulumi.ComponentResource):
         spec: queue.Queue,
         args: QueueArgs,
         *,
-        cluster: Cluster,
-        kubernetes_version: str,
-        startup_taints: Sequence[str],
-        after: Sequence[pulumi.Resource],
+        cluster: ControlPlane,
+        after: Sequence[pulumi.Resource] | None = None,
         metrics: str = "none",
         vpc_cidr: str | None = None,
+        kubernetes_version: str | None = None,
+        startup_taints: Sequence[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`metrics`: the store (`observability.metrics`) that reads Kueue's metrics.
 
         `prometheus`: the in-cluster Prometheus (its CRDs exist: `after` holds its release) scrapes Kueue's HTTPS
         port through the chart's ServiceMonitor. `managedPrometheus`: the AWS managed collector scrapes the
-        plain-HTTP relay made here (`queue.metrics_relay_objects`), whose port only `vpc_cidr` may reach.
+        plain-HTTP relay made here (`queue.metrics_relay_objects`), whose port only `vpc_cidr` may reach (default:
+        the cluster's network's CIDR).
+        `after`: what Kueue waits for (default `cluster.services_ready`).
+        `kubernetes_version`, `startup_taints`: deprecated, the cluster's.
         """
         if metrics not in METRICS_STORES:
             raise ValueError(f"TrainingQueue: metrics={metrics!r} is not one of {', '.join(METRICS_STORES)}")
+        if kubernetes_version is not None:
+            deprecated_context("TrainingQueue", "kubernetes_version", kubernetes_version, cluster.kubernetes_version)
+        if startup_taints is None:
+            startup_taints = cluster.startup_taint_keys
+        else:
+            deprecated_keyword("TrainingQueue", "startup_taints", "pass startup_taints to Cluster(...)")
+        if vpc_cidr is None and cluster.network is not None:
+            vpc_cidr = cluster.network.cidr
+        after = cluster.services_ready if after is None else after
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
-        ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", kubernetes_version)
+        ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", cluster.kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
         self.release = k8s.helm.v3.Release(
             f"{name}-kueue",
@@ -110,16 +122,21 @@ class TrainingQueue(pulumi.ComponentResource):
 
 
 def provisioning_request_crd(
-    name: str, *, cluster: Cluster, kubernetes_version: str, parent: pulumi.Resource
+    name: str, *, cluster: ControlPlane, parent: pulumi.Resource, kubernetes_version: str | None = None
 ) -> pulumi.Resource:
-    """The ProvisioningRequest CRD at the autoscaler image's tag (not in its chart), applied from the tag's file.
+    """The ProvisioningRequest CRD (not in the autoscaler's chart), applied from the copy in the package.
 
-    The file is fetched by the Kubernetes provider at `pulumi up` (the render records its URL): the CRD is
-    upstream's, at the version of the image that reads it.
+    The copy is upstream's file at the tag of the autoscaler image pinned for this minor
+    (`queue.provisioning_request_crd`): `pulumi up` depends on no host for it, and render writes the very
+    object the cluster gets, which the tests check against the Kubernetes schema. `kubernetes_version`:
+    deprecated, the cluster's.
     """
-    image = versions.CLUSTER_AUTOSCALER_IMAGES[kubernetes_version]
-    return k8s.yaml.v2.ConfigFile(
+    if kubernetes_version is not None:
+        deprecated_context(
+            "provisioning_request_crd", "kubernetes_version", kubernetes_version, cluster.kubernetes_version
+        )
+    return kube_objects.apply(
         f"{name}-provisioningrequest-crd",
-        file=versions.PROVISIONING_REQUEST_CRD_URL.format(version=image.lstrip("v")),
-        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
+        queue.provisioning_request_crd(cluster.kubernetes_version),
+        pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
     )

@@ -1,100 +1,23 @@
 """TfServing component: a model on a shared volume served by TF Serving in one or more variants.
 
-The pure builders are in `gpuplane.manifests.serving` and `gpuplane.manifests.model_import`; this module
-resolves the args against the platform (`components.plan.placement`: which node groups, which GPU
-resource, how the GPU is shared), refuses what cannot run, and registers the objects.
+The pure builders are in `gpuplane.manifests.serving` and `gpuplane.manifests.model_import`; the args are
+resolved against the platform in `components.plan.serving` (which node groups, which GPU resource, how the
+GPU is shared, what cannot run); this module registers the objects.
 """
 
 from __future__ import annotations
-
-import json
 
 import pulumi
 
 from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.workloads import ServingArgs
-from gpuplane.components.plan import placement
+from gpuplane.components.plan import iam_policies
 from gpuplane.components.plan.placement import WorkloadContext
+from gpuplane.components.plan.serving import model_import_spec, serving_spec
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.manifests import model_import, pod_security, scheduling, serving, versions
-
-
-def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving:
-    """Resolve `args` into the manifest builder's input (placement, GPU settings, HPA)."""
-    placement.check_uid(context)
-    placement.check_serving(args, context)
-    variants = []
-    for variant in args.variants:
-        placed = placement.variant_placement(args, variant, context)
-        gpus = variant.resources.gpus
-        extra = placement.image_requirements(
-            gpus=gpus,
-            cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
-            min_compute_capability=variant.min_compute_capability,
-        )
-        fraction = placed.runtime_gpu.get("gpu_memory_fraction")
-        hpa = variant.autoscaling
-        variants.append(
-            serving.Variant(
-                name=variant.name,
-                replicas=variant.replicas,
-                resources=variant.resources.kubernetes(placed.gpu_resource),
-                affinity=scheduling.node_group_affinity([g.name for g in placed.groups], extra),
-                image=placement.serving_tensorflow(variant)[0],
-                gpus=gpus,
-                gpu_shared=bool(placed.runtime_gpu.get("gpu_shared")),
-                gpu_memory_fraction=float(fraction) if isinstance(fraction, int | float) else None,
-                hpa=(hpa.min_replicas, hpa.max_replicas, hpa.resolved_target) if hpa else None,
-                scale_on=hpa.metric if hpa else "cpu",
-                gpu_check=variant.gpu_check,
-            )
-        )
-    batching = args.batching
-    return serving.Serving(
-        name=args.name,
-        namespace=context.namespace,
-        model_name=args.model.name,
-        volume=args.model.volume,
-        model_path=args.model.resolved_path,
-        uid=context.uid,
-        gid=context.gid,
-        variants=tuple(variants),
-        batching=serving.Batching(**batching.model_dump()) if batching else None,
-        poll_seconds=args.file_system_poll_wait_seconds,
-    )
-
-
-def model_import_spec(args: ServingArgs, context: WorkloadContext) -> model_import.Import | None:
-    """The model's import Job input, when the model has an `import`."""
-    source = args.model.import_
-    if source is None:
-        return None
-    return model_import.Import(
-        workload=args.name,
-        namespace=context.namespace,
-        source=source.source,
-        volume=args.model.volume,
-        path=args.model.resolved_path,
-        version=args.model.version,
-        uid=context.uid,
-        gid=context.gid,
-        sha256=source.sha256,
-        deadline_seconds=source.timeout_minutes * 60,
-        max_bytes=source.max_unpacked_bytes,
-        max_files=source.max_files,
-        max_ratio=source.max_expansion_ratio,
-    )
-
-
-def check_restricted(objects: list[dict[str, object]]) -> None:
-    """Refuse to register a pod template that Pod Security `restricted` would reject (a bug of ours)."""
-    for obj in objects:
-        found = pod_security.object_violations(obj)
-        if found:
-            meta = obj.get("metadata")
-            name = meta.get("name") if isinstance(meta, dict) else "?"
-            raise ValueError(f"{obj.get('kind')} {name} would be refused by Pod Security 'restricted': {found}")
+from gpuplane.manifests import model_import, serving
+from gpuplane.manifests.pod_security import check_restricted
 
 
 class TfServing(pulumi.ComponentResource):
@@ -117,8 +40,12 @@ class TfServing(pulumi.ComponentResource):
         metric_store: serving.MetricStore = serving.IN_CLUSTER,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`metric_store`: where the KEDA triggers of variants scaled on a metric query (the stack's backend)."""
+        """`metric_store`: where the KEDA triggers of variants scaled on a metric query (the stack's backend).
+
+        `tags`: added to the cluster's (the model import's S3 read role carries them).
+        """
         super().__init__("gpuplane:index:TfServing", name, None, opts)
+        tags = {**cluster.tags, **(tags or {})}
         spec = serving_spec(args, context)  # raises before anything is registered
         imp = model_import_spec(args, context)
         objects = serving.objects(spec, metric_store)
@@ -138,7 +65,7 @@ class TfServing(pulumi.ComponentResource):
             policy = kube_objects.apply(f"{name}-import-netpol", policy_obj, k8s_opts)
             job_deps: list[pulumi.Resource] = [*base, sa, cm, policy]
             if imp.source.startswith("s3://"):
-                job_deps.append(s3_access(self, name, imp, cluster=cluster, context=context, tags=tags or {}))
+                job_deps.append(s3_access(self, name, imp, cluster=cluster, context=context, tags=tags))
             timeout = f"{imp.deadline_seconds // 60 + 5}m"
             self.import_job = kube_objects.apply(
                 f"{name}-import",
@@ -170,24 +97,6 @@ class TfServing(pulumi.ComponentResource):
         self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
 
 
-def s3_read_policy(bucket: str, key: str, partition_id: str = "aws") -> str:
-    """Read-only access to one object or one prefix (List limited to that prefix), in the stack's partition."""
-    arn = f"arn:{partition_id}:s3:::{bucket}"
-    prefix = key.rstrip("/")
-    objects = f"{arn}/{prefix}/*" if key.endswith("/") or not key else f"{arn}/{key}"
-    list_prefix = f"{prefix}/*" if key.endswith("/") else key
-    statements = [
-        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
-        {
-            "Effect": "Allow",
-            "Action": ["s3:ListBucket"],
-            "Resource": [arn],
-            "Condition": {"StringLike": {"s3:prefix": [list_prefix]}},
-        },
-    ]
-    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
-
-
 def s3_access(
     parent: pulumi.Resource,
     name: str,
@@ -205,7 +114,7 @@ def s3_access(
         cluster=cluster,
         namespace=context.namespace,
         service_account=imp.service_account,
-        policy=s3_read_policy(bucket, key, cluster.partition.id),
+        policy=iam_policies.s3_read_policy(bucket, key, cluster.partition.id),
         description=f"Read {imp.source} for the {name} import",
         tags=tags,
         policy_suffix="read",

@@ -10,10 +10,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import kms
+from gpuplane.components import kms, pod_identity
 from gpuplane.components.addon_versions import addon_version
-from gpuplane.components.cluster import Cluster
 from gpuplane.components.config import StorageArgs
+from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.network import Network
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import addon_role
@@ -48,16 +48,34 @@ class SharedStorage(pulumi.ComponentResource):
         name: str,
         args: StorageArgs,
         *,
-        network: Network,
-        cluster: Cluster,
+        cluster: ControlPlane,
         namespace: str,
         namespace_resource: pulumi.Resource,
-        nodes: Sequence[pulumi.Resource],
+        network: Network | None = None,
+        nodes: Sequence[pulumi.Resource] | None = None,
         tags: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`cluster`: whose nodes mount the file system; `namespace`/`namespace_resource`: where the claims go.
+
+        `network`: where the mount targets go (default: the cluster's). `nodes`: what the EFS driver waits for
+        (default: the cluster's system node groups). `tags`: added to the cluster's. The cluster's nodes should
+        carry the driver's startup taint (`Cluster(startup_taints=[Taint(key=EFS_STARTUP_TAINT_KEY,
+        effect="NoExecute")])`), or a pod may start before its volume can mount: the program is told so.
+        """
+        network = network or cluster.network
+        if network is None:
+            raise ValueError(f"SharedStorage '{name}': pass network=<Network>: the cluster was made without one")
+        nodes = cluster.system_nodes if nodes is None else nodes
         super().__init__("gpuplane:index:SharedStorage", name, None, opts)
-        tags = dict(tags or {})
+        if versions.EFS_STARTUP_TAINT_KEY not in cluster.startup_taint_keys:
+            pulumi.log.warn(
+                f"SharedStorage '{name}': the cluster's nodes carry no {versions.EFS_STARTUP_TAINT_KEY} startup "
+                "taint, so a pod can start before the EFS driver runs on its node and fail to mount; create the "
+                f"cluster with startup_taints=[Taint(key='{versions.EFS_STARTUP_TAINT_KEY}', effect='NoExecute')]",
+                resource=self,
+            )
+        tags = {**cluster.tags, **(tags or {})}
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.retain_on_delete)
         # Import, not lookup: the new stack owns the file system again (protected, retained, its backup and
@@ -224,7 +242,7 @@ class SharedStorage(pulumi.ComponentResource):
         self,
         name: str,
         args: StorageArgs,
-        cluster: Cluster,
+        cluster: ControlPlane,
         after: Sequence[pulumi.Resource],
         tags: dict[str, str],
     ) -> aws.eks.Addon:
@@ -232,7 +250,7 @@ class SharedStorage(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         sa, ns = versions.EFS_CSI_CONTROLLER_SA, versions.EFS_CSI_NAMESPACE
         if args.csi_identity == "podIdentity":
-            trust: pulumi.Input[str] = iam_policies.pod_identity_trust(cluster.partition)
+            trust: pulumi.Input[str] = pod_identity.trust(cluster, namespace=ns, service_account=sa, parent=self)
         else:
             trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
                 lambda a: iam_policies.irsa_trust(a[0], a[1], ns, sa, audience=cluster.partition.sts_audience)
@@ -285,7 +303,7 @@ def _static_pv(volume: str, namespace: str, size: str, ids: list[str]) -> dict[s
 
 
 def ebs_csi_driver(
-    name: str, *, parent: pulumi.Resource, cluster: Cluster, after: Sequence[pulumi.Resource], tags: dict[str, str]
+    name: str, *, parent: pulumi.Resource, cluster: ControlPlane, after: Sequence[pulumi.Resource], tags: dict[str, str]
 ) -> aws.eks.Addon:
     """The `aws-ebs-csi-driver` add-on, its controller's role bound by EKS Pod Identity (AmazonEBSCSIDriverPolicy).
 
@@ -299,6 +317,8 @@ def ebs_csi_driver(
         f"{name}-ebs-csi",
         parent=parent,
         cluster=cluster,
+        namespace=versions.EBS_CSI_NAMESPACE,
+        service_account=versions.EBS_CSI_CONTROLLER_SA,
         policy=versions.POLICY_EBS_CSI,
         description=f"EBS CSI controller of {cluster.eks_name}",
         tags=tags,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpuplane.components.cluster import Cluster
+from gpuplane.components.control_plane import ControlPlane, deprecated_context
 from gpuplane.manifests.namespaces import namespace
 from gpuplane.manifests.tf_runtime import runtime_configmap
 
@@ -26,14 +26,17 @@ class Workspace(pulumi.ComponentResource):
         name: str,
         *,
         namespace_name: str,
-        cluster: Cluster,
-        kubernetes_version: str,
+        cluster: ControlPlane,
+        kubernetes_version: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`namespace_name`: the namespace workloads run in. `kubernetes_version`: deprecated, the cluster's."""
+        if kubernetes_version is not None:
+            deprecated_context("Workspace", "kubernetes_version", kubernetes_version, cluster.kubernetes_version)
         super().__init__("gpuplane:index:Workspace", name, None, opts)
         # In-cluster only: deleting the cluster deletes them, so a destroy need not wait for each one.
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
-        ns_doc = namespace(namespace_name, "restricted", kubernetes_version)
+        ns_doc = namespace(namespace_name, "restricted", cluster.kubernetes_version)
         ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
         cm_doc = runtime_configmap(namespace_name)
         k8s.core.v1.ConfigMap(

@@ -69,6 +69,8 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """What the program logged as Pulumi warnings (`pulumi.log.warn`), in order, each once."""
+    component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each component registered as its outputs (`register_outputs`), by URN: e.g. a TfTraining's run."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         """All resources of one Pulumi type token."""
@@ -234,6 +236,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             if qualified != "pulumi:pulumi:Stack":
                 type_ = f"{qualified}${type_}"
         return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_}::{name}"
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        """Keep a component's outputs (what the engine stores for it): render reads a TfTraining's run there."""
+        self.recording.component_outputs[request.urn] = _inputs_for_plan(request.outputs)
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
     def RegisterResource(self, request: Any) -> Any:
         """Register as the base monitor does, and keep the whole request."""

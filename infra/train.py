@@ -31,6 +31,7 @@ from gpuplane.infra.options import (
     load_or_exit,
     project_or_exit,
 )
+from gpuplane.infra.untrusted import shown
 
 if TYPE_CHECKING:
     from gpuplane.infra import kube
@@ -59,7 +60,7 @@ def build(config: StackConfig, name: str, run_id: str | None = None) -> dict[str
     from gpuplane.components.config.workloads import check_run_id  # noqa: PLC0415
     from gpuplane.components.plan import names  # noqa: PLC0415
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import queued_run  # noqa: PLC0415
+    from gpuplane.components.plan.training import queued_run  # noqa: PLC0415
 
     workloads = {t.name: t for t in config.platform.training}
     if name not in workloads:
@@ -240,9 +241,12 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
             if wait_ and outcome.action in ("submitted", "exists"):
                 final = wait(
-                    api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
+                    api,
+                    obj["metadata"]["namespace"],
+                    outcome.run,
+                    report=lambda s: typer.echo(f"{outcome.run}: {shown(s)}"),
                 )
-                typer.echo(f"{outcome.run}: {final}")
+                typer.echo(f"{outcome.run}: {shown(final)}")
                 if final in ("Failed", "Deactivated"):
                     raise typer.Exit(EXIT_FAILED)
         except StillDeleting as exc:

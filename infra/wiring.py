@@ -2,10 +2,11 @@
 
 Why: a GPU node group alone is an EC2 group with NVIDIA drivers. Without a device plugin its nodes never
 advertise `nvidia.com/gpu`, so no GPU pod is ever scheduled; with `minSize: 0` and no cluster autoscaler
-nothing ever starts a node. `Platform` installs both; a program that builds `NodeGroup`s itself (the
-README's program, `examples/gpu-cluster`) must add `GpuEnablement` and `ClusterAutoscaler`, and render says
-so, naming the group, what is missing and the one-line fix. Warnings, not errors: a team may run its own
-device plugin or autoscaler outside the program (then the warning names what to check).
+nothing ever starts a node. `Platform` installs both; a program that builds its node groups itself (the
+README's program, `examples/gpu-cluster`) must add them (`cluster.add_gpu_support()`,
+`cluster.add_autoscaler()`), and render says so, naming the group, what is missing and the one-line fix.
+Warnings, not errors: a team may run its own device plugin or autoscaler outside the program (then the
+warning names what to check).
 
 Bottlerocket NVIDIA groups run the AMI's own device plugin: no device-plugin warning for them, and never
 advice to add a second one.
@@ -46,16 +47,16 @@ def gpu_wiring_warnings(recording: mockrun.Recording) -> list[str]:
     if plugin_managed and not charts & PLUGIN_CHARTS:
         warnings.append(
             f"GPU node group(s) {', '.join(plugin_managed)}: no NVIDIA device plugin is installed, so their nodes "
-            "never advertise nvidia.com/gpu and no GPU pod is scheduled; add "
-            "GpuEnablement('gpu', GpuPlan((system_args, gpu_args)), cluster=cluster, ...) "
-            "(from gpuplane import GpuEnablement, GpuPlan), or build the stack with Platform, which installs it"
+            "never advertise nvidia.com/gpu and no GPU pod is scheduled; add cluster.add_gpu_support() after the "
+            "node groups (or GpuEnablement('gpu-stack', cluster=cluster): from gpuplane import GpuEnablement), or "
+            "build the stack with Platform, which installs it"
         )
     autoscaled = bool(recording.by_type(AUTOSCALER_COMPONENT)) or versions.CLUSTER_AUTOSCALER_CHART in charts
     from_zero = sorted(_group_name(r) for r in gpu if (r.inputs.get("scalingConfig") or {}).get("minSize") == 0)
     if from_zero and not autoscaled:
         warnings.append(
             f"GPU node group(s) {', '.join(from_zero)}: minSize 0 and no cluster autoscaler, so nothing ever starts "
-            "a node for a pending GPU pod; add ClusterAutoscaler('autoscaler', AutoscalerArgs(), cluster=cluster, "
-            "...) (from gpuplane import ClusterAutoscaler, AutoscalerArgs), or give the group minSize >= 1"
+            "a node for a pending GPU pod; add cluster.add_autoscaler() (or ClusterAutoscaler('autoscaler', "
+            "cluster=cluster): from gpuplane import ClusterAutoscaler), or give the group minSize >= 1"
         )
     return warnings

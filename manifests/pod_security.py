@@ -119,3 +119,13 @@ def object_violations(obj: Mapping[str, Any]) -> list[str]:
         return found
     pod = pod_spec_of(obj)
     return violations(pod) if pod is not None else []
+
+
+def check_restricted(objects: list[dict[str, object]]) -> None:
+    """Refuse to register a pod template that Pod Security `restricted` would reject (a bug of ours)."""
+    for obj in objects:
+        found = object_violations(obj)
+        if found:
+            meta = obj.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else "?"
+            raise ValueError(f"{obj.get('kind')} {name} would be refused by Pod Security 'restricted': {found}")

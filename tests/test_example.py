@@ -20,7 +20,7 @@ def test_example_program_runs_under_mocks():
         runpy.run_path(str(EXAMPLE))  # exports through pulumi.export, like under the real engine
         return {}
 
-    rec = mockrun.run(program, "team-gpu-cluster", "dev", "us-east-1")
+    rec = mockrun.run(program, "team-gpu-cluster", "dev", "us-east-1", {"aws:region": "us-east-1"})
     groups = {
         g.inputs["labels"]["gpuplane.io/node-group"]: g.inputs for g in rec.by_type("aws:eks/nodeGroup:NodeGroup")
     }
@@ -36,7 +36,7 @@ def test_example_program_runs_under_mocks():
     gpu_tags = {
         t.inputs["tag"]["key"]: t.inputs["tag"]["value"]
         for t in rec.by_type("aws:autoscaling/tag:Tag")
-        if t.parent and t.parent.endswith("::gpu")
+        if t.parent and t.parent.endswith("::eks-gpu")
     }
     assert gpu_tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "1"
     coredns = next(a for a in rec.by_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns")
@@ -44,7 +44,11 @@ def test_example_program_runs_under_mocks():
     waits = {
         g.urn.rsplit("::", 1)[-1] for g in rec.by_type("aws:eks/nodeGroup:NodeGroup") if g.urn in coredns.dependencies
     }
-    assert waits == {"system-ng"}
+    assert waits == {"eks-system-ng"}
+    # the region is the stack's, read by the cluster and its children, never written in the program
+    autoscaler = next(r for r in rec.by_type("kubernetes:helm.sh/v3:Release") if r.name == "eks-autoscaler-release")
+    assert autoscaler.inputs["values"]["awsRegion"] == "us-east-1"
+    assert autoscaler.inputs["values"]["extraArgs"]["scale-down-unneeded-time"] == "5m"
 
 
 def test_render_previews_the_example_program_offline(tmp_path):
@@ -66,10 +70,12 @@ def test_render_previews_the_example_program_offline(tmp_path):
     assert {"nvidia-device-plugin", "cluster-autoscaler"} <= charts
     assert facts["wiring"] == []
     # The Cluster component logs its config warnings (a documentation CIDR) as Pulumi warnings: `pulumi up`
-    # shows them, and so does the render of a program of one's own (in --json and on stderr).
+    # shows them, and so does the render of a program of one's own (in --json and on stderr), naming the
+    # program's line and argument (the program has no gpuplane:cluster key).
     (warning,) = facts["warnings"]
-    assert warning.startswith("gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address")
-    assert "warning: gpuplane:cluster.publicAccessCidrs[0]" in result.stderr
+    expected = "ClusterArgs.public_access_cidrs[0]: 198.51.100.0/24 is no internet address"
+    assert warning.startswith("__main__.py line ") and expected in warning
+    assert "warning: __main__.py line " in result.stderr
     assert {(g["name"], g["kind"]) for g in facts["nodeGroups"]} == {("system", "cpu"), ("gpu", "gpu")}
     assert (out / "stack.md").read_text().startswith("# Stack `dev` of `team-gpu-cluster`")
     assert (out / ".gpuplane-render").is_file()
@@ -87,7 +93,7 @@ def test_a_program_s_warnings_are_printed_once_with_the_summary(tmp_path):
     result = CliRunner().invoke(app, ["render", "--project", str(EXAMPLE.parent), "dev", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert flat.count("warning: gpuplane:cluster.publicAccessCidrs[0]: 198.51.100.0/24 is no internet address") == 1
+    assert flat.count("ClusterArgs.public_access_cidrs[0]: 198.51.100.0/24 is no internet address") == 1
 
 
 def test_an_invoke_render_cannot_answer_stops_it_by_name(tmp_path):

@@ -104,18 +104,19 @@ def config_warnings(args: PlatformArgs) -> list[str]:
     return [*cluster_warnings(args.cluster), *platform_warnings(args)]
 
 
-def cluster_warnings(cluster: ClusterArgs) -> list[str]:
+def cluster_warnings(cluster: ClusterArgs, key: str = "gpuplane:cluster.publicAccessCidrs") -> list[str]:
     """`cluster.publicAccessCidrs` entries nobody on the internet comes from (documentation, private, loopback...).
 
     A warning, not an error: the shipped dev stack holds the documentation range 203.0.113.0/24 as an example
     and must still render; `gpuplane preflight` refuses it before `pulumi up` (infra/aws/preflight.py).
+    `key`: how the reader wrote the list: the stack config's key, or a program's line and argument.
     """
     warnings = []
     for index, cidr in enumerate(cluster.public_access_cidrs if cluster.endpoint_public_access else []):
         why = addresses.unreachable(cidr)
         if why:
             warnings.append(
-                f"gpuplane:cluster.publicAccessCidrs[{index}]: {cidr} is no internet address ({why}); nobody can "
+                f"{key}[{index}]: {cidr} is no internet address ({why}); nobody can "
                 "reach the API through it. Replace it with the address you run `pulumi up` and kubectl from "
                 "(`curl -s ifconfig.me`, then /32) before deploying"
             )

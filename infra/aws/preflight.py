@@ -257,7 +257,7 @@ def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
     A render only warns (it creates nothing); preflight is the gate before `pulumi up` installs software that
     gets no security fixes, so it fails.
     """
-    from gpuplane.components import training  # noqa: PLC0415 - Pulumi's mocks load only for this check
+    from gpuplane.components.plan import training  # noqa: PLC0415 - loaded only for this check
     from gpuplane.infra import render  # noqa: PLC0415
 
     recording = recording if recording is not None else render.run_stack(config)

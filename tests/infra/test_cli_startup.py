@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +47,23 @@ def test_the_cli_imports_no_heavy_module_until_a_command_runs(setup):
 def test_the_probe_sees_a_heavy_import():
     # The check above can fail: a command that runs does load them.
     assert "pulumi_aws" in imported_after("import gpuplane.infra.render")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TRAIN_PLAN = """
+import contextlib, json, sys
+from gpuplane.infra.cli import app
+with contextlib.suppress(SystemExit):
+    app(["train", "dev", "mnist", "--plan", "--kubeconfig", {kubeconfig!r}])
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0].startswith("pulumi"))))
+"""
+
+
+def test_train_plan_builds_the_run_without_loading_pulumi(tmp_path):
+    """The run comes from the pure plan (components.plan.training), not from the Pulumi component."""
+    code = TRAIN_PLAN.format(kubeconfig=str(tmp_path / "none"))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    *manifest, modules = result.stdout.strip().splitlines()
+    assert "kind: JobSet" in manifest, result.stdout  # the plan was built and printed
+    assert json.loads(modules) == []

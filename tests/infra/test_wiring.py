@@ -2,70 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from gpuplane import (
-    AutoscalerArgs,
-    Cluster,
-    ClusterArgs,
-    ClusterAutoscaler,
-    GpuEnablement,
-    GpuPlan,
-    Network,
-    NetworkArgs,
-    NodeGroup,
-    NodeGroupArgs,
-)
+from gpuplane import Cluster, ClusterArgs, Network, NetworkArgs, NodeGroupArgs
 from gpuplane.infra import mockrun
 from gpuplane.infra.wiring import gpu_wiring_warnings
 
 
 def program(gpu: NodeGroupArgs, *, plugin: bool, autoscaler: bool) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
-        name, tags = "team-dev", {"team": "vision"}
-        network = Network("net", NetworkArgs(az_count=2), cluster_name=name, tags=tags)
+        tags = {"team": "vision"}
+        network = Network("net", NetworkArgs(az_count=2), tags=tags)
         cluster_args = ClusterArgs(public_access_cidrs=["198.51.100.0/24"])
-        cluster = Cluster(
-            "eks", cluster_args, cluster_name=name, subnet_ids=network.private_subnet_ids, region="us-west-2", tags=tags
-        )
-        system_args = NodeGroupArgs(name="system", instance_types=["t3.large"])
-        system = NodeGroup("system", system_args, cluster=cluster, subnet_ids=network.private_subnet_ids, tags=tags)
-        NodeGroup("gpu", gpu, cluster=cluster, subnet_ids=network.private_subnet_ids, tags=tags)
-        services: Sequence[Any] = [
-            *system.node_group_resources,
-            *cluster.add_compute_addons(system.node_group_resources),
-        ]
-        version = cluster_args.kubernetes_version
+        cluster = Cluster("eks", cluster_args, network=network, tags=tags)
+        cluster.add_node_group(NodeGroupArgs(name="system", instance_types=["t3.large"]))
+        cluster.add_node_group(gpu)
         if plugin:
-            GpuEnablement(
-                "gpu-stack",
-                GpuPlan((system_args, gpu)),
-                cluster=cluster,
-                kubernetes_version=version,
-                dcgm_exporter=False,
-                startup_taints=[],
-                after=services,
-            )
+            cluster.add_gpu_support(dcgm_exporter=False)
         if autoscaler:
-            ClusterAutoscaler(
-                "autoscaler",
-                AutoscalerArgs(),
-                cluster=cluster,
-                region="us-west-2",
-                kubernetes_version=version,
-                startup_taints=[],
-                after=services,
-            )
+            cluster.add_autoscaler()
         return {}
 
     return run
 
 
 def warnings_of(gpu: NodeGroupArgs, *, plugin: bool, autoscaler: bool) -> list[str]:
-    recording = mockrun.run(program(gpu, plugin=plugin, autoscaler=autoscaler), "team", "dev", "us-west-2")
+    program_ = program(gpu, plugin=plugin, autoscaler=autoscaler)
+    recording = mockrun.run(program_, "team", "dev", "us-west-2", {"aws:region": "us-west-2"})
     return gpu_wiring_warnings(recording)
 
 
@@ -77,9 +43,9 @@ def test_a_bare_gpu_group_gets_both_warnings_naming_the_group_and_the_fix():
     assert len(warnings) == 2
     plugin, scaler = warnings
     assert plugin.startswith("GPU node group(s) gpu: no NVIDIA device plugin is installed")
-    assert "GpuEnablement('gpu', GpuPlan((system_args, gpu_args)), cluster=cluster, ...)" in plugin
+    assert "add cluster.add_gpu_support() after the node groups" in plugin
     assert scaler.startswith("GPU node group(s) gpu: minSize 0 and no cluster autoscaler")
-    assert "ClusterAutoscaler('autoscaler', AutoscalerArgs(), cluster=cluster, ...)" in scaler
+    assert "add cluster.add_autoscaler()" in scaler
 
 
 def test_the_wired_program_has_no_warning():

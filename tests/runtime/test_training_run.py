@@ -22,7 +22,7 @@ import pytest
 
 from gpuplane.components.config.workloads import TrainingArgs
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.training import training_spec
+from gpuplane.components.plan.training import training_spec
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import train
 from gpuplane.manifests import tf_runtime, training

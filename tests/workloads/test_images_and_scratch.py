@@ -14,8 +14,8 @@ import pytest
 
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.serving import model_import_spec, serving_spec
-from gpuplane.components.training import training_spec
+from gpuplane.components.plan.serving import model_import_spec, serving_spec
+from gpuplane.components.plan.training import training_spec
 from gpuplane.infra import config
 from gpuplane.manifests import loadtest, model_import, scheduling, serving, training, versions, workload_security
 from tests.conftest import DEV_CLUSTER

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.serving import model_import_spec
-from gpuplane.components.training import training_spec
+from gpuplane.components.plan.serving import model_import_spec
+from gpuplane.components.plan.training import training_spec
 from gpuplane.infra import config
 from gpuplane.infra.cli import app
 from gpuplane.manifests import model_import, training

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gpuplane.components.serving import check_restricted
 from gpuplane.infra import render
 from gpuplane.manifests import pod_security, workload_security
+from gpuplane.manifests.pod_security import check_restricted
 
 
 def good_pod() -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.config.workloads import TrainingArgs
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.training import run_manifests, training_spec
+from gpuplane.components.plan.training import run_manifests, training_spec
 from gpuplane.infra import config, render
 from gpuplane.manifests import pod_security, training, versions
 from tests.conftest import DEV_CLUSTER

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.config.workloads import ServingArgs
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.serving import serving_spec
+from gpuplane.components.plan.serving import serving_spec
 from gpuplane.infra import config
 from gpuplane.infra.cli import app
 from tests.conftest import DEV_CLUSTER

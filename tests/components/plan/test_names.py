@@ -9,7 +9,7 @@ import pytest
 from gpuplane.components.config import PlatformArgs
 from gpuplane.components.plan import names
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.components.training import training_spec
+from gpuplane.components.plan.training import training_spec
 from gpuplane.manifests import training
 from tests.infra.test_workload_front_door import SERVING, TRAINING
 
