@@ -64,12 +64,12 @@ class NodeGroup(pulumi.ComponentResource):
         the cluster security group and the network's EFA group); required when `args.efa`.
         `startup_taints`: deprecated, the cluster's (`Cluster(startup_taints=...)`).
         `after`: what the group waits for besides the pre-node add-ons (default: for a GPU or other tainted
-        group, the cluster's services: the system groups added so far and coredns). The same dependency orders
-        an upgrade: such a group moves to a new minor after them (plan/upgrade.py `ORDER`).
+        group, the system groups added so far; `Platform` adds coredns, `cluster.services_ready`). The same
+        dependency orders an upgrade: such a group moves to a new minor after them (plan/upgrade.py `ORDER`).
         """
         if after is None:
             system = args.kind == "cpu" and not blocks_scheduling(args)
-            after = cluster.services_ready if not system and cluster.system_nodes else []
+            after = [] if system else cluster.system_nodes
         if startup_taints is None:
             startup_taints = cluster.startup_taints
         else:

@@ -122,6 +122,7 @@ class Platform(pulumi.ComponentResource):
                 subnet_ids=self._subnets_of(group, args),
                 # The whole plan decides (another group's driver labels this one's nodes too).
                 gpu_operator=self.gpu_plan.operator,
+                after=self.cluster.services_ready if group.name not in system and system else None,
                 opts=child,
             )
             for group in sorted(args.resolved_node_groups, key=lambda g: g.name not in system)
