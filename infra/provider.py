@@ -14,7 +14,9 @@ An adapter's `__new__` returns the component itself: the engine asked for `gpupl
 
 What crosses a language boundary is data: a served component that needs a cluster (`NodeGroup`,
 `GpuEnablement`, `ClusterAutoscaler`) takes the *name* of a `Cluster` (or `Platform`) constructed earlier
-in the same program, which this provider process still holds (`pulumi.Output`s cannot carry Python objects).
+in the same program, which this provider process still holds (`pulumi.Output`s cannot carry Python objects);
+the caller's `dependsOn` on that cluster (and, for `GpuEnablement`, on its node groups) makes the engine
+construct them first.
 
 Inputs that shape the resource tree (sizes, kinds, instance types, which add-ons) must be known when the
 program runs. One given as the output of another resource (a `pulumi.Output`, unknown at preview) is
@@ -185,7 +187,7 @@ def _cluster(component: str, name: str, cluster: str) -> cluster_component.Clust
         made = ", ".join(sorted(_CLUSTERS)) or "none yet"
         raise ValueError(
             f"{component} '{name}': cluster '{cluster}' is not a Cluster or Platform made earlier in this program "
-            f"by this package; made so far: {made}"
+            f"by this package (name its resource name, and depend on it: `dependsOn`); made so far: {made}"
         )
     return _CLUSTERS[cluster]
 
