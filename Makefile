@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed-dev
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv venv-dev render check notice lint typecheck docs test scan tools bench clean
+.PHONY: venv venv-dev render check notice lint typecheck docs test test-fast scan tools bench clean
 
 # Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
@@ -70,6 +70,11 @@ docs: $(SPHINX)
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
 test: $(STAMP) $(CHECKOV)
 	$(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
+
+# Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: about two
+# minutes on two CPUs (docs/testing.md has the measured times). No checkov venv needed: its tests skip without it.
+test-fast: $(STAMP)
+	GPUPLANE_LEAVE_OUT_TOOLS=chromium $(BIN)/pytest -q -n auto --dist worksteal -m "not tensorflow" $(PYTEST_ARGS)
 
 # checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).
 $(CHECKOV):

@@ -16,6 +16,7 @@ import pulumi_aws as aws
 from gpuplane.components import kms
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context
+from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import addon_role
 from gpuplane.manifests import cloudwatch, versions
 
@@ -64,6 +65,8 @@ class CloudWatchObservability(pulumi.ComponentResource):
             f"{name}-agent",
             parent=self,
             cluster=cluster,
+            namespace=versions.CLOUDWATCH_NAMESPACE,
+            service_account=versions.CLOUDWATCH_AGENT_SA,
             policy=versions.POLICY_CLOUDWATCH_AGENT,
             description=f"CloudWatch agent of {cluster_name}: Container Insights metrics",
             tags=tags,
@@ -131,6 +134,14 @@ class CloudWatchObservability(pulumi.ComponentResource):
             region=region,
             administrators=cluster.kms_key_administrators,
             publisher=cluster.partition.service_principal("cloudwatch"),
+            source_arn=aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id.apply(
+                lambda account_id: iam_policies.alarms_arn_pattern(
+                    partition_id=cluster.partition.id,
+                    region=region,
+                    account_id=account_id,
+                    name_prefix=f"{cluster_name}-",
+                )
+            ),
             description=f"Alert topic {cluster_name}-alerts (CloudWatch alarms publish)",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),

@@ -253,11 +253,13 @@ class ControlPlane(pulumi.ComponentResource):
         )
         # EKS would create this group itself, with no retention; creating it first lets us own retention
         # and delete it with the stack.
+        log_group_name = f"/aws/eks/{cluster_name}/cluster"
         logs_key = (
             kms.logs_key(
                 f"{name}-logs-key",
                 region=region,
                 administrators=args.kms_key_administrators,
+                log_group_name=log_group_name,
                 description=f"CloudWatch Logs of {cluster_name}'s control plane",
                 tags=tags,
                 opts=child,
@@ -267,7 +269,7 @@ class ControlPlane(pulumi.ComponentResource):
         )
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
-            name=f"/aws/eks/{cluster_name}/cluster",
+            name=log_group_name,
             retention_in_days=args.log_retention_days,
             kms_key_id=logs_key.arn if logs_key else None,
             tags=tags,

@@ -88,6 +88,7 @@ class FlowLogs(pulumi.ComponentResource):
             f"{name}-key",
             region=region,
             administrators=key_administrators,
+            log_group_name=log_group_name,
             description=f"VPC flow logs {log_group_name}",
             tags=tags,
             opts=child,

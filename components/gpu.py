@@ -99,7 +99,8 @@ def gpu_operator_values(
         "dcgmExporter": {
             "enabled": dcgm_exporter,
             "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
-            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine),
+            **observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine, operator=True),
+            **observability.dcgm_counters_values(operator=True),
         },
         "migManager": {"enabled": plan.mig},
         "mig": {"strategy": "mixed" if "mixed" in strategies else "single"},
@@ -110,17 +111,20 @@ def gpu_operator_values(
 def dcgm_exporter_values(
     startup_taints: Sequence[str] = (), *, metrics: bool = False, remote_hostengine: bool = False
 ) -> dict[str, Any]:
-    """Values of the dcgm-exporter chart: GPU nodes only; a ServiceMonitor only when Prometheus runs.
+    """Values of the dcgm-exporter chart: GPU nodes only; never the chart's ServiceMonitor.
 
-    `remote_hostengine`: use the EKS node monitoring agent's DCGM host engine, one engine per node
-    (`manifests.observability.dcgm_exporter_metrics_values`).
+    The chart's ServiceMonitor would make the release wait for the stack's CRDs; with Prometheus the
+    Observability component applies the same one after the stack (`observability.dcgm_service_monitor`), so
+    `metrics` changes nothing here. `remote_hostengine`: use the EKS node monitoring agent's DCGM host engine,
+    one engine per node (`manifests.observability.dcgm_exporter_metrics_values`).
     """
     env = observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine)["env"]
     return {
         "nodeSelector": {versions.GPU_PRESENT_LABEL: "true"},
         "tolerations": _tolerations(startup_taints),
-        "serviceMonitor": observability.dcgm_service_monitor_values(metrics),
+        "serviceMonitor": observability.dcgm_service_monitor_values(False),
         "service": {"port": versions.DCGM_EXPORTER_PORT},
+        **observability.dcgm_counters_values(operator=False),
         **({"extraEnv": env} if env else {}),
     }
 

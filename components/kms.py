@@ -7,7 +7,9 @@ working and the key can never become unmanageable), named key administrators may
 and use is granted to the AWS services that encrypt with it, by service (`kms:ViaService`) and account
 (`kms:CallerAccount`), never by this stack's role ARNs. That last choice keeps a key that outlives the
 stack (the EFS key, protected with the file system) free of references to roles, clusters or networks
-that a `pulumi destroy --exclude-protected` would then have to keep too.
+that a `pulumi destroy --exclude-protected` would then have to keep too. A service that uses a key as its
+own principal (CloudWatch Logs, an SNS publisher) is admitted for its one resource only: by the encryption
+context the service sets (the log group, the topic) and, for a publisher, by the source of the request.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
+
+from gpuplane.components.plan.iam_policies import plain
 
 # Key management without use (terraform-aws-kms's key_administrators statement).
 ADMIN_ACTIONS = (
@@ -104,15 +108,24 @@ def key_policy(
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 
-def logs_key_policy(*, partition: str, account_id: str, region: str, administrators: Sequence[str]) -> str:
-    """A key policy for CloudWatch Logs log groups of this account and region.
+def log_group_arn(*, partition: str, account_id: str, region: str, log_group_name: str) -> str:
+    """The ARN CloudWatch Logs puts in the encryption context of one log group (`...:log-group:<name>`, no `:*`)."""
+    return f"arn:{partition}:logs:{region}:{account_id}:log-group:{plain('log group name', log_group_name)}"
+
+
+def logs_key_policy(
+    *, partition: str, account_id: str, region: str, administrators: Sequence[str], log_group_name: str
+) -> str:
+    """A key policy for one CloudWatch Logs log group, `log_group_name`, of this account and region.
 
     CloudWatch Logs calls KMS as its own service principal, not through a caller (no `kms:ViaService`),
     so the documented form applies: principal `logs.<region>.amazonaws.com`, limited by the encryption
-    context to log groups of this account and region (CloudWatch Logs user guide, "Encrypt log data in
-    CloudWatch Logs using AWS KMS").
+    context `kms:EncryptionContext:aws:logs:arn` to the log group's ARN (CloudWatch Logs user guide, "Encrypt
+    log data in CloudWatch Logs using AWS KMS"). Each key serves one log group, so it names that group alone:
+    `log-group:*` would let any log group of the account and region be encrypted with it.
     """
     statements = _owner_statements(partition, account_id, administrators)
+    group_arn = log_group_arn(partition=partition, account_id=account_id, region=region, log_group_name=log_group_name)
     statements.append(
         {
             "Sid": "CloudWatchLogs",
@@ -120,26 +133,40 @@ def logs_key_policy(*, partition: str, account_id: str, region: str, administrat
             "Principal": {"Service": f"logs.{region}.amazonaws.com"},
             "Action": ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
             "Resource": "*",
-            "Condition": {
-                "ArnLike": {
-                    "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account_id}:log-group:*"
-                }
-            },
+            "Condition": {"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": group_arn}},
         }
     )
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 
-def topic_key_policy(*, partition: str, account_id: str, administrators: Sequence[str], publisher: str) -> str:
+def topic_arn(*, partition: str, account_id: str, region: str, topic_name: str) -> str:
+    """An SNS topic's ARN, written out from its name (what SNS puts in the encryption context of its messages)."""
+    return f"arn:{partition}:sns:{region}:{account_id}:{plain('topic name', topic_name)}"
+
+
+def topic_key_policy(
+    *,
+    partition: str,
+    account_id: str,
+    region: str,
+    administrators: Sequence[str],
+    publisher: str,
+    topic_name: str,
+    source_arn: str,
+) -> str:
     """A key policy for an SNS topic that an AWS service publishes to (AMP's Alertmanager, CloudWatch alarms).
 
     Such a service publishes as its own principal, so SNS asks KMS on its behalf and the key must admit it:
     `kms:GenerateDataKey*` and `kms:Decrypt` for the service principal `publisher` (AMP user guide, "Giving
     Amazon Managed Service for Prometheus permission to send alert messages to your Amazon SNS topic", its SSE
     step; AWS re:Post, "CloudWatch alarm with an encrypted SNS topic"). The AWS-managed `alias/aws/sns` key cannot
-    be edited to do that, which is why these topics get a key of their own. Who may publish at all is the
-    topic's policy (the workspace's ARN for AMP, the account for CloudWatch); the key only lets the message be
-    encrypted. Principals of the account (email, chat and pager subscriptions are SNS's own) use it through IAM.
+    be edited to do that, which is why these topics get a key of their own. The grant holds only for messages
+    of this topic (`kms:EncryptionContext:aws:sns:topicArn`, which SNS sets on every data key it asks for) sent
+    by the stack's own resource (`aws:SourceArn`: the AMP workspace, or the stack's alarms), the form the SNS
+    developer guide and the services that publish to encrypted topics document (e.g. GameLift's "Set up an SNS
+    topic with server-side encryption"). Who may publish at all is the topic's policy (the workspace's ARN for
+    AMP, the account for CloudWatch); the key only lets the message be encrypted. Principals of the account
+    (email, chat and pager subscriptions are SNS's own) use it through IAM.
     """
     statements = _owner_statements(partition, account_id, administrators)
     statements.append(
@@ -149,6 +176,14 @@ def topic_key_policy(*, partition: str, account_id: str, administrators: Sequenc
             "Principal": {"Service": publisher},
             "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
             "Resource": "*",
+            "Condition": {
+                "StringEquals": {
+                    "kms:EncryptionContext:aws:sns:topicArn": topic_arn(
+                        partition=partition, account_id=account_id, region=region, topic_name=topic_name
+                    )
+                },
+                "ArnLike": {"aws:SourceArn": source_arn},
+            },
         }
     )
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
@@ -159,27 +194,49 @@ def key_policy_output(
     region: str,
     administrators: Sequence[str],
     via_services: Sequence[str] = (),
-    logs: bool = False,
-    publisher: str | None = None,
+    log_group_name: str | None = None,
+    topic: tuple[str, str, pulumi.Input[str]] | None = None,
     opts: pulumi.InvokeOptions | None = None,
 ) -> pulumi.Output[str]:
-    """`key_policy` (`logs_key_policy` when `logs`, `topic_key_policy` for a `publisher`) for this account.
+    """`key_policy` for this account; `logs_key_policy` for a `log_group_name`; `topic_key_policy` for a `topic`.
 
-    Two invokes, no resources: the policy names no resource of this stack.
+    `topic` is (publisher's service principal, topic name, the publishing resource's ARN or ARN pattern).
+    Two invokes, no resources: the policy refers to no resource of this stack, except a topic key to the
+    resource that publishes (the AMP workspace), which goes with the stack as the topic does.
     """
     identity = aws.get_caller_identity_output(opts=opts)
     partition = aws.get_partition_output(opts=opts)
+    source_arn: pulumi.Input[str] = topic[2] if topic is not None else ""
 
     def build(v: list[str]) -> str:
-        if logs:
-            return logs_key_policy(partition=v[1], account_id=v[0], region=region, administrators=administrators)
-        if publisher is not None:
-            return topic_key_policy(partition=v[1], account_id=v[0], administrators=administrators, publisher=publisher)
+        account_id, partition_id, source = v
+        if log_group_name is not None:
+            return logs_key_policy(
+                partition=partition_id,
+                account_id=account_id,
+                region=region,
+                administrators=administrators,
+                log_group_name=log_group_name,
+            )
+        if topic is not None:
+            return topic_key_policy(
+                partition=partition_id,
+                account_id=account_id,
+                region=region,
+                administrators=administrators,
+                publisher=topic[0],
+                topic_name=topic[1],
+                source_arn=source,
+            )
         return key_policy(
-            partition=v[1], account_id=v[0], region=region, administrators=administrators, via_services=via_services
+            partition=partition_id,
+            account_id=account_id,
+            region=region,
+            administrators=administrators,
+            via_services=via_services,
         )
 
-    return pulumi.Output.all(identity.account_id, partition.partition).apply(build)
+    return pulumi.Output.all(identity.account_id, partition.partition, source_arn).apply(build)
 
 
 def logs_key(
@@ -187,17 +244,18 @@ def logs_key(
     *,
     region: str,
     administrators: Sequence[str],
+    log_group_name: str,
     description: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.kms.Key:
-    """A KMS key, rotation on, for CloudWatch Logs log groups (control-plane logs, VPC flow logs)."""
+    """A KMS key, rotation on, for one CloudWatch Logs log group (control-plane logs, VPC flow logs)."""
     return aws.kms.Key(
         name,
         description=description,
         enable_key_rotation=True,
         deletion_window_in_days=30,
-        policy=key_policy_output(region=region, administrators=administrators, logs=True),
+        policy=key_policy_output(region=region, administrators=administrators, log_group_name=log_group_name),
         tags=tags,
         opts=opts,
     )
@@ -210,6 +268,7 @@ def alert_topic(
     region: str,
     administrators: Sequence[str],
     publisher: str,
+    source_arn: pulumi.Input[str],
     description: str,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -217,14 +276,18 @@ def alert_topic(
     """An SNS topic encrypted with a key of its own that admits the AWS service publishing to it (`publisher`).
 
     For the alert topics of AMP's Alertmanager and of CloudWatch alarms (`topic_key_policy` says why not
-    `alias/aws/sns`). The key costs $1 a month; deleting the stack schedules it for deletion after 30 days.
+    `alias/aws/sns`). `source_arn`: the resource that publishes (the AMP workspace, or an ARN pattern of the
+    stack's alarms); the key admits `publisher` only on its behalf and only for this topic. The key costs $1 a
+    month; deleting the stack schedules it for deletion after 30 days.
     """
     key = aws.kms.Key(
         f"{name}-key",
         description=description,
         enable_key_rotation=True,
         deletion_window_in_days=30,
-        policy=key_policy_output(region=region, administrators=administrators, publisher=publisher),
+        policy=key_policy_output(
+            region=region, administrators=administrators, topic=(publisher, topic_name, source_arn)
+        ),
         tags=tags,
         opts=opts,
     )

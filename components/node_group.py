@@ -145,7 +145,7 @@ class NodeGroup(pulumi.ComponentResource):
             node_group_name_prefix=f"{args.name}-",
             node_role_arn=role.arn,
             subnet_ids=subnet_ids,
-            instance_types=list(args.instance_types),
+            instance_types=capacity.node_group_instance_types(args),
             ami_type=ami_type,
             capacity_type=args.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(

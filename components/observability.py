@@ -47,6 +47,8 @@ class Observability(pulumi.ComponentResource):
         after: Sequence[pulumi.Resource] | None = None,
         tags: dict[str, str] | None = None,
         autoscaler: bool = False,
+        queue: bool = False,
+        dcgm_exporter: bool = False,
         kubernetes_version: str | None = None,
         startup_taints: Sequence[str] | None = None,
         region: str | None = None,
@@ -58,6 +60,8 @@ class Observability(pulumi.ComponentResource):
         `autoscaler`: the stack runs the cluster-autoscaler; with the in-cluster Prometheus its ServiceMonitor is
         applied here, after the stack's CRDs, so the autoscaler's release need not wait for the stack
         (`observability.autoscaler_service_monitor`); the managed collector has a job for it whatever this says.
+        `queue`, `dcgm_exporter`: the stack runs Kueue, the standalone dcgm-exporter chart; the same for their
+        ServiceMonitors (`kueue_service_monitor`, `dcgm_service_monitor`), so neither release waits for the stack.
         `after`: what the stack waits for (default `cluster.services_ready`). `tags`: added to the cluster's.
         `kubernetes_version`, `startup_taints`, `region`, `cluster_name`: deprecated, the cluster's.
         """
@@ -172,6 +176,22 @@ class Observability(pulumi.ComponentResource):
                 spec=scaler["spec"],
                 opts=after_release,
             )
+        # In `monitoring` (Kueue's and the GPU namespace may come later); each finds its Service whenever it exists.
+        monitors = {"kueue": queue, "dcgm-exporter": dcgm_exporter}
+        for monitor_name, builder in (
+            ("kueue", observability.kueue_service_monitor),
+            ("dcgm-exporter", observability.dcgm_service_monitor),
+        ):
+            if monitors[monitor_name]:
+                doc = builder()
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{monitor_name}-monitor",
+                    api_version=doc["apiVersion"],
+                    kind=doc["kind"],
+                    metadata=doc["metadata"],
+                    spec=doc["spec"],
+                    opts=after_release,
+                )
         self.register_outputs({"release": self.release.name, "alertTopicArn": self.alert_topic_arn})
 
     def _stack_release(
@@ -347,6 +367,7 @@ class Observability(pulumi.ComponentResource):
             region=region,
             administrators=cluster.kms_key_administrators,
             publisher=principal,
+            source_arn=workspace.arn,
             description=f"Alert topic {cluster_name}-alerts (AMP's Alertmanager publishes)",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),

@@ -142,9 +142,9 @@ class Platform(pulumi.ComponentResource):
         self.cluster_services_ready = self.cluster.services_ready
         if node_repair.needs_monitoring_agent(args.resolved_node_groups):
             self._node_monitoring_agent(name, tags, self.cluster.system_nodes, startup_keys)
-        # Metrics next: their CRDs must exist before the charts that create ServiceMonitors (dcgm-exporter, Kueue).
+        # Metrics next. No chart waits for the stack's CRDs: the ServiceMonitors of the autoscaler, Kueue and
+        # dcgm-exporter are applied by the Observability component after the stack, not by their charts.
         self.observability: Observability | None = None
-        metrics_after: list[pulumi.Resource] = []
         if args.observability.metrics in {"prometheus", "managedPrometheus"}:
             self.observability = Observability(
                 f"{name}-metrics",
@@ -153,9 +153,12 @@ class Platform(pulumi.ComponentResource):
                 workload_namespace=args.workload_namespace if args.serving else None,
                 workload_namespace_resource=self.workspace.namespace_resource,
                 autoscaler=args.autoscaler.enabled,
+                queue=bool(args.training),
+                dcgm_exporter=bool(self.gpu_plan.gpu_groups)
+                and args.observability.dcgm_exporter
+                and not self.gpu_plan.operator,
                 opts=child,
             )
-            metrics_after = [self.observability.release]
         self.cloudwatch: CloudWatchObservability | None = None
         if args.observability.metrics == "cloudwatch":
             self.cloudwatch = CloudWatchObservability(
@@ -175,7 +178,7 @@ class Platform(pulumi.ComponentResource):
                 metrics=self.observability is not None,
                 # One DCGM host engine per node: the node monitoring agent's, where it runs on the GPU nodes.
                 remote_hostengine=any(g.repair.enabled for g in self.gpu_plan.gpu_groups),
-                after=[*self.cluster_services_ready, *metrics_after],
+                after=self.cluster_services_ready,
                 opts=child,
             )
         # The training queue (Kueue) comes with training. Its ProvisioningRequests need the CRD before the
@@ -412,7 +415,7 @@ class Platform(pulumi.ComponentResource):
             self.queue_spec,
             args.queue,
             cluster=self.cluster,
-            after=[self.workspace, *crd, *schedulable, *([self.observability.release] if self.observability else [])],
+            after=[self.workspace, *crd, *schedulable],
             metrics=args.observability.metrics if self.observability else "none",
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -4,6 +4,7 @@ Why one place: the cluster-autoscaler and the model/data imports each need exact
 association must wait for the inline policy, or the first pod gets credentials that cannot do anything
 yet (an S3 import then fails with AccessDenied on its first try). EKS add-ons that bind their own service
 account (`podIdentityAssociations`) take `addon_role`: the role and an AWS managed policy, no association.
+Every role here trusts Pod Identity only for its own cluster, namespace and service account (`trust`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,27 @@ import pulumi_aws as aws
 
 from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.plan import iam_policies
+
+
+def trust(
+    cluster: ControlPlane, *, namespace: str, service_account: str, parent: pulumi.Resource
+) -> pulumi.Output[str]:
+    """The role's trust: Pod Identity of `cluster`, for `service_account` in `namespace` only.
+
+    The cluster's ARN is written from its derived name, its region and the account, so the role does not
+    wait for the cluster (`iam_policies.pod_identity_trust` says why each condition).
+    """
+    identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=parent))
+    return identity.account_id.apply(
+        lambda account_id: iam_policies.pod_identity_trust(
+            cluster.partition,
+            account_id=account_id,
+            region=cluster.region,
+            cluster_name=cluster.eks_name,
+            namespace=namespace,
+            service_account=service_account,
+        )
+    )
 
 
 def pod_identity_role(
@@ -35,7 +57,7 @@ def pod_identity_role(
     child = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
         f"{prefix}-role",
-        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        assume_role_policy=trust(cluster, namespace=namespace, service_account=service_account, parent=parent),
         description=description,
         tags=tags,
         opts=child,
@@ -57,6 +79,8 @@ def addon_role(
     *,
     parent: pulumi.Resource,
     cluster: ControlPlane,
+    namespace: str,
+    service_account: str,
     policy: str,
     description: str,
     tags: dict[str, str],
@@ -64,13 +88,14 @@ def addon_role(
     """`<prefix>-role` trusting EKS Pod Identity, with the AWS managed policy `policy` as `<prefix>-policy`.
 
     For an EKS add-on whose `podIdentityAssociations` binds the role to its own service account (EKS deletes
-    that association with the add-on). The add-on depends on the returned attachment, so its first pod's
-    credentials can already do what the policy allows.
+    that association with the add-on): `namespace` is the add-on's, `service_account` the one the association
+    names. The add-on depends on the returned attachment, so its first pod's credentials can already do what
+    the policy allows.
     """
     child = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
         f"{prefix}-role",
-        assume_role_policy=iam_policies.pod_identity_trust(cluster.partition),
+        assume_role_policy=trust(cluster, namespace=namespace, service_account=service_account, parent=parent),
         description=description,
         tags=tags,
         opts=child,

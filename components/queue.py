@@ -124,19 +124,19 @@ class TrainingQueue(pulumi.ComponentResource):
 def provisioning_request_crd(
     name: str, *, cluster: ControlPlane, parent: pulumi.Resource, kubernetes_version: str | None = None
 ) -> pulumi.Resource:
-    """The ProvisioningRequest CRD at the autoscaler image's tag (not in its chart), applied from the tag's file.
+    """The ProvisioningRequest CRD (not in the autoscaler's chart), applied from the copy in the package.
 
-    The file is fetched by the Kubernetes provider at `pulumi up` (the render records its URL): the CRD is
-    upstream's, at the version of the image that reads it (the cluster's minor's). `kubernetes_version`:
+    The copy is upstream's file at the tag of the autoscaler image pinned for this minor
+    (`queue.provisioning_request_crd`): `pulumi up` depends on no host for it, and render writes the very
+    object the cluster gets, which the tests check against the Kubernetes schema. `kubernetes_version`:
     deprecated, the cluster's.
     """
     if kubernetes_version is not None:
         deprecated_context(
             "provisioning_request_crd", "kubernetes_version", kubernetes_version, cluster.kubernetes_version
         )
-    image = versions.CLUSTER_AUTOSCALER_IMAGES[cluster.kubernetes_version]
-    return k8s.yaml.v2.ConfigFile(
+    return kube_objects.apply(
         f"{name}-provisioningrequest-crd",
-        file=versions.PROVISIONING_REQUEST_CRD_URL.format(version=image.lstrip("v")),
-        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
+        queue.provisioning_request_crd(cluster.kubernetes_version),
+        pulumi.ResourceOptions(parent=parent, provider=cluster.provider, deleted_with=cluster.resource),
     )

@@ -7,13 +7,12 @@ GPU is shared, what cannot run); this module registers the objects.
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 
 from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.workloads import ServingArgs
+from gpuplane.components.plan import iam_policies
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.serving import model_import_spec, serving_spec
 from gpuplane.components.pod_identity import pod_identity_role
@@ -98,24 +97,6 @@ class TfServing(pulumi.ComponentResource):
         self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
 
 
-def s3_read_policy(bucket: str, key: str, partition_id: str = "aws") -> str:
-    """Read-only access to one object or one prefix (List limited to that prefix), in the stack's partition."""
-    arn = f"arn:{partition_id}:s3:::{bucket}"
-    prefix = key.rstrip("/")
-    objects = f"{arn}/{prefix}/*" if key.endswith("/") or not key else f"{arn}/{key}"
-    list_prefix = f"{prefix}/*" if key.endswith("/") else key
-    statements = [
-        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
-        {
-            "Effect": "Allow",
-            "Action": ["s3:ListBucket"],
-            "Resource": [arn],
-            "Condition": {"StringLike": {"s3:prefix": [list_prefix]}},
-        },
-    ]
-    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
-
-
 def s3_access(
     parent: pulumi.Resource,
     name: str,
@@ -133,7 +114,7 @@ def s3_access(
         cluster=cluster,
         namespace=context.namespace,
         service_account=imp.service_account,
-        policy=s3_read_policy(bucket, key, cluster.partition.id),
+        policy=iam_policies.s3_read_policy(bucket, key, cluster.partition.id),
         description=f"Read {imp.source} for the {name} import",
         tags=tags,
         policy_suffix="read",

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpuplane.components import kms
+from gpuplane.components import kms, pod_identity
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.network import Network
@@ -249,7 +249,7 @@ class SharedStorage(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         sa, ns = versions.EFS_CSI_CONTROLLER_SA, versions.EFS_CSI_NAMESPACE
         if args.csi_identity == "podIdentity":
-            trust: pulumi.Input[str] = iam_policies.pod_identity_trust(cluster.partition)
+            trust: pulumi.Input[str] = pod_identity.trust(cluster, namespace=ns, service_account=sa, parent=self)
         else:
             trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
                 lambda a: iam_policies.irsa_trust(a[0], a[1], ns, sa, audience=cluster.partition.sts_audience)
@@ -315,6 +315,8 @@ def ebs_csi_driver(
         f"{name}-ebs-csi",
         parent=parent,
         cluster=cluster,
+        namespace=versions.EBS_CSI_NAMESPACE,
+        service_account=versions.EBS_CSI_CONTROLLER_SA,
         policy=versions.POLICY_EBS_CSI,
         description=f"EBS CSI controller of {cluster.eks_name}",
         tags=tags,

@@ -44,6 +44,18 @@ if TYPE_CHECKING:
     from gpuplane.infra.aws.session import AwsError
     from gpuplane.infra.config import StackConfig
 
+
+def _flag_type(original: Any) -> Any:
+    """Typer's type column for an option, empty for a flag: typer 0.29 shows `<bool>`, yet a flag takes no value."""
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else original(self, ctx)
+
+    return display_type_rich
+
+
+typer.core.TyperOption.display_type_rich = _flag_type(typer.core.TyperOption.display_type_rich)  # type: ignore[method-assign]
+
 app = typer.Typer(
     help="gpuplane: a GPU-ready EKS platform for TensorFlow, as Pulumi components.",
     no_args_is_help=True,
@@ -92,7 +104,7 @@ def render(
     Renders gpuplane's own program, or any Pulumi Python program (the project's `main`) built from its
     components. Exits 2 on invalid config or invalid component arguments, writing nothing.
     """
-    from gpuplane.infra import mockrun, tfplan  # noqa: PLC0415 - Pulumi loads only when a command runs
+    from gpuplane.infra import mockrun, outdir, tfplan  # noqa: PLC0415 - Pulumi loads only when a command runs
     from gpuplane.infra import project as paths  # noqa: PLC0415
     from gpuplane.infra import render as renderer  # noqa: PLC0415
     from gpuplane.infra.config import ConfigError, stack_short_name  # noqa: PLC0415
@@ -104,7 +116,8 @@ def render(
     except ConfigError as exc:
         raise refuse(exc.problems, "Invalid stack name:", nothing=nothing) from None
     target = out or paths.render_dir(project, stack)
-    problem = renderer.out_dir_problem(target)
+    problem = outdir.forbidden(target, project_root=project.root, stacks_dir=project.stacks_dir)
+    problem = problem or renderer.out_dir_problem(target)
     if problem:
         raise refuse([problem], "Refusing the output directory:", nothing=nothing)
     console_out = None if json_output else console(stderr=False, wide=True)
@@ -151,6 +164,10 @@ def schema() -> None:
 
 _ProfileOption = Annotated[
     str | None, typer.Option(help="AWS profile. Default: the stack's aws:profile, else the environment's.")
+]
+# `token` takes no stack: its profile is the one named, else the environment's (AWS_PROFILE, the default).
+_TokenProfileOption = Annotated[
+    str | None, typer.Option(help="AWS profile. Default: the environment's (AWS_PROFILE, else the default profile).")
 ]
 
 
@@ -232,10 +249,16 @@ def preflight(
 @app.command()
 def token(
     cluster: Annotated[str, typer.Option("--cluster", help="EKS cluster name.")],
-    region: Annotated[str | None, typer.Option(help="Region. Default: AWS_REGION / the profile's.")] = None,
-    profile: _ProfileOption = None,
+    region: Annotated[
+        str | None, typer.Option(help="Region. Default: AWS_REGION, else AWS_DEFAULT_REGION, else the profile's.")
+    ] = None,
+    profile: _TokenProfileOption = None,
     role_arn: Annotated[
-        list[str] | None, typer.Option("--role-arn", help="Role to assume (repeat for a chain, like aws:assumeRoles).")
+        list[str] | None,
+        typer.Option(
+            "--role-arn",
+            help="Role to assume (repeat for a chain: each assumed with the credentials of the one before).",
+        ),
     ] = None,
 ) -> None:
     """Print an ExecCredential with an EKS bearer token (a kubeconfig `exec` plugin; no AWS CLI needed)."""

@@ -38,6 +38,7 @@ from gpuplane.infra.options import (
     project_or_exit,
     styled,
 )
+from gpuplane.infra.untrusted import shown
 from gpuplane.manifests import loadtest
 
 if TYPE_CHECKING:
@@ -408,10 +409,10 @@ def run_local(
     except subprocess.TimeoutExpired:
         process.kill()
         stdout, stderr = process.communicate()
-        raise RuntimeError(f"the client ran past {timeout_s} s; its last output:\n{stderr[-2000:]}") from None
+        raise RuntimeError(f"the client ran past {timeout_s} s; its last output:\n{shown(stderr[-2000:])}") from None
     for line in stderr.splitlines():
-        if line.startswith("[compare]"):
-            console().print(line, highlight=False, markup=False)
+        if line.startswith("[compare]"):  # the client pod's words: control characters shown, length bounded
+            console().print(shown(line), highlight=False, markup=False)
     try:
         return parse_summary(stdout)
     except RuntimeError as exc:

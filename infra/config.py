@@ -24,6 +24,8 @@ from gpuplane.components.config.base import FieldErrors
 from gpuplane.components.facts import partition
 from gpuplane.components.plan import cross_checks
 from gpuplane.infra import limits, stackyaml
+from gpuplane.infra.stackyaml import QUOTED_LIMIT
+from gpuplane.infra.untrusted import shown
 
 NAMESPACE = "gpuplane"
 PROJECT = "gpuplane"
@@ -156,7 +158,9 @@ def read_stack_file(stack: str, stacks_dir: Path | None = None) -> dict[str, Any
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
         known = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in stacks_dir.glob("Pulumi.*.yaml"))
-        raise ConfigError([f"stack '{stack}': no file {path}; known stacks: {', '.join(known) or 'none'}"])
+        close = difflib.get_close_matches(stack, known, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError([f"stack '{stack}': no file {path}; known stacks: {', '.join(known) or 'none'}{hint}"])
     document, problems = _read_yaml(path)
     if document is None:
         raise ConfigError(problems)
@@ -365,7 +369,9 @@ def format_errors(exc: ValidationError) -> list[str]:
             message = str(cause)
         elif error["type"] == "extra_forbidden":
             allowed = _allowed_keys(loc[:-1])
-            message = f"unknown key; allowed keys here: {', '.join(allowed)}"
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+            near = f" (did you mean '{close[0]}'?)" if close else ""
+            message = f"unknown key{near}; allowed keys here: {', '.join(allowed)}"
         elif error["type"] == "missing":
             message = "is required"
             shown_value = False
@@ -381,7 +387,7 @@ def format_errors(exc: ValidationError) -> list[str]:
             and repr(value) not in message
             and str(value) not in message
         ):
-            suffix = f" (got {value!r})"
+            suffix = f" (got {shown(repr(value), QUOTED_LIMIT, one_line=True)})"  # a huge value: its start
         lines.append(f"{NAMESPACE}:{_key_path(loc)}: {message}{suffix}")
     return lines
 

@@ -42,9 +42,9 @@ TRIGGERED_SCALE_UP = "TriggeredScaleUp"
 AUTOSCALER_COMPONENT = "cluster-autoscaler"
 
 
-def api_client(source: Source) -> Any:
+def api_client(source: Source, timeout: tuple[float, float] | None = None) -> Any:
     """A checked API client for `source` (infra/kubeaccess.py: trust, `/version`); KubeError otherwise."""
-    return connect(source).api
+    return (connect(source, timeout) if timeout else connect(source)).api
 
 
 def _missing(exc: Exception) -> bool:

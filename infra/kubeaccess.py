@@ -327,8 +327,13 @@ def _trusted(source: Source) -> dict[str, Any]:
 # --- connecting and explaining failures -----------------------------------------------------------------
 
 
-def connect(source: Source) -> Connection:
-    """A client for `source`'s current context, checked with a `/version` call; KubeError otherwise."""
+def connect(source: Source, timeout: tuple[float, float] = (CONNECT_TIMEOUT_S, READ_TIMEOUT_S)) -> Connection:
+    """A client for `source`'s current context, checked with a `/version` call; KubeError otherwise.
+
+    `timeout`: (connect, read) seconds for that call. The client follows no redirect: an API server answers
+    none, and one that does (to another host or port) would be handed the next request; the redirect is
+    reported as the answer it is (`answered 302 Found`).
+    """
     document = load(source)
     server = str(_current(document, source.path)[0]["server"])
     from kubernetes import client  # noqa: PLC0415 - only a command that talks to a cluster loads the client
@@ -341,11 +346,13 @@ def connect(source: Source) -> Connection:
         )
     except (kube_config.ConfigException, ValueError, TypeError, KeyError) as exc:
         raise KubeconfigError(f"kubeconfig {source.path} cannot be used: {' '.join(str(exc).split())}") from None
-    configuration.retries = 1
+    from urllib3 import Retry  # noqa: PLC0415
+
+    configuration.retries = Retry(total=1, redirect=0, raise_on_redirect=False)
     api = client.ApiClient(configuration)
     connection = Connection(api, source, server)
     try:
-        client.VersionApi(api).get_code(_request_timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
+        client.VersionApi(api).get_code(_request_timeout=timeout)
     except Exception as exc:
         raise explain(exc, connection) from None
     return connection

@@ -55,20 +55,103 @@ _console: dict[bool, Any] = {}
 
 
 def console(*, stderr: bool = True, wide: bool = False) -> Console:
-    """A rich console (stderr by default; `wide`: at least 140 columns, for tables), made on first use.
+    """A rich console (stderr by default; `wide`: stdout, for tables), made on first use.
 
     Markup and highlighting are off: every string printed (titles, table cells, statuses) is shown as it is,
     so a path, stack name, run id or server message holding `[/x]` is text, never a style tag. Our own colours
-    come as `styled(...)` text.
+    come as `styled(...)` text. Its width is the terminal's (or `COLUMNS`): a table printed on it is laid out
+    so that no line is wider and no word is broken (`fit`), one record per block when its columns cannot fit.
     """
-    from rich.console import Console  # noqa: PLC0415 - rich costs start-up time that --help does not need
-
     if wide:
-        return Console(width=max(Console().width, 140), markup=False, highlight=False)
+        return _fitting_console()(markup=False, highlight=False)
     if stderr not in _console:
+        from rich.console import Console  # noqa: PLC0415 - rich costs start-up time that --help does not need
+
         _console[stderr] = Console(stderr=stderr, markup=False, highlight=False)
     made: Console = _console[stderr]
     return made
+
+
+def _fitting_console() -> type[Console]:
+    from rich.console import Console  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    class FittingConsole(Console):
+        """A console that prints each table through `fit` at its own width."""
+
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            # Wrapped at words, so that no line is wider than the terminal; but a word wider than the terminal
+            # (a long path) is printed whole on one line, for the terminal to wrap, never cut in two.
+            words = [w for o in objects if isinstance(o, str | Text) for w in str(o).split()]
+            kwargs["soft_wrap"] = any(len(w) > self.width for w in words)
+            super().print(*(fit(o, self.width) for o in objects), **kwargs)
+
+    return FittingConsole
+
+
+def fit(renderable: Any, width: int) -> Any:
+    """A rich Table laid out for `width` columns without breaking a word; anything else as it is.
+
+    Rich shrinks a table that is too wide by narrowing its widest columns, whatever their words, so a cell
+    breaks mid-word (`AL2023_x86_64_NVI|DIA`). Here each column gets at least its longest word and the room
+    left goes to the columns with the longest lines; when even the longest words cannot sit side by side, the
+    table is printed as one block per row (`header: value` lines), which wraps at spaces.
+    """
+    from rich.console import Group  # noqa: PLC0415
+    from rich.measure import Measurement  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    if not isinstance(renderable, Table) or not renderable.columns:
+        return renderable
+    from rich.console import Console  # noqa: PLC0415
+
+    measurer = Console(width=10_000, markup=False, highlight=False)
+    options = measurer.options
+    columns = renderable.columns
+    lows, highs = [], []
+    for column in columns:
+        cells = [column.header, *column.cells]
+        sizes = [Measurement.get(measurer, options, cell) for cell in cells if cell is not None]
+        lows.append(max((m.minimum for m in sizes), default=1))
+        highs.append(max((m.maximum for m in sizes), default=1))
+    frame = (len(columns) + 1 if renderable.show_edge else len(columns) - 1) if renderable.box else 0
+    room = width - frame - len(columns) * (renderable.padding[1] + renderable.padding[3])
+    if sum(lows) > room:
+        return _blocks(renderable, Group, Text)
+    widths = list(lows)
+    spare = room - sum(widths)
+    while spare > 0:  # one column at a time to the one furthest below its longest line
+        wanting = [i for i, w in enumerate(widths) if w < highs[i]]
+        if not wanting:
+            break
+        i = max(wanting, key=lambda j: highs[j] - widths[j])
+        widths[i] += 1
+        spare -= 1
+    for column, size in zip(columns, widths, strict=True):
+        column.width = size
+        column.overflow = "fold"
+    return renderable
+
+
+def _blocks(table: Any, group: Any, text: Any) -> Any:
+    """The table as one block per row: `header: value` per cell, the first in bold, a blank line between rows."""
+    parts: list[Any] = []
+    if table.title is not None:
+        parts.append(text(str(getattr(table.title, "plain", table.title)), style="bold"))
+    headers = [str(getattr(c.header, "plain", c.header)) for c in table.columns]
+    rows = [list(c.cells) for c in table.columns]
+    for index in range(table.row_count):
+        cells = [column[index] if index < len(column) else "" for column in rows]
+        parts.append(text(""))
+        for number, (header, cell) in enumerate(zip(headers, cells, strict=True)):
+            value = cell if isinstance(cell, text) else text(str(cell))
+            if value.plain.strip():
+                indent = "" if number == 0 else "  "
+                parts.append(text.assemble((f"{indent}{header}: ", "bold" if number == 0 else ""), value))
+    if table.caption is not None:
+        parts += [text(""), text(str(getattr(table.caption, "plain", table.caption)))]
+    return group(*parts)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
@@ -79,16 +162,24 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 
 
 def error(message: str, label: str = "Error:") -> None:
-    """Print `label` in bold red and the message literally, on stderr (soft-wrapped: paths stay whole)."""
-    console().print(styled((label, "bold red"), " ", message), soft_wrap=True)
+    """Print `label` in bold red and the message on stderr (soft-wrapped: paths stay whole).
+
+    The message often quotes what gpuplane did not write (a server's answer, a file's value): it is shown
+    through `untrusted.shown`, control characters visible and its length bounded.
+    """
+    from gpuplane.infra.untrusted import shown  # noqa: PLC0415
+
+    console().print(styled((label, "bold red"), " ", shown(message)), soft_wrap=True)
 
 
 def refuse(problems: list[str], title: str, *, nothing: str = "Nothing was created.") -> typer.Exit:
     """Print a refusal (a title, one line per problem, what was not done); the caller raises the exit 2."""
     err = console()
-    err.print(styled((title, "bold red")), soft_wrap=True)
+    from gpuplane.infra.untrusted import shown  # noqa: PLC0415
+
+    err.print(styled((shown(title), "bold red")), soft_wrap=True)
     for problem in problems:
-        err.print(f"  - {problem}", soft_wrap=True)
+        err.print(f"  - {shown(problem)}", soft_wrap=True)
     err.print(nothing)
     return typer.Exit(EXIT_INVALID_CONFIG)
 

@@ -97,25 +97,60 @@ def problem(out_dir: Path) -> str | None:
     return None
 
 
+# Files that say a folder is a project's or its source's: a render never writes among them.
+_PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml", "pyproject.toml", "setup.py", ".git")
+
+
+def forbidden(out_dir: Path, *, project_root: Path, stacks_dir: Path) -> str | None:
+    """Why `out_dir` may never hold a render (whatever it holds now), or None.
+
+    `/`, the home folder, the project's root or stacks folder, a folder above either (a render there would
+    sit among the project's files), or a folder holding a project's or package's files (`Pulumi.yaml`,
+    `Pulumi.<stack>.yaml`, `pyproject.toml`, `setup.py`, `.git`, Python sources): a render's files would mix
+    with them, and the next render would replace what it wrote there.
+    """
+    try:
+        target = out_dir.expanduser().resolve()
+        home = Path.home().resolve()
+        root, stacks = project_root.resolve(), stacks_dir.resolve()
+    except (OSError, RuntimeError) as exc:
+        return f"--out {out_dir}: cannot be resolved ({exc})"
+    named = {Path(target.anchor): "the file system's root", home: "your home folder"}
+    named |= {root: "the project's root", stacks: "the project's stacks folder"}
+    what = named.get(target)
+    if what is None and (target in root.parents or target in stacks.parents):
+        what = "a folder holding the project"
+    if what is None and target.is_dir():
+        try:
+            held = sorted(
+                p.name
+                for p in target.iterdir()
+                if p.name in _PROJECT_FILES
+                or p.suffix == ".py"
+                or (p.name.startswith("Pulumi.") and p.suffix in (".yaml", ".yml"))
+            )
+        except OSError:
+            held = []
+        if held:
+            what = f"a folder of a project's files ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''})"
+    if what is None:
+        return None
+    return (
+        f"--out {out_dir}: is {what}; allowed: a folder of its own for the render (the default is build/<stack> "
+        "in the project)"
+    )
+
+
 @contextlib.contextmanager
 def locked(out_dir: Path) -> Iterator[Path]:
     """Create `out_dir` if needed and hold its lock: renders into one folder run one after the other.
 
     Yields the staging folder, new and empty. On leaving, a folder this call created is removed again if
-    nothing was moved into it (a failed first render leaves nothing behind).
+    nothing was moved into it (a failed first render leaves nothing behind), and the lock file goes too: a
+    render that was waiting on it sees it unlinked and locks the one there is then (`_lock`).
     """
-    created = False
+    fd, created = _lock(out_dir)
     try:
-        if not out_dir.is_dir():
-            out_dir.mkdir(parents=True)
-            created = True
-        fd = os.open(out_dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-    except FileExistsError:
-        raise OutputError(f"--out {out_dir}: appeared while this render started; run it again") from None
-    except OSError as exc:
-        raise OutputError(f"--out {_describe(exc, out_dir)}; nothing was written") from None
-    try:
-        _acquire(fd, out_dir)
         try:
             recover(out_dir)
             staging = out_dir / STAGING
@@ -131,11 +166,51 @@ def locked(out_dir: Path) -> Iterator[Path]:
             if created:
                 _remove_if_unused(out_dir)
     finally:
+        with contextlib.suppress(OSError):  # still ours: whoever locks next checks that it is the file there
+            (out_dir / LOCK).unlink()
         os.close(fd)
 
 
-def _acquire(fd: int, out_dir: Path) -> None:
+def _lock(out_dir: Path) -> tuple[int, bool]:
+    """The lock of `out_dir`, held (the folder made when missing); and whether this call made the folder.
+
+    Two first renders into one new folder both get there: one makes the folder, the other finds it. A lock
+    file unlinked while this one waited on it (its holder left) is not the lock any more: lock the new one.
+    """
     deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        created = False
+        try:
+            if not out_dir.is_dir():
+                try:
+                    out_dir.mkdir(parents=True)
+                    created = True
+                except FileExistsError:
+                    if not out_dir.is_dir():
+                        raise
+            fd = os.open(out_dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:  # the folder was removed (another render's failed first) since: again
+            if time.monotonic() > deadline:
+                raise OutputError(f"--out {out_dir}: it keeps disappearing; nothing was written") from None
+            continue
+        except OSError as exc:
+            raise OutputError(f"--out {_describe(exc, out_dir)}; nothing was written") from None
+        try:
+            _acquire(fd, out_dir, deadline)
+            held = os.fstat(fd)
+            try:
+                there = os.stat(out_dir / LOCK, follow_symlinks=False)
+            except FileNotFoundError:
+                there = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+            return fd, created
+        os.close(fd)
+
+
+def _acquire(fd: int, out_dir: Path, deadline: float) -> None:
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -31,6 +31,7 @@ from gpuplane.infra.options import (
     load_or_exit,
     project_or_exit,
 )
+from gpuplane.infra.untrusted import shown
 
 if TYPE_CHECKING:
     from gpuplane.infra import kube
@@ -77,10 +78,7 @@ def workload_state(
         reason = conditions["Finished"].get("reason")
         return RunState("Failed" if reason == "Failed" else "Completed", str(conditions["Finished"].get("message", "")))
     if (workload.get("spec") or {}).get("active") is False:
-        count = (status.get("requeueState") or {}).get("count")
-        return RunState(
-            "Deactivated", f"evicted {count or 'too many'} time(s); `gpuplane train --rerun` submits it anew"
-        )
+        return RunState("Deactivated", deactivation_detail(workload))
     if _true(conditions, "Admitted"):
         if _true(conditions, "PodsReady"):
             return RunState("Running")
@@ -106,6 +104,46 @@ def workload_state(
     if evicted:
         parts.append(f"requeued {requeue.get('count', 1)} time(s)")
     return RunState("Queued", "; ".join(parts))
+
+
+# Why Kueue deactivated a run: the Evicted condition's reason is `Deactivated` plus `DueTo<cause>` (kueue
+# pkg/workload/patching ReasonWithCause), and before that the DeactivationTarget condition names the cause
+# (pkg/controller/core/workload_controller.go at v0.19.2).
+_CAUSES = {
+    "AdmissionCheck": "its GPU nodes could not be provisioned: the ProvisioningRequest failed {tries} times",
+    "RequeuingLimitExceeded": "its pods were not all ready in time, queue.requeueLimit times",
+    "MaximumExecutionTimeExceeded": "it ran past its maximum execution time",
+}
+
+
+def reactivate_command(namespace: str, name: str) -> str:
+    """The kubectl line that puts a deactivated Workload back in the queue (Kueue reads `spec.active`)."""
+    return (
+        f'kubectl -n {namespace} patch workloads.kueue.x-k8s.io {name} --type=merge -p \'{{"spec":{{"active":true}}}}\''
+    )
+
+
+def deactivation_detail(workload: Mapping[str, Any]) -> str:
+    """Why the run was deactivated (Kueue's own words with them) and the two ways back.
+
+    Reactivating keeps the run and its place: Kueue requeues it, and with the admission check reset (its
+    ProvisioningRequests deleted on eviction, `CleanupProvisioningRequestsOnEviction`, on by default in 0.19)
+    the run gets the full number of provisioning tries again. `--rerun` deletes it and submits a new one.
+    """
+    from gpuplane.manifests import queue as queue_manifests  # noqa: PLC0415
+
+    conditions = _conditions(workload)
+    evicted = conditions.get("Evicted", {})
+    target = conditions.get("DeactivationTarget", {})
+    reason = str(evicted.get("reason") or "") if _true(conditions, "Evicted") else ""
+    cause = reason.removeprefix("Deactivated").removeprefix("DueTo") if reason.startswith("Deactivated") else ""
+    cause = cause or str(target.get("reason") or "")
+    why = _CAUSES.get(cause, "spec.active was set to false" if not cause else f"Kueue: {cause}")
+    why = why.format(tries=queue_manifests.PROVISIONING_RETRY_LIMIT + 1)
+    said = str(evicted.get("message") or target.get("message") or "")
+    meta = workload.get("metadata") or {}
+    fix = reactivate_command(str(meta.get("namespace") or "<namespace>"), str(meta.get("name") or "<workload>"))
+    return f"{why}{f' ({said})' if said else ''}; reactivate it: {fix}; or `gpuplane train --rerun` submits it anew"
 
 
 def find_workload(api: kube.KubeApi, jobset: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -263,7 +301,7 @@ def register(app: typer.Typer) -> None:
         for column in ("run", "state", "GPUs", "detail"):
             table.add_column(column)
         for row in rows:
-            table.add_row(row["run"], row["state"], str(row["gpus"]), row["detail"])
+            table.add_row(*(shown(str(row[k]), 600) for k in ("run", "state", "gpus", "detail")))  # the cluster's words
         out = console(stderr=False, wide=True)
         out.print(table if rows else "nothing queued or running")
         out.print(_flavor_table(config, workloads))

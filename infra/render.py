@@ -15,7 +15,7 @@ import re
 import traceback
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,8 @@ class Target:
     notes: tuple[str, ...] = ()
     """What render states beyond the resources: reserved capacity and what happens at its end, runs whose GPU
     roles Kueue may admit to two groups (issue 31)."""
+    reservations: dict[str, cost.Reservation] = field(default_factory=dict)
+    """By node group: the reservation's instance count and end as the config states them (no resource has them)."""
 
     @classmethod
     def of(cls, config: StackConfig | Target) -> Target:
@@ -122,6 +124,11 @@ class Target:
             config={"aws:region": config.region, **{f"gpuplane:{k}": v for k, v in data.items()}},
             kinds={g.name: g.kind for g in config.platform.resolved_node_groups},
             notes=(*(n for g in config.platform.resolved_node_groups for n in capacity.reservation_notes(g)),),
+            reservations={
+                g.name: cost.Reservation(r.instance_count, r.end_time)
+                for g in config.platform.resolved_node_groups
+                if (r := g.capacity_reservation) is not None
+            },
         )
 
 
@@ -169,7 +176,8 @@ def cost_estimate(config: StackConfig | Target, recording: mockrun.Recording) ->
         {"urn": r.urn, "type": r.type, "name": r.name, "dependencies": r.dependencies, "inputs": r.inputs}
         for r in sorted(recording.resources, key=lambda r: r.urn)
     ]
-    return cost.estimate(cost.usage_from_resources(Target.of(config).region, resources))
+    target = Target.of(config)
+    return cost.estimate(cost.usage_from_resources(target.region, resources, target.reservations))
 
 
 def counts(recording: mockrun.Recording) -> dict[str, int]:
@@ -515,9 +523,10 @@ def cost_markdown(priced: dict[str, Any]) -> str:
     return (
         "## Cost per hour (USD)\n\n"
         "| item | what | idle | max | notes |\n|---|---|---:|---:|---|\n"
-        f"{rows}| **total** | | **{priced['idle']:,.2f}** | **{priced['max']:,.2f}** | "
+        f"{rows}| **total** | {priced['totalNote']} | **{priced['idle']:,.2f}** | **{priced['max']:,.2f}** | "
         f"${priced['idleMonthly']:,.0f}-{priced['maxMonthly']:,.0f} a month (730 h) |\n\n"
-        f"Instance prices: {priced['instancePrices']['source']}, {priced['instancePrices']['date']}. "
+        + "".join(f"**Warning:** {w}.\n\n" for w in priced["warnings"])
+        + f"Instance prices: {priced['instancePrices']['source']}, {priced['instancePrices']['date']}. "
         f"Service prices: {priced['servicePrices']['source']}, {priced['servicePrices']['date']}. "
         f"{' '.join(f'Note: {n}.' for n in priced['notes'])}\n"
     )
@@ -594,15 +603,18 @@ def summary(
     priced = cost_estimate(target, recording).as_dict()
     group_costs = {line["item"]: line for line in priced["lines"]}
     groups = []
+    templates = {t.urn: t.inputs for t in recording.by_type("aws:ec2/launchTemplate:LaunchTemplate")}
     for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name):
         inputs = r.inputs
+        # A Capacity Block group names its one type in its launch template, none on the group.
+        template = next((templates[d] for d in r.dependencies if d in templates), {})
         name = inputs.get("labels", {}).get("gpuplane.io/node-group", r.name)
         sc = inputs.get("scalingConfig", {})
         groups.append(
             {
                 "name": name,
                 "kind": target.kinds.get(name, "gpu" if "NVIDIA" in str(inputs.get("amiType")) else "cpu"),
-                "instanceTypes": inputs.get("instanceTypes", []),
+                "instanceTypes": inputs.get("instanceTypes") or [t for t in [template.get("instanceType")] if t],
                 "amiType": inputs.get("amiType"),
                 "capacityType": inputs.get("capacityType"),
                 "minSize": sc.get("minSize"),
@@ -769,13 +781,15 @@ def _money_range(amounts: dict[str, float | None]) -> str:
 def cost_caption(priced: dict[str, Any]) -> str:
     """The cost in one paragraph: totals, a month of it, where prices come from, and what is left out."""
     # Each metrics backend's added $/h is shown on the render, not only in cost.json (issue 29).
-    shown = ("price (", "kept up by", "observability.metrics choices")
+    shown = ("price (", "kept up by", "observability.metrics choices", "prepaid:", "reserved:", "at 0 replicas")
     notes = sorted({n for line in priced["lines"] for n in line["notes"] if any(s in n for s in shown)})
+    excludes = f" ({priced['totalNote']})" if priced["totalNote"] else ""
     return (
         f"Cost: ${priced['idle']:,.2f}/h idle (${priced['idleMonthly']:,.0f} a month), "
-        f"${priced['max']:,.2f}/h at every group's maximum (${priced['maxMonthly']:,.0f} a month); "
+        f"${priced['max']:,.2f}/h at every group's maximum (${priced['maxMonthly']:,.0f} a month){excludes}; "
         f"instance prices of {priced['instancePrices']['date']}, service prices of "
         f"{priced['servicePrices']['date']}. "
+        + "".join(f"Warning: {w}. " for w in priced["warnings"])
         + "".join(f"Note: {n}. " for n in notes)
         + "An estimate: cost.json lists each line and what it leaves out."
     )

@@ -39,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from gpuplane.infra.untrusted import shown
+
 # Bounds on what a stack file may make us read: no real stack file comes near them, a hostile one
 # (megabytes, or a few lines of nested YAML aliases that expand to billions of nodes) stops here.
 MAX_FILE_BYTES = 1 << 20
@@ -112,7 +114,8 @@ def _key_path(keys: list[str | int]) -> str:
     """`config.gpuplane:cluster.x[0]` -> `gpuplane:cluster.x[0]`: keys named as the config errors name them."""
     text = ""
     for part in keys[1:] if len(keys) > 1 and keys[0] == "config" else keys:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        name = _cut(part) if isinstance(part, str) else str(part)
+        text += f"[{name}]" if isinstance(part, int) else (f".{name}" if text else name)
     return text or "(top level)"
 
 
@@ -125,6 +128,8 @@ def _go_int(text: str) -> int | None:
         base, digits = (8, body[1:]) if body[:1] == "0" and len(body) > 1 else (10, body)
     allowed = "0123456789abcdefABCDEF"[: base + (6 if base == 16 else 0)]
     if not digits or any(c not in allowed for c in digits):
+        return None
+    if len(digits.lstrip("0")) > 64:
         return None
     value = sign * int(digits, base)
     if _INT64[0] <= value <= _INT64[1] or (sign == 1 and text[:1] != "+" and 0 <= value <= _UINT64_MAX):
@@ -180,7 +185,7 @@ def resolve(tag: str, text: str) -> tuple[str, Any]:
         return found, value
     if tag == FLOAT and found == INT:
         return FLOAT, float(value)
-    raise ValueError(f"cannot decode {_short(found)} `{text}` as a {_short(tag)}")
+    raise ValueError(f"cannot decode {_short(found)} `{_cut(text)}` as a {_short(tag)}")
 
 
 def _resolve_number(tag: str, text: str) -> tuple[str, Any] | None:
@@ -195,6 +200,15 @@ def _resolve_number(tag: str, text: str) -> tuple[str, Any] | None:
         if value is not None:
             return FLOAT, value
     return None
+
+
+# Characters of a value quoted in a problem: enough to find it in the file, never the whole of a huge one.
+QUOTED_LIMIT = 60
+
+
+def _cut(text: str) -> str:
+    """`text` for a message: control characters visible, cut to `QUOTED_LIMIT` saying how much more there is."""
+    return shown(text, QUOTED_LIMIT, one_line=True)
 
 
 def _short(tag: str) -> str:
@@ -241,6 +255,14 @@ class _Reader:
         except ValueError as exc:
             self.problems.append(f"{where}: {exc}, which the engine refuses; remove the tag or fix the value")
             return None
+        digits = len(text.lstrip("+-").replace("_", ""))
+        if found == STR and not tag and re.fullmatch(r"[-+]?[0-9][0-9_]*", text) and digits > 20:
+            self.problems.append(
+                f"{where}: {_cut(text)} is an integer of {digits} digits, past what the engine reads as a number "
+                f"(a 64-bit float ends near 1.8e308): it would pass it on as text; allowed: an integer from "
+                f"{_INT64[0]} to {_UINT64_MAX} (quote it for text)"
+            )
+            return None
         if found == TIMESTAMP:
             self.problems.append(
                 f"{where}: {text} is a date for the engine, which would pass it on as "
@@ -249,13 +271,13 @@ class _Reader:
             return None
         if found == FLOAT and not math.isfinite(value):
             self.problems.append(
-                f"{where}: {text} is not a finite number, which the engine cannot pass on (it stops); "
+                f"{where}: {_cut(text)} is not a finite number, which the engine cannot pass on (it stops); "
                 "allowed: a finite number (quote it for text)"
             )
             return None
         if found == FLOAT and re.fullmatch(r"[-+]?[0-9_]+", text) and json_number(value) != int(text.replace("_", "")):
             self.problems.append(
-                f"{where}: {text} is an integer past 64 bits, which the engine rounds to {json_number(value)}; "
+                f"{where}: {_cut(text)} is an integer past 64 bits, which the engine rounds to {json_number(value)}; "
                 f"allowed: an integer from {_INT64[0]} to {_UINT64_MAX} (quote it for text)"
             )
             return None
@@ -314,10 +336,19 @@ class _Reader:
             if isinstance(value, int):
                 return str(value)
         self.problems.append(
-            f"{_where(self.path, node)}: {_key_path(keys)}: the key {getattr(node, 'value', '')!r} is not text; "
+            f"{_where(self.path, node)}: {_key_path(keys)}: a key is {_key_kind(node)}, not text; "
             "allowed: a text key (quote it)"
         )
         return None
+
+
+def _key_kind(node: yaml.Node) -> str:
+    """What a key that is not text is, in the file's words (never the parser's objects)."""
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return f"'{_cut(str(node.value))}' ({_short(node.tag)})"
 
 
 def json_number(value: float) -> float | int:

@@ -31,6 +31,7 @@ from gpuplane.infra.options import (
     load_or_exit,
     project_or_exit,
 )
+from gpuplane.infra.untrusted import shown
 
 if TYPE_CHECKING:
     from gpuplane.infra import kube
@@ -240,9 +241,12 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{outcome.run}: {outcome.action} ({outcome.state})")
             if wait_ and outcome.action in ("submitted", "exists"):
                 final = wait(
-                    api, obj["metadata"]["namespace"], outcome.run, report=lambda s: typer.echo(f"{outcome.run}: {s}")
+                    api,
+                    obj["metadata"]["namespace"],
+                    outcome.run,
+                    report=lambda s: typer.echo(f"{outcome.run}: {shown(s)}"),
                 )
-                typer.echo(f"{outcome.run}: {final}")
+                typer.echo(f"{outcome.run}: {shown(final)}")
                 if final in ("Failed", "Deactivated"):
                     raise typer.Exit(EXIT_FAILED)
         except StillDeleting as exc:

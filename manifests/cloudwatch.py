@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 NAMESPACE: Final = versions.CONTAINER_INSIGHTS_NAMESPACE
 _CLUSTER: Final = ("ClusterName",)
@@ -114,6 +114,8 @@ def alarms(cluster_name: str, topic_arn: str, bounds: AlarmBounds) -> list[dict[
       Prometheus rule's `GpuMemoryNearFull`). No data (no GPU node up) is not an alarm.
     - Failed nodes: a node with a bad condition (NotReady, pressure, or the node monitoring agent's
       `AcceleratedHardwareReady` false: XID, ECC, NVLink) for 5 minutes (`GpuNodeNotReady`, `GpuNodeHardware...`).
+    - GPU temperature high: the hottest GPU node above `observability.GPU_TEMPERATURE_WARN_C` for 15 minutes (the
+      Prometheus rule's `GpuTemperatureHigh`, the same fixed margin).
     - Container Insights silent: no node counted for 10 minutes means the agent stopped reporting; missing data is
       an alarm here (the Prometheus backend's `DcgmExporterDown` plays that part there).
     """
@@ -156,6 +158,20 @@ def alarms(cluster_name: str, topic_arn: str, bounds: AlarmBounds) -> list[dict[
             EvaluationPeriods=5,
             DatapointsToAlarm=5,
             Threshold=0.0,
+            ComparisonOperator="GreaterThanThreshold",
+            TreatMissingData="notBreaching",
+        ),
+        alarm(
+            "gpu-temperature-high",
+            f"A GPU node has been above {observability.GPU_TEMPERATURE_WARN_C} C for 15 minutes (a fixed margin below "
+            "the data-center GPUs' slowdown temperature): if it persists or one GPU alone runs hot, replace the node; "
+            "docs/operations.md, 'Alerts'.",
+            MetricName="node_gpu_temperature",
+            Statistic="Maximum",
+            Period=60,
+            EvaluationPeriods=15,
+            DatapointsToAlarm=15,
+            Threshold=float(observability.GPU_TEMPERATURE_WARN_C),
             ComparisonOperator="GreaterThanThreshold",
             TreatMissingData="notBreaching",
         ),

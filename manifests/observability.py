@@ -26,7 +26,12 @@ DCGM_METRICS: Final = (
     "DCGM_FI_DEV_GPU_UTIL",  # percent of time a kernel ran
     "DCGM_FI_DEV_FB_USED",  # framebuffer MiB used
     "DCGM_FI_DEV_FB_FREE",  # framebuffer MiB free
-    "DCGM_FI_DEV_XID_ERRORS",  # the last XID seen (0: none)
+    "DCGM_FI_DEV_XID_ERRORS",  # the last XID seen (0: none), labelled `err_code`
+    "DCGM_FI_DEV_GPU_TEMP",  # degrees C
+    "DCGM_FI_DEV_THERMAL_VIOLATION",  # ns throttled by heat (DCGM_ADDED_COUNTERS)
+    "DCGM_FI_DEV_POWER_VIOLATION",  # ns throttled by the power cap (DCGM_ADDED_COUNTERS)
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",  # uncorrectable ECC errors since the driver loaded (DCGM_ADDED_COUNTERS)
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",  # 1: a failing memory row could not be remapped
 )
 TF_SERVING_METRICS: Final = (
     ":tensorflow:serving:request_count",  # {model_name, status}
@@ -34,6 +39,8 @@ TF_SERVING_METRICS: Final = (
 )
 KUEUE_METRICS: Final = (
     "kueue_pending_workloads",  # {cluster_queue, status: active|inadmissible}
+    "kueue_reserving_active_workloads",  # {cluster_queue}: quota reserved, admitted or not
+    "kueue_admitted_active_workloads",  # {cluster_queue}: admitted (its admission checks passed)
     "kueue_admission_wait_time_seconds_bucket",
     "kueue_cluster_queue_resource_usage",  # {cluster_queue, flavor, resource}
     "kueue_cluster_queue_nominal_quota",
@@ -58,6 +65,9 @@ AUTOSCALER_METRICS: Final = (
     # {node_group (the ASG's name), reason}; only with `--emit-per-nodegroup-metrics` (RegisterAll), which
     # components/autoscaler.py sets whenever a store reads the autoscaler.
     "cluster_autoscaler_node_group_backoff_status",
+    # {node_group}; the same flag: its size the autoscaler asked for, and its maxSize.
+    "cluster_autoscaler_node_group_target_count",
+    "cluster_autoscaler_node_group_max_count",
 )
 PROMETHEUS_METRICS: Final = ("up",)
 KNOWN_METRICS: Final = frozenset(
@@ -253,11 +263,14 @@ def stack_values(
             "tolerations": tolerations,
         },
         # node-exporter runs on every node, GPU nodes included (its chart tolerates every NoSchedule taint).
+        # Off, Helm drops the Grafana subchart and every value under it: only the switch is written.
         "grafana": {
-            "enabled": grafana,
+            "enabled": True,
             "tolerations": tolerations,
             "sidecar": {"dashboards": {"enabled": True, "label": versions.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
-        },
+        }
+        if grafana
+        else {"enabled": False},
         # EKS runs the control plane: there is nothing of it to scrape from inside the cluster.
         "kubeControllerManager": {"enabled": False},
         "kubeScheduler": {"enabled": False},
@@ -266,7 +279,74 @@ def stack_values(
     }
 
 
-def dcgm_exporter_metrics_values(*, remote_hostengine: bool) -> dict[str, Any]:
+# --- dcgm-exporter: what it exports, how it reaches DCGM, how its series are labelled -----------------------------
+# The counters the exporter reads, as its CSV (`DCGM field, Prometheus type, help`). The first block is the
+# exporter's own default list (NVIDIA/dcgm-exporter tag 4.5.3-4.8.2, etc/default-counters.csv, every line that is
+# not commented out, read 2026-11-28); the second is what gpuplane turns on beyond it, because the alert rules read
+# it: upstream ships these lines commented out (the same file, lines 30-31 and 51-53).
+DCGM_DEFAULT_COUNTERS: Final = (
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."),
+    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."),
+    ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status"),
+    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
+    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
+    ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version"),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus in bytes per second."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus in bytes per second."),
+)
+DCGM_ADDED_COUNTERS: Final = (
+    ("DCGM_FI_DEV_POWER_VIOLATION", "counter", "Throttling duration due to power constraints (in ns)."),
+    ("DCGM_FI_DEV_THERMAL_VIOLATION", "counter", "Throttling duration due to thermal constraints (in ns)."),
+    ("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."),
+    ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."),
+    ("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."),
+)
+# The ConfigMap the GPU Operator reads the CSV from (`dcgmExporter.config`); its chart makes it from `data` under
+# the key `dcgm-metrics.csv` (deployments/gpu-operator/templates/dcgm_exporter_config.yaml at v26.7.0).
+DCGM_COUNTERS_CONFIG_MAP: Final = "gpuplane-dcgm-counters"
+
+
+def dcgm_counters_csv() -> str:
+    """The exporter's counters file: upstream's default list and the counters the alert rules need beyond it."""
+    lines = ["# DCGM field, Prometheus metric type, help message (written by gpuplane)"]
+    lines += [f"{field}, {kind}, {help_}" for field, kind, help_ in DCGM_DEFAULT_COUNTERS + DCGM_ADDED_COUNTERS]
+    return "\n".join(lines) + "\n"
+
+
+def dcgm_counters_values(*, operator: bool) -> dict[str, Any]:
+    """The counters, as the dcgm-exporter chart or the GPU Operator takes a whole counters list.
+
+    The chart (4.8.2, templates/metrics-configmap.yaml): `customMetrics` becomes its ConfigMap
+    `exporter-metrics-config-map`, mounted over /etc/dcgm-exporter/default-counters.csv, the file its default
+    `arguments` (`-f`) name; the list replaces the default, it does not add to it, hence the whole list above.
+    The operator (v26.7.0): `dcgmExporter.config.name` is the ConfigMap the ClusterPolicy names; with `create`
+    and `data` its chart makes it in its own namespace, and the operator mounts its `dcgm-metrics.csv` and sets
+    `DCGM_EXPORTER_COLLECTORS` to it (controllers/object_controls.go, "mount configmap for custom metrics").
+    """
+    if operator:
+        return {"config": {"name": DCGM_COUNTERS_CONFIG_MAP, "create": True, "data": dcgm_counters_csv()}}
+    return {"customMetrics": dcgm_counters_csv()}
+
+
+def dcgm_exporter_metrics_values(*, remote_hostengine: bool, operator: bool = False) -> dict[str, Any]:
     """What the dcgm-exporter chart (or the GPU Operator's `dcgmExporter`) adds when metrics are collected.
 
     `serviceMonitor.enabled` is always written, on or off: GPU Operator v26.7 turns it on by default, and a
@@ -275,16 +355,36 @@ def dcgm_exporter_metrics_values(*, remote_hostengine: bool) -> dict[str, Any]:
 
     `remote_hostengine`: one DCGM host engine per node. The EKS node monitoring agent runs NVIDIA's
     `nv-hostengine` on every GPU node (its `dcgm-server`, hostPort 5555); two engines on one node fail DCGM's
-    profiling metrics (NVIDIA/DCGM#56), so the exporter then connects to the agent's engine on the node's IP
-    (`DCGM_REMOTE_HOSTENGINE_INFO`, dcgm-exporter's `-r` flag) instead of starting its own.
+    profiling metrics (NVIDIA/DCGM#56), so the exporter then connects to the agent's engine
+    (`DCGM_REMOTE_HOSTENGINE_INFO`, dcgm-exporter's `-r` flag) instead of starting its own. The chart takes any
+    container env, so the address is the node's IP from the downward API. The operator's ClusterPolicy does not:
+    its CRD (v26.7.0) admits only `name` and `value` in `dcgmExporter.env` and the API server drops a `valueFrom`,
+    which would leave `:5555`. The operator's own way to reach an engine on the node is `localhost:<port>` with
+    the exporter on the host's network (object_controls.go: a `DCGM_REMOTE_HOSTENGINE_INFO` starting with
+    `localhost` turns `hostNetwork` on; written here too, not left to that prefix rule); the CNI's portmap
+    plugin carries localhost traffic to a hostPort (its SNAT chain for packets from localhost).
     """
     env: list[dict[str, Any]] = []
+    port = versions.DCGM_HOSTENGINE_PORT
+    if remote_hostengine and operator:
+        return {"env": [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"localhost:{port}"}], "hostNetwork": True}
     if remote_hostengine:
         env = [
             {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
-            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"$(NODE_IP):{versions.DCGM_HOSTENGINE_PORT}"},
+            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"$(NODE_IP):{port}"},
         ]
     return {"env": env}
+
+
+# The node a GPU is in, as the `node` label on both backends: the managed collector's job and the ServiceMonitor
+# both copy the exporter pod's node name. Rules and dashboards use it, never the exporter's own host label, which
+# is `Hostname` up to 4.8.2 and `hostname` after (NVIDIA/dcgm-exporter d5e5f51, #655, 2026-05-12).
+_DCGM_NODE_RELABEL: Final = {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}
+# The Prometheus operator gives every target the `namespace`, `pod` and `container` of the exporter's own pod;
+# with `honorLabels` the exporter's labels (the workload holding the GPU) win where it writes them, but a GPU no
+# pod holds would keep the exporter's. The managed collector's job adds none, so the ServiceMonitor drops them:
+# on both backends `namespace`/`pod`/`container` name the workload on the GPU, or are absent.
+_DCGM_TARGET_LABELS_DROPPED: Final = {"action": "labeldrop", "regex": "namespace|pod|container"}
 
 
 def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
@@ -292,11 +392,101 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
 
     Always written: the dcgm-exporter chart's own default is `enabled: true` (deployment/values.yaml at chart
     4.6.0 and 4.8.2, NVIDIA/dcgm-exporter d5e5f51, 2026-05-12), as is GPU Operator v26.7's. Its default counters
-    (etc/default-counters.csv, same versions) hold every DCGM metric in `DCGM_METRICS`. The exporter reads
-    `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its
-    environment variable as set, so `UseRemoteHE` follows).
+    (etc/default-counters.csv, same versions) hold every DCGM metric in `DCGM_METRICS` but the ones
+    `DCGM_ADDED_COUNTERS` turns on. The exporter reads `DCGM_REMOTE_HOSTENGINE_INFO` as its `-r` flag
+    (pkg/cmd/app.go, urfave/cli v2.27 marks a flag set from its environment variable as set, so `UseRemoteHE`
+    follows). `relabelings` (the chart's templates/service-monitor.yaml and the ClusterPolicy CRD both take them):
+    the `node` label and the workload's `namespace`/`pod`, as the managed collector writes them.
     """
-    return {"enabled": enabled, "honorLabels": True, "interval": "30s"}
+    if not enabled:
+        # Off, the chart reads none of the monitor's other keys: only the switch is written.
+        return {"enabled": False}
+    return {
+        "enabled": True,
+        "honorLabels": True,
+        "interval": "30s",
+        "relabelings": [dict(_DCGM_NODE_RELABEL), dict(_DCGM_TARGET_LABELS_DROPPED)],
+    }
+
+
+def kueue_service_monitor() -> dict[str, Any]:
+    """Kueue's ServiceMonitor, ours rather than its chart's, so that Kueue's release need not wait for the stack.
+
+    With `enablePrometheus` the Kueue chart renders this object itself (charts/kueue/templates/prometheus/
+    monitor.yaml at v0.19.2), so its release would need the ServiceMonitor CRD and wait for kube-prometheus-stack's
+    release and its Deployments: a minute on every create, and nothing in Kueue needs Prometheus to run. The chart's
+    stays off (`queue.kueue_values`) and this one, the chart's endpoint (HTTPS port `https`, the scraper's
+    service-account token, the controller's self-signed certificate unchecked as the chart's default
+    `metrics.serviceMonitor.tlsConfig` has it), is applied after the stack (components/observability.py). It lives
+    in `monitoring` (there before Kueue's namespace) and selects the metrics Service by the chart's labels
+    (`kueue.metricsService.labels`) in Kueue's namespace.
+    """
+    return {
+        "apiVersion": versions.MONITORING_API,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "kueue",
+            "namespace": versions.MONITORING_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "kueue",
+                    "app.kubernetes.io/instance": "kueue",
+                    "app.kubernetes.io/component": "metrics-service",
+                }
+            },
+            "namespaceSelector": {"matchNames": [versions.KUEUE_NAMESPACE]},
+            "endpoints": [
+                {
+                    "port": "https",
+                    "path": "/metrics",
+                    "scheme": "https",
+                    "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                    "tlsConfig": {"insecureSkipVerify": True},
+                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+                }
+            ],
+        },
+    }
+
+
+def dcgm_service_monitor() -> dict[str, Any]:
+    """dcgm-exporter's ServiceMonitor, ours rather than its chart's, so that the exporter need not wait for the stack.
+
+    The chart's (deployment/templates/service-monitor.yaml, NVIDIA/dcgm-exporter) needs the ServiceMonitor CRD at
+    install, which put the exporter behind kube-prometheus-stack's release. The chart's stays off
+    (`dcgm_service_monitor_values(False)`) and this one, the same endpoint (port `metrics`, `honorLabels`, every
+    30 s), is applied after the stack. It selects the chart's Service by its selector labels (release
+    `dcgm-exporter`) in the GPU namespace.
+    """
+    return {
+        "apiVersion": versions.MONITORING_API,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "dcgm-exporter",
+            "namespace": versions.MONITORING_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "dcgm-exporter",
+                    "app.kubernetes.io/instance": "dcgm-exporter",
+                }
+            },
+            "namespaceSelector": {"matchNames": [versions.NVIDIA_NAMESPACE]},
+            "endpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "honorLabels": True,
+                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+                }
+            ],
+        },
+    }
 
 
 def autoscaler_service_monitor() -> dict[str, Any]:
@@ -406,8 +596,82 @@ def scaling_query(metric: str, namespace: str, serving: str, variant: str) -> tu
 _GPU_NODE = 'kube_node_status_capacity{resource="nvidia_com_gpu"} > 0'
 
 
+@dataclass(frozen=True)
+class XidClass:
+    """A class of XIDs: who acts on them, and how loudly the alert asks."""
+
+    alert: str
+    severity: str
+    xids: tuple[int, ...]
+    what: str
+    runbook: str
+
+
+# XIDs by what they ask of a person, from NVIDIA's XID catalog ("Analyzing Xid Errors with the Xid Catalog",
+# docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, its "Resolution Bucket (Immediate Action)" column
+# for Ampere and newer, read 2026-11-28) and the EKS node monitoring agent's list of the XIDs it turns into the
+# `AcceleratedHardwareReady` condition (reasons `NvidiaXID<n>Error`, EKS user guide "node health", read
+# 2026-11-28), which is what starts a repair:
+# - the node's class: the agent's list. The GPU must be reset, the node rebooted or replaced (catalog: RESET_GPU,
+#   RESTART_BM, CONTACT_SUPPORT): the node's runs are lost until then. Critical. DCGM cannot report XIDs 79, 119
+#   and 120 (NVIDIA/DCGM#162): for those `GpuNodeHardwareUnhealthy`, the agent's condition, is the signal.
+# - the application's class: the fault is in the run's own kernels or follows from killing it (catalog:
+#   RESTART_APP or IGNORE): 8 (GPU stopped processing), 13 (graphics engine exception), 31 (GPU memory page
+#   fault), 43 (channel reset after a fault), 45 (preemptive cleanup after earlier errors), 94 (contained ECC
+#   error: the process that touched the memory is stopped, the GPU goes on). Its owner retries or fixes it. Warning.
+# - any other XID: a warning that names it, so a new one is read in the catalog rather than paged on.
+XID_CLASSES: Final = (
+    XidClass(
+        "GpuXidNeedsNodeRepair",
+        "critical",
+        (46, 48, 54, 62, 63, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 142, 143, 151, 155, 156, 158),
+        "the GPU must be reset or the node replaced",
+        "cordon and drain the node; with nodeGroups[].repair EKS replaces it after the agent's condition has held "
+        "10 minutes, otherwise terminate the instance; docs/operations.md, 'A node fails'",
+    ),
+    XidClass(
+        "GpuXidApplicationFault",
+        "warning",
+        (8, 13, 31, 43, 45, 94),
+        "a fault of the run's own kernels",
+        "the run's owner reads its log (kubectl logs) and retries or fixes the run; the node is healthy",
+    ),
+)
+XID_WINDOW: Final = "30m"
+"""How long an XID alert holds after the XID appears: an XID is an event, and the exporter's gauge holds the last
+one until the next (NVIDIA/DCGM#277, dcgm-exporter#500), so a rule on its value would fire until a restart."""
+
+# Temperature: a fixed margin, stated as such, not a per-model table: 85 C is below the slowdown temperature of
+# the data-center GPUs EKS offers (nvidia-smi -q, "GPU Slowdown Temp"), so the alert comes before the GPU slows;
+# `GpuThermalThrottling` reads the throttling itself, whatever the model's limit.
+GPU_TEMPERATURE_WARN_C: Final = 85
+GPU_THERMAL_THROTTLE_SHARE: Final = 0.1
+"""Throttled for more than this share of the time (DCGM's thermal violation counter, ns per s) is an alert."""
+_GPU_KEY: Final = "node, gpu, UUID"
+_GPU_WORKLOAD_KEY: Final = f"{_GPU_KEY}, namespace, pod"
+
+
+def _xid_expr(codes: str, *, matcher: str = "=~") -> str:
+    """XIDs whose code is new on a GPU within `XID_WINDOW`: keyed on the series' `err_code` and the GPU's UUID.
+
+    The exporter labels its XID gauge with `err_code` (its value; internal/pkg/collector/gpu_collector.go at
+    4.5.3-4.8.2), so a new XID on a GPU is a series of a new `err_code`. It counts while that (UUID, err_code)
+    was absent `XID_WINDOW` ago, so the alert resolves by itself, and a run that starts on the GPU later (new
+    `pod` labels on the same series) does not raise it again.
+    """
+    now = f'DCGM_FI_DEV_XID_ERRORS{{err_code{matcher}"{codes}",err_code!="0"}}'
+    return (
+        f"max by ({_GPU_WORKLOAD_KEY}, err_code) ({now}) "
+        f"unless on (UUID, err_code) (DCGM_FI_DEV_XID_ERRORS offset {XID_WINDOW})"
+    )
+
+
 def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
-    """The alert rules, as the `groups` of a Prometheus rule file (also the spec of a PrometheusRule)."""
+    """The alert rules, as the `groups` of a Prometheus rule file (also the spec of a PrometheusRule).
+
+    GPU rules aggregate `by` the GPU (`node`, `gpu`, `UUID`) and, where a run is concerned, its `namespace`/`pod`:
+    their labels are the same on either backend and whatever the exporter calls its host label.
+    """
 
     def alert(name: str, expr: str, for_: str, severity: str, summary: str, fix: str) -> dict[str, Any]:  # noqa: PLR0917
         rule: dict[str, Any] = {
@@ -420,18 +684,71 @@ def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
             rule["for"] = for_
         return rule
 
-    gpu = [
+    known = "|".join(str(x) for c in XID_CLASSES for x in c.xids)
+    where = "GPU {{ $labels.gpu }} on {{ $labels.node }}"
+    xids = [
         alert(
-            "GpuXidError",
-            "DCGM_FI_DEV_XID_ERRORS > 0",
-            "0m",
+            c.alert,
+            _xid_expr("|".join(str(x) for x in c.xids)),
+            "1m",
+            c.severity,
+            f"{where} reported XID {{{{ $labels.err_code }}}}: {c.what}"
+            + (" (run {{ $labels.namespace }}/{{ $labels.pod }})" if c.severity == "warning" else ""),
+            c.runbook,
+        )
+        for c in XID_CLASSES
+    ]
+    xids.append(
+        alert(
+            "GpuXidOther",
+            _xid_expr(known, matcher="!~"),
+            "1m",
+            "warning",
+            f"{where} reported XID {{{{ $labels.err_code }}}}, which gpuplane does not classify",
+            "read the XID in NVIDIA's XID catalog (its immediate action) and the node's kernel log; "
+            "docs/operations.md, 'A node fails'",
+        )
+    )
+    gpu = [
+        *xids,
+        alert(
+            "GpuTemperatureHigh",
+            f"max by ({_GPU_KEY}) (DCGM_FI_DEV_GPU_TEMP) > {GPU_TEMPERATURE_WARN_C}",
+            "15m",
+            "warning",
+            f"{where} has been above {GPU_TEMPERATURE_WARN_C} C for 15 minutes ({{{{ $value }}}} C)",
+            "the instance's cooling is AWS's: if one GPU alone runs hot, or it also throttles, replace the node "
+            "(terminate the instance); the GPU dashboard shows temperature and throttling per GPU",
+        ),
+        alert(
+            "GpuThermalThrottling",
+            f"max by ({_GPU_KEY}) (rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m])) / 1e9 > {GPU_THERMAL_THROTTLE_SHARE}",
+            "15m",
+            "warning",
+            f"{where} is slowed by heat {{{{ $value | humanizePercentage }}}} of the time: its runs are slower",
+            "replace the node (terminate the instance) if it persists; a run spread over GPUs waits for the slowest",
+        ),
+        alert(
+            "GpuDoubleBitEccError",
+            f"max by ({_GPU_KEY}) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[{XID_WINDOW}])) > 0",
+            "1m",
             "critical",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}",
-            "XIDs 48, 74, 79, 95 replace the node (nodeGroups[].repair); others: docs/operations.md, 'A node fails'",
+            f"{where} had an uncorrectable (double-bit) ECC error: the run on it failed, the GPU needs a reset",
+            "cordon and drain the node; the node monitoring agent reports NvidiaDoubleBitError and EKS repair "
+            "replaces it (nodeGroups[].repair), otherwise terminate the instance",
+        ),
+        alert(
+            "GpuRowRemapFailed",
+            f"max by ({_GPU_KEY}) (DCGM_FI_DEV_ROW_REMAP_FAILURE) > 0",
+            "5m",
+            "critical",
+            f"{where} could not remap a failing memory row: the GPU must be replaced",
+            "cordon and drain the node and terminate the instance (AWS replaces the hardware); repair does it when on",
         ),
         alert(
             "GpuMemoryNearFull",
-            f"100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {bounds.gpu_memory_percent}",
+            f"max by ({_GPU_WORKLOAD_KEY}) "
+            f"(100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)) > {bounds.gpu_memory_percent}",
             "10m",
             "warning",
             "GPU {{ $labels.gpu }} of pod {{ $labels.namespace }}/{{ $labels.pod }} is {{ $value | humanize }}% full",
@@ -486,15 +803,51 @@ def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
             "more replicas (autoscaling), batching, or the GPU variant; the serving dashboard compares variants",
         ),
     ]
+    # Every way a training run waits, one alert each, so the alert says which: in line behind other runs
+    # (`active`), refused by its queue's quota (`inadmissible`: with BestEffortFIFO Kueue moves a run that does not
+    # fit aside and retries it when quota frees), or holding quota while its ProvisioningRequest waits for GPU nodes
+    # (reserving but not admitted; it is not pending at all then). Kueue v0.19.2 pkg/metrics/metrics.go: every
+    # one per `cluster_queue` (and `replica_role`, summed away).
+    minutes = bounds.queue_wait_minutes
     queue = [
         alert(
             "TrainingRunsWaiting",
             'sum by (cluster_queue) (kueue_pending_workloads{status="active"}) > 0',
-            f"{bounds.queue_wait_minutes}m",
+            f"{minutes}m",
             "warning",
-            "{{ $value }} runs have waited in queue {{ $labels.cluster_queue }} for "
-            f"{bounds.queue_wait_minutes} minutes without a break",
-            "gpuplane queue shows why (quota, no GPU node, a node group at its maxSize)",
+            f"{{{{ $value }}}} runs have waited in line in queue {{{{ $labels.cluster_queue }}}} for {minutes} minutes "
+            "without a break: other runs hold the GPUs",
+            "gpuplane queue shows the runs ahead; more quota or a larger maxSize lets more run at once",
+        ),
+        alert(
+            "TrainingRunsOverQuota",
+            'sum by (cluster_queue) (kueue_pending_workloads{status="inadmissible"}) > 0',
+            f"{minutes}m",
+            "warning",
+            f"{{{{ $value }}}} runs in queue {{{{ $labels.cluster_queue }}}} do not fit its quota and have waited "
+            f"{minutes} minutes",
+            "gpuplane queue names the quota each run asks beyond; raise the queue's quota or shrink the run",
+        ),
+        alert(
+            "TrainingRunsWaitingForNodes",
+            "sum by (cluster_queue) (kueue_reserving_active_workloads) - (sum by (cluster_queue) "
+            "(kueue_admitted_active_workloads) or 0 * sum by (cluster_queue) (kueue_reserving_active_workloads)) > 0",
+            f"{minutes}m",
+            "warning",
+            f"{{{{ $value }}}} runs in queue {{{{ $labels.cluster_queue }}}} hold their quota and have waited "
+            f"{minutes} minutes for GPU nodes (provisioning)",
+            "kubectl get provisioningrequests -A; the queue dashboard shows failed scale-ups, back-off and node "
+            "groups at their maxSize",
+        ),
+        alert(
+            "NodeGroupAtMaxSize",
+            "max by (node_group) (cluster_autoscaler_node_group_target_count) "
+            ">= max by (node_group) (cluster_autoscaler_node_group_max_count) "
+            'and on () (sum(cluster_autoscaler_unschedulable_pods_count{type="unschedulable"}) > 0)',
+            "15m",
+            "warning",
+            "node group {{ $labels.node_group }} is at its maxSize while pods wait for a node: runs wait",
+            "raise nodeGroups[].maxSize (and the queue's quota with it) or wait for runs to finish",
         ),
     ]
     return [
@@ -569,13 +922,13 @@ def dashboards() -> dict[str, dict[str, Any]]:
         "gpuplane-gpus",
         "gpuplane / GPUs",
         [
-            ("GPU utilization per node and GPU", [("DCGM_FI_DEV_GPU_UTIL", "{{Hostname}} gpu {{gpu}}")], "percent"),
+            ("GPU utilization per node and GPU", [("DCGM_FI_DEV_GPU_UTIL", "{{node}} gpu {{gpu}}")], "percent"),
             (
                 "GPU memory used",
                 [
                     (
                         "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)",
-                        "{{Hostname}} gpu {{gpu}}",
+                        "{{node}} gpu {{gpu}}",
                     )
                 ],
                 "percent",
@@ -601,7 +954,42 @@ def dashboards() -> dict[str, dict[str, Any]]:
                 ],
                 "percent",
             ),
-            ("Last XID per GPU (0: none)", [("DCGM_FI_DEV_XID_ERRORS", "{{Hostname}} gpu {{gpu}}")], "none"),
+            (
+                "Last XID per GPU (the code; none: no XID since the exporter started)",
+                [
+                    (
+                        'max by (node, gpu, err_code) (DCGM_FI_DEV_XID_ERRORS{err_code!="0"})',
+                        "{{node}} gpu {{gpu}} XID {{err_code}}",
+                    )
+                ],
+                "none",
+            ),
+            (
+                "GPU temperature (C) and share of time throttled by heat or power",
+                [
+                    ("max by (node, gpu) (DCGM_FI_DEV_GPU_TEMP)", "{{node}} gpu {{gpu}} C"),
+                    (
+                        "max by (node, gpu) (rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m])) / 1e9 * 100",
+                        "{{node}} gpu {{gpu}} % thermal",
+                    ),
+                    (
+                        "max by (node, gpu) (rate(DCGM_FI_DEV_POWER_VIOLATION[5m])) / 1e9 * 100",
+                        "{{node}} gpu {{gpu}} % power",
+                    ),
+                ],
+                "none",
+            ),
+            (
+                "GPU memory faults: uncorrectable ECC errors (30 min) and failed row remaps",
+                [
+                    (
+                        f"max by (node, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[{XID_WINDOW}]))",
+                        "{{node}} gpu {{gpu}} DBE",
+                    ),
+                    ("max by (node, gpu) (DCGM_FI_DEV_ROW_REMAP_FAILURE) > 0", "{{node}} gpu {{gpu}} remap failed"),
+                ],
+                "none",
+            ),
             (
                 "GPU nodes with unhealthy hardware (node monitoring agent)",
                 [('kube_node_status_condition{condition="AcceleratedHardwareReady",status="false"} == 1', "{{node}}")],
@@ -647,6 +1035,17 @@ def dashboards() -> dict[str, dict[str, Any]]:
             (
                 "Runs waiting, per queue",
                 [("sum by (cluster_queue, status) (kueue_pending_workloads)", "{{cluster_queue}} {{status}}")],
+                "none",
+            ),
+            (
+                "Runs holding quota while they wait for GPU nodes (provisioning)",
+                [
+                    (
+                        "sum by (cluster_queue) (kueue_reserving_active_workloads) - "
+                        "sum by (cluster_queue) (kueue_admitted_active_workloads)",
+                        "{{cluster_queue}}",
+                    )
+                ],
                 "none",
             ),
             (
@@ -702,6 +1101,14 @@ def dashboards() -> dict[str, dict[str, Any]]:
                         "max by (node_group, reason) (cluster_autoscaler_node_group_backoff_status) == 1",
                         "{{node_group}}: {{reason}}",
                     )
+                ],
+                "none",
+            ),
+            (
+                "Node groups: size asked for and maxSize",
+                [
+                    ("max by (node_group) (cluster_autoscaler_node_group_target_count)", "{{node_group}} target"),
+                    ("max by (node_group) (cluster_autoscaler_node_group_max_count)", "{{node_group}} max"),
                 ],
                 "none",
             ),

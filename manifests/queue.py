@@ -37,6 +37,17 @@ ADMISSION_CHECK: Final = "gpu-provisioning"
 FLAVOR_PREFIX: Final = "group-"
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "gpuplane"}
 FLAVOR_FUNGIBILITY: Final = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+# A failed ProvisioningRequest (the autoscaler could not add the run's GPU nodes) is retried while its attempt
+# number is at most `backoffLimitCount`; the next failure rejects the check and Kueue deactivates the run
+# (`spec.active: false`; kueue pkg/controller/admissionchecks/provisioning/controller.go and
+# pkg/controller/core/workload_controller.go at v0.19.2). Retry n waits base x 2^(n-1) seconds, capped at the
+# maximum (pkg/workload/admissionchecks.go, UpdateAdmissionCheckRequeueState). 5 from 60 s: 6 requests over
+# about 31 minutes of backoff (60, 120, 240, 480, 960 s), long enough to ride out a GPU shortage of tens of
+# minutes in the group's AZs; Kueue's default 3 gives up after 7. Waiting is cheap: while it waits out a
+# backoff the run is evicted and holds no quota, so other runs are admitted meanwhile.
+PROVISIONING_RETRY_LIMIT: Final = 5
+PROVISIONING_BACKOFF_BASE_SECONDS: Final = 60
+PROVISIONING_BACKOFF_MAX_SECONDS: Final = 1800
 # Kueue's metrics: HTTPS with its own certificate and authn/authz on every request, on this port of the chart's
 # Service `<release>-controller-manager-metrics-service` (release `kueue`; charts/kueue/templates/manager/
 # auth_proxy_service.yaml and values.yaml `metricsService` at v0.19.2).
@@ -201,8 +212,9 @@ def provisioning_request_config(queue: Queue) -> dict[str, Any]:
     """How Kueue asks the autoscaler for a run's GPU nodes: one best-effort-atomic request per admission.
 
     `managedResources` limits the request to PodSets that ask for GPUs: CPU-only roles (parameter servers,
-    the data import) go to the CPU groups by quota alone. Retries: 3 with backoff from 60 s (Kueue's
-    defaults, written out so the plan shows them).
+    the data import) go to the CPU groups by quota alone. Retries: `PROVISIONING_RETRY_LIMIT` with backoff
+    from 60 s (why: at the constants); after the last, Kueue deactivates the run and `gpuplane queue` says how
+    to reactivate it.
     """
     return {
         "apiVersion": versions.KUEUE_API,
@@ -211,7 +223,11 @@ def provisioning_request_config(queue: Queue) -> dict[str, Any]:
         "spec": {
             "provisioningClassName": versions.PROVISIONING_CLASS,
             "managedResources": queue.gpu_resources,
-            "retryStrategy": {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800},
+            "retryStrategy": {
+                "backoffLimitCount": PROVISIONING_RETRY_LIMIT,
+                "backoffBaseSeconds": PROVISIONING_BACKOFF_BASE_SECONDS,
+                "backoffMaxSeconds": PROVISIONING_BACKOFF_MAX_SECONDS,
+            },
         },
     }
 
@@ -299,11 +315,12 @@ def kueue_values(
     webhook (9443) and the visibility API (8082) through the cluster security group that every node has.
     It mounts no EFS, so it tolerates the EFS driver's startup taint like the autoscaler.
 
-    `metrics`: the store (`observability.metrics`). `prometheus` (in the cluster): the chart's ServiceMonitor
-    (`enablePrometheus`) scrapes the controller's HTTPS metrics port (8443) with Prometheus's service-account
-    token and its self-signed certificate unchecked (charts/kueue/templates/prometheus/monitor.yaml:
-    `insecureSkipVerify: true` without cert-manager); kube-prometheus-stack's Prometheus may `get` the `/metrics`
-    URL, which Kueue's authorizer asks for.
+    `metrics`: the store (`observability.metrics`). `prometheus` (in the cluster): a ServiceMonitor of ours
+    (`observability.kueue_service_monitor`, the chart's endpoint, applied after the stack) scrapes the
+    controller's HTTPS metrics port (8443) with Prometheus's service-account token and its self-signed
+    certificate unchecked; kube-prometheus-stack's Prometheus may `get` the `/metrics` URL, which Kueue's
+    authorizer asks for. The chart's own (`enablePrometheus`) stays off: it would make this release wait for the
+    stack's CRDs.
     `managedPrometheus`: no ServiceMonitor (nothing would read it); the collector scrapes the plain-HTTP relay
     instead (`metrics_relay_objects`). Kueue's own HTTPS listener is the same in both cases: v0.19.2 has only that
     one (cmd/kueue/main.go hard-codes `SecureServing: true`), so nothing else (the ServiceMonitor, `gpuplane queue`,
@@ -325,7 +342,7 @@ def kueue_values(
                 manager_config(namespace, pods_ready_timeout, requeue_limit), sort_keys=False
             )
         },
-        "enablePrometheus": metrics == "prometheus",
+        "enablePrometheus": False,
         "enableCertManager": False,
         "enableKueueViz": False,
     }
@@ -459,4 +476,51 @@ def queued(jobset: Mapping[str, Any], local_queue_name: str = LOCAL_QUEUE) -> di
     doc = copy.deepcopy(dict(jobset))
     doc["metadata"].setdefault("labels", {})[QUEUE_LABEL] = local_queue_name
     doc["spec"]["suspend"] = True
+    return doc
+
+
+# --- The ProvisioningRequest CRD, shipped in the package ---------------------------------------------------------
+# Not in the autoscaler's chart: upstream keeps it in git. One copy per Kubernetes minor, at the tag of the
+# autoscaler image pinned for that minor (scripts/vendor_provisioning_crd.py writes them), applied from the
+# package so that `pulumi up` fetches nothing and render and the tests see the exact object.
+CRD_DIR: Final = "crds"
+_CRD_SOURCE_PREFIX: Final = "# Source: kubernetes/autoscaler tag "
+
+
+def provisioning_crd_file(kubernetes_version: str) -> str:
+    """The file name of the ProvisioningRequest CRD for a Kubernetes minor (under `manifests/crds/`)."""
+    return f"provisioningrequests-{kubernetes_version}.yaml"
+
+
+def crd_header(*, tag: str, commit: str, released: str, path: str, copied: str) -> str:
+    """The comment that opens a copied CRD file: where it comes from, at which tag, when it was copied."""
+    return (
+        f"{_CRD_SOURCE_PREFIX}{tag} ({commit}, {released}), {path}\n"
+        f"# Copied {copied} by scripts/vendor_provisioning_crd.py, unchanged below this header. Apache License 2.0.\n"
+    )
+
+
+def provisioning_crd_text(kubernetes_version: str) -> str:
+    """The shipped CRD file for a minor, header included; ValueError for a minor without one."""
+    name = provisioning_crd_file(kubernetes_version)
+    path = resources.files("gpuplane.manifests").joinpath(CRD_DIR, name)
+    if not path.is_file():
+        raise ValueError(
+            f"no ProvisioningRequest CRD shipped for Kubernetes {kubernetes_version} ({CRD_DIR}/{name}); "
+            f"minors with one: {', '.join(sorted(versions.CLUSTER_AUTOSCALER_IMAGES))}"
+        )
+    return path.read_text(encoding="utf-8")
+
+
+def provisioning_crd_tag(kubernetes_version: str) -> str:
+    """The autoscaler tag the shipped CRD of a minor was copied from (its header)."""
+    first = provisioning_crd_text(kubernetes_version).splitlines()[0]
+    if not first.startswith(_CRD_SOURCE_PREFIX):
+        raise ValueError(f"{provisioning_crd_file(kubernetes_version)} does not start with its source line")
+    return first.removeprefix(_CRD_SOURCE_PREFIX).split(" ", 1)[0]
+
+
+def provisioning_request_crd(kubernetes_version: str) -> dict[str, Any]:
+    """The ProvisioningRequest CRD (apiextensions.k8s.io/v1) the cluster-autoscaler of this minor reads."""
+    doc: dict[str, Any] = yaml.safe_load(provisioning_crd_text(kubernetes_version))
     return doc

@@ -133,13 +133,24 @@ def cluster(training: Training, run: str) -> tf_runtime.TFCluster:
 
 
 def efa_env(interfaces: int) -> list[dict[str, str]]:
-    """Libfabric's provider for a pod with EFA devices (issue 31): NCCL's OFI plugin then takes the EFA path.
+    """Libfabric's settings for a pod with EFA devices: NCCL's OFI plugin then takes the EFA path.
 
     `FI_PROVIDER=efa` keeps libfabric from falling back to its TCP provider unnoticed. The pinned training
     image (the TF 2.21 DLC) has aws-ofi-nccl on its library path (docs/reserved-gpus.md, "The training image
     and NCCL"); `NCCL_DEBUG=INFO` (its /etc/nccl.conf) logs `NET/OFI` when NCCL uses it.
+
+    `FI_EFA_USE_HUGE_PAGE=0`: the EFA provider allocates its internal buffers from normal pages. By default it
+    takes 2 MiB huge pages, which a pod may use only up to its `hugepages-2Mi` request (0 without one: the
+    allocation fails or the process dies at first touch), and a node has only as many as its setup reserved.
+    Requesting them would need that node setup on every EFA group and `hugepages-2Mi` in the queue's covered
+    resources; gpuplane takes the route AWS's samples take instead. The cost: libfabric's "small performance
+    advantage" of huge-page buffers (fi_efa(7)), "a minor performance hit" in AWS's EFA cheatsheet
+    (aws-samples/awsome-distributed-training, 1.architectures/efa-cheatsheet.md; both read 2026-11-28), in the
+    provider's own bounce buffers, not in NCCL's GPU-direct transfers.
     """
-    return [{"name": "FI_PROVIDER", "value": "efa"}] if interfaces else []
+    if not interfaces:
+        return []
+    return [{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
 
 
 def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:

@@ -912,13 +912,10 @@ KUEUE_JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
 KUEUE_PROVISIONING_CONTROLLER: Final = "kueue.x-k8s.io/provisioning-request"
 
 # --- ProvisioningRequests in the cluster-autoscaler (kubernetes/autoscaler) ---------------------------
-# The CRD is not in the chart: apply `cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests
-# .yaml` at the image's tag (served v1 (storage) and v1beta1 at 1.32.7 ... 1.36.1). Kueue checks once at start-up
-# whether the API exists (cmd/kueue/main.go, ServerSupportsProvisioningRequest), so the CRD comes first.
-PROVISIONING_REQUEST_CRD_URL: Final = (
-    "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{version}/cluster-autoscaler/apis/"
-    "config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
-)
+# The CRD is not in the chart: `cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`
+# at the image's tag, shipped in the package (manifests/crds/, manifests/queue.py `provisioning_request_crd`;
+# served v1 (storage) and v1beta1 at 1.32.7 ... 1.36.1). Kueue checks once at start-up whether the API exists
+# (cmd/kueue/main.go, ServerSupportsProvisioningRequest), so the CRD comes first.
 PROVISIONING_REQUEST_API: Final = "autoscaling.x-k8s.io/v1"
 # `best-effort-atomic-scale-up` scales up (autoscaler PR #6824); `check-capacity` never does, so it cannot serve
 # groups at zero. On AWS the scale-up is one IncreaseSize of one group: AwsNodeGroup.AtomicIncreaseSize returns

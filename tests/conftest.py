@@ -10,14 +10,18 @@ import fcntl
 import json
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 import pytest
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions
-from tests import shipped, tools
+from tests import checkout_guard, interrupts, shipped, slowest, tools
+
+# From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
+# command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
+checkout_guard.install()
 
 # The day the version rules judge by in the whole suite (issue 16): the day the version table was last
 # checked, so no test changes verdict when a Kubernetes version leaves standard support later on.
@@ -41,6 +45,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     `.gpuplane/` there. A user's edited or added stack file in the checkout changes no test.
     """
     root = shipped.make_project(tmp_path_factory.mktemp("project"))
+    shipped._project.append(root)
     before = os.getcwd()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(config, "STACKS_DIR", root / "stacks")
@@ -57,6 +62,14 @@ def private_config_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     and no KUBECONFIG of the user's reaches a test."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
     monkeypatch.delenv("KUBECONFIG", raising=False)
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C (SIGINT, `_thread.interrupt_main()`) raises KeyboardInterrupt in the test, even where the run was
+    started in the background with SIGINT ignored (tests/interrupts.py)."""
+    with interrupts.handled():
+        yield
 
 
 T = TypeVar("T")
@@ -116,16 +129,38 @@ def run_platform() -> Callable[..., mockrun.Recording]:
     return _run
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest tests first, in each xdist worker's share of the run (tests/slowest.py)."""
+    seconds = slowest.measured()
+    if seconds:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        items[:] = slowest.order([item.nodeid for item in items], items, seconds, workers)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """`@pytest.mark.tool(name)`: skip where the tool is missing, fail where CI requires it (tests/tools.py)."""
+    item.stash[_GUARD_MARK] = checkout_guard.mark()
     for mark in item.iter_markers("tool"):
-        name = str(mark.args[0])
-        if name not in tools.table():
-            pytest.fail(f"tool {name!r} is not in .ci/tools; add a row there")
-        if not tools.present(name):
-            if tools.required():
-                pytest.fail(f"{tools.skip_reason(name)}; {tools.REQUIRE_ENV}=1 requires every tool")
-            pytest.skip(tools.skip_reason(name))
+        tools.need(str(mark.args[0]))
+
+
+_GUARD_MARK = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A test that touched the checkout fails even where the code under test caught the guard's error."""
+    report = yield
+    touched = checkout_guard.touched_since(item.stash.get(_GUARD_MARK, 0))
+    item.stash[_GUARD_MARK] = checkout_guard.mark()  # each phase answers for its own
+    if touched and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"the test touched the checkout's {', '.join(sorted(set(touched)))}; {checkout_guard.FIX}"
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -156,5 +191,8 @@ def assert_topic_key_admits(run, topic, publisher):
     publish = statements["EncryptForThePublisher"]
     assert publish["Principal"] == {"Service": publisher}
     assert publish["Action"] == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    # For this topic's messages only (the ARN SNS puts in the encryption context), sent by the stack's publisher.
+    assert publish["Condition"]["StringEquals"] == {"kms:EncryptionContext:aws:sns:topicArn": topic.outputs["arn"]}
+    assert list(publish["Condition"]) == ["ArnLike", "StringEquals"]
     assert statements["AccountRoot"]["Action"] == "kms:*"
     assert set(statements) <= {"AccountRoot", "KeyAdministrators", "EncryptForThePublisher"}

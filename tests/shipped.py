@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+_project: list[Path] = []
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 STACKS = FIXTURES / "stacks"
 PULUMI_YAML = FIXTURES / "Pulumi.yaml"
@@ -20,6 +22,12 @@ PROD = STACKS / "Pulumi.prod.yaml"
 # The files the project ships, compared with the copies above by .ci/run (not by a test: a user's edit of
 # the shipped files must not fail `make check`).
 SHIPPED = {"stacks/Pulumi.dev.yaml": DEV, "stacks/Pulumi.prod.yaml": PROD, "Pulumi.yaml": PULUMI_YAML}
+
+
+def project() -> Path:
+    """The session's copy of the shipped project (made by the conftest): what `--project` names in a test."""
+    assert _project, "no copy of the project yet: the conftest's `pristine_project` fixture makes it"
+    return _project[-1]
 
 
 def make_project(root: Path) -> Path:

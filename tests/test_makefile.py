@@ -52,3 +52,11 @@ def test_check_builds_the_docs_site_with_warnings_as_errors(tmp_path):
         "docs",
         "build/docs",
     ]
+
+
+def test_test_fast_leaves_out_tensorflow_and_the_browser_and_needs_no_checkov(tmp_path):
+    commands = dry_run(tmp_path, "test-fast")
+    run = next(line for line in commands.splitlines() if "bin/pytest" in line)
+    assert run.startswith("GPUPLANE_LEAVE_OUT_TOOLS=chromium ") and '-m "not tensorflow"' in run
+    assert "-n auto --dist worksteal" in run
+    assert "checkov" not in commands

@@ -42,6 +42,8 @@ _RESOURCE_GROUP_ARN_RE: Final = re.compile(
     r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,300}$"
 )
 _AZ_RE: Final = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
+# botocore's ec2 model, shape UsageClassType: how EC2 sells a type (DescribeInstanceTypes SupportedUsageClasses).
+CAPACITY_BLOCK_USAGE_CLASS: Final = "capacity-block"
 
 
 class Taint(_Args):
@@ -370,6 +372,15 @@ class NodeGroupArgs(_Args):
                 "instanceTypes",
                 f"{self.instance_types} lists {len(self.instance_types)} types; a Capacity Block reserves one "
                 "instance type: list only the block's type",
+            )
+        block_type = self.instance
+        if CAPACITY_BLOCK_USAGE_CLASS not in block_type.usage_classes:
+            sold = sorted(n for n, t in catalog.CATALOG.items() if CAPACITY_BLOCK_USAGE_CLASS in t.usage_classes)
+            raise FieldError(
+                "capacityType",
+                f"'CAPACITY_BLOCK' with {block_type.name}, which EC2 sells as "
+                f"{', '.join(sorted(block_type.usage_classes))} only (DescribeInstanceTypes SupportedUsageClasses); "
+                f"Capacity Blocks exist for: {', '.join(sold)}",
             )
         if reservation is None or reservation.id is None:
             raise FieldError(

@@ -15,6 +15,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.config.base import FieldError, _Args
+from gpuplane.components.facts import iam
 from gpuplane.components.facts.name_limits import DNS1035_LABEL_RE
 from gpuplane.manifests import model_import, scheduling, training, versions
 
@@ -64,9 +65,31 @@ def check_source(value: str) -> str:
         if problems:
             shown = value if len(value) <= 120 else f"{value[:60]}...{value[-20:]}"
             raise ValueError(f"'{shown}' breaks S3's naming rules: {'; '.join(problems)}")
+        check_s3_source_is_plain(bucket, key)
     elif not value.lower().split("?", 1)[0].endswith((".tar.gz", ".tgz", ".zip")):
         raise ValueError(f"'{value}': an https source must be a .tar.gz, .tgz or .zip archive")
     return value
+
+
+def check_s3_source_is_plain(bucket: str, key: str) -> None:
+    """Refuse a key with `*`, `?` or `${`: the import's IAM policy would read them as wildcards or a variable.
+
+    The read policy names the source in its object ARN and its `s3:prefix` condition, where IAM has no escape
+    for them: `s3://models/*` would grant every object of the bucket and the listing of every prefix, and
+    `${aws:username}` would be replaced per caller. The import copies one object or one prefix anyway, so the
+    message names the prefix to write instead (the source up to the last '/' before the first such character).
+    """
+    found = iam.special_in(key)
+    if not found:
+        return
+    first = min(key.index(c) for c in found)
+    prefix = key[:first].rpartition("/")[0]
+    instead = f"s3://{bucket}/{prefix}/" if prefix else f"s3://{bucket}/"
+    raise ValueError(
+        f"'s3://{bucket}/{key}' holds {' and '.join(repr(c) for c in found)}, which IAM reads as a wildcard or a "
+        f"policy variable in the import's read policy (it would grant more than the source); name one object or "
+        f"a prefix ending in '/' instead, e.g. '{instead}' (every object under it is imported)"
+    )
 
 
 # S3 user guide, "General purpose bucket naming rules" (docs.aws.amazon.com/AmazonS3/latest/userguide/

@@ -22,6 +22,7 @@ gpuplane accepts, by name), `compute_capability`, `cpu_features`, `offered_in`, 
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -262,7 +263,9 @@ def lookup(name: str) -> InstanceType:
     if name in REFUSED:
         raise ValueError(REFUSED[name])
     if name not in aws_instance_types():
-        raise ValueError(f"'{name}' is not an EC2 instance type (not in the EC2 API model)")
+        close = difflib.get_close_matches(name, sorted(aws_instance_types()), n=1, cutoff=0.75)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(f"'{name}' is not an EC2 instance type (not in the EC2 API model){hint}")
     raise ValueError(
         f"'{name}' is a valid EC2 instance type but gpuplane's instance data ({DATA_SOURCE}, {DATA_DATE}) "
         f"has no facts for it; {REFRESH_HINT}"

@@ -51,10 +51,18 @@ def capacity_rank(group: NodeGroupArgs) -> int:
 
 
 def launch_template_capacity(group: NodeGroupArgs) -> dict[str, Any]:
-    """The launch template's reservation arguments (`aws.ec2.LaunchTemplate(**...)`); empty without one."""
+    """The launch template's reservation arguments (`aws.ec2.LaunchTemplate(**...)`); empty without one.
+
+    A Capacity Block group names its one instance type here, in the launch template, and none on the node
+    group (`node_group_instance_types`): EKS rejects a Capacity Block node group created otherwise (EKS user
+    guide, "Create a managed node group with Capacity Blocks"; eksctl pkg/cfn/builder/managed_nodegroup.go and
+    its testdata/launch_template/capacity_block.json, terraform-aws-eks modules/eks-managed-node-group/main.tf,
+    read 2026-11-28).
+    """
     reservation = group.capacity_reservation
     args: dict[str, Any] = {}
     if group.capacity_type == "CAPACITY_BLOCK":
+        args["instance_type"] = group.instance_types[0]
         args["instance_market_options"] = {"market_type": CAPACITY_BLOCK_MARKET}
     if reservation is None:
         return args
@@ -69,6 +77,11 @@ def launch_template_capacity(group: NodeGroupArgs) -> dict[str, Any]:
     elif reservation.preference is not None:
         args["capacity_reservation_specification"] = {"capacity_reservation_preference": reservation.preference}
     return args
+
+
+def node_group_instance_types(group: NodeGroupArgs) -> list[str] | None:
+    """The node group's `instanceTypes`: None for a Capacity Block group (its launch template names the type)."""
+    return None if group.capacity_type == "CAPACITY_BLOCK" else list(group.instance_types)
 
 
 def subnet_positions(group: NodeGroupArgs, network: NetworkArgs) -> list[int] | None:
@@ -127,23 +140,79 @@ def efa_resources(group: NodeGroupArgs) -> dict[str, int]:
     return {versions.EFA_RESOURCE: group.efa_interfaces} if group.efa else {}
 
 
-def role_efa(groups: Sequence[NodeGroupArgs], gpus: int) -> int:
-    """EFA interfaces one pod of a GPU role requests: its share of the node's interfaces, or 0.
+def efa_share(group: NodeGroupArgs, gpus: int) -> int:
+    """The whole EFA interfaces `gpus` GPUs of one node of `group` are entitled to (0 without EFA).
 
-    A pod gets the node's interfaces in proportion to its GPUs (a p5.48xlarge's 32 interfaces over 8 GPUs:
-    4 per GPU; a pod with all 8 gets all 32), so pods that share a node also share its EFA devices. It
-    asks only when every group it may land on has EFA, whole GPUs and the same share (one pod spec serves
-    them all); a pod smaller than one interface's share (1 GPU of a p4d: 4 interfaces over 8 GPUs) asks for
-    none, and its NCCL traffic goes over the node's IP interface.
+    A pod gets the node's interfaces in proportion to its GPUs (a p5.48xlarge's 32 interfaces over 8 GPUs: 4
+    per GPU; a pod with all 8 gets all 32), so pods that share a node also share its EFA devices.
     """
-    if gpus == 0 or not groups:
+    if not group.efa or not group.instance.gpu_count:
         return 0
-    shares = set()
-    for group in groups:
-        if not group.efa or group.sharing.mode != "none":
-            return 0
-        shares.add(group.efa_interfaces * gpus // group.instance.gpu_count)
-    return shares.pop() if len(shares) == 1 else 0
+    return group.efa_interfaces * gpus // group.instance.gpu_count
+
+
+def role_efa_problem(groups: Sequence[NodeGroupArgs], gpus: int) -> str | None:
+    """Why a GPU pod that may land on `groups` cannot be given one EFA request that serves them all; None if it can.
+
+    One pod spec serves every group the pod may land on, and its EFA request decides where Kueue admits it
+    (a flavor without EFA has no EFA quota) and whether NCCL gets EFA at all. So a pod that may land on EFA
+    groups must be able to ask for at least one interface on each of them:
+    - EFA and non-EFA groups together: asking would drop the non-EFA groups without a word, not asking would
+      leave EFA unused; the user names which (`nodeGroups`);
+    - EFA groups that share GPUs: a shared GPU has no share of the node's interfaces;
+    - a pod whose GPUs earn less than one interface on some EFA group (1 GPU of a p4d: 4 interfaces over 8 GPUs).
+    Pods without GPUs, and pods whose groups have no EFA at all, have nothing to ask.
+    """
+    efa_groups = [g for g in groups if g.efa]
+    if not gpus or not efa_groups:
+        return None
+
+    def shares(chosen: Sequence[NodeGroupArgs]) -> str:
+        return ", ".join(f"{g.name} ({g.efa_interfaces} over {g.instance.gpu_count} GPUs)" for g in chosen)
+
+    plain = [g for g in groups if not g.efa]
+    if plain:
+        return (
+            f"may land on EFA groups {[g.name for g in efa_groups]} and on groups without EFA "
+            f"{[g.name for g in plain]}; one pod spec cannot ask for EFA devices on some of them only (asking drops "
+            "the groups without EFA, not asking leaves EFA unused and NCCL on TCP). Name the groups in nodeGroups: "
+            f"{[g.name for g in efa_groups]} for EFA, or {[g.name for g in plain]} without it"
+        )
+    shared = [g for g in efa_groups if g.sharing.mode != "none"]
+    if shared:
+        return (
+            f"may land on EFA groups that share their GPUs {[f'{g.name} ({g.sharing.mode})' for g in shared]}: a "
+            "shared GPU has no share of the node's EFA interfaces. Name EFA groups with whole GPUs in nodeGroups, "
+            "or set efa: false on the shared group"
+        )
+    short = [g for g in efa_groups if efa_share(g, gpus) == 0]
+    if short:
+        needed = max(-(-g.instance.gpu_count // g.efa_interfaces) for g in short)
+        whole = [g.name for g in efa_groups if g not in short]
+        return (
+            f"{gpus} GPU(s) per pod earn less than one EFA interface on {shares(short)}: ask for at least {needed} "
+            "GPUs per pod (resources.gpus)"
+            + (f", or name groups where they earn one in nodeGroups: {whole}" if whole else "")
+        )
+    return None
+
+
+def role_efa(groups: Sequence[NodeGroupArgs], gpus: int) -> int:
+    """EFA interfaces one pod of a GPU role requests: the smallest share of the EFA groups it may land on.
+
+    With groups of different shares (p5.48xlarge 32 interfaces over 8 GPUs, p5en.48xlarge 16, p4d.24xlarge 4),
+    the pod asks for what the poorest of them gives its GPUs, so that any of them can take it; on a richer
+    group it uses fewer interfaces than the node has. 0 when no group it may land on has EFA (or without GPUs).
+    ValueError (`role_efa_problem`) where no request serves every group; the stack's validator refuses it
+    first, under the role's `nodeGroups`.
+    """
+    problem = role_efa_problem(groups, gpus)
+    if problem is not None:
+        raise ValueError(problem)
+    efa_groups = [g for g in groups if g.efa]
+    if not gpus or not efa_groups:
+        return 0
+    return min(efa_share(g, gpus) for g in efa_groups)
 
 
 def reservation_notes(group: NodeGroupArgs) -> list[str]:

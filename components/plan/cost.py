@@ -11,6 +11,13 @@ always-on workloads keep up (a serving Deployment with one GPU replica keeps a G
 group's minimum is 0). "Max" is every node group at its maximum. Both are estimates, and say what they leave
 out: data transfer and data processed, EFS storage growth beyond the volumes' stated size, load-balancer
 capacity units, log ingestion, and spot prices (a spot group is priced at its on-demand ceiling).
+
+Reserved capacity is priced as AWS bills it: an On-Demand Capacity Reservation costs its reserved count x the
+on-demand rate every hour, used or not, so it is a line of its own in the idle figure as in the maximum (the
+group's nodes inside it add only their volumes); a Capacity Block is paid up front when bought, so its line is
+$0/h and says what was prepaid until when. What the plan's resources cannot tell (a reservation's instance count
+and end) comes from the stack config (`Reservation`). An instance type without a price is named in the total,
+never dropped silently.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuplane.components.facts import prices
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import cloudwatch, observability, versions
 
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 _GROUP_LABEL: Final = "gpuplane.io/node-group"
@@ -52,11 +59,29 @@ class GroupUsage:
     """The workloads that keep them up (`namespace/name`)."""
     reservation: str | None = None
     """The reserved capacity its launch template targets (`cr-...` or a resource group ARN), or None."""
+    reserved_count: int | None = None
+    """Instances the reservation holds (`capacityReservation.instanceCount`), None when not stated."""
+    reservation_end: str | None = None
+    """When the reservation ends (`capacityReservation.endTime`), None when not stated."""
+    gpu_units_per_node: int = 0
+    """`nvidia.com/gpu` units one node offers (after sharing), 0 for a CPU group or when unknown."""
+    gpu_units_held: int = 0
+    """Units the always-on workloads (`kept_up_by`) request in all."""
+    parked: tuple[str, ...] = ()
+    """GPU workloads at 0 replicas on this group (`namespace/name`): they keep nothing up until started."""
 
     @property
     def idle_nodes(self) -> int:
         """Nodes running with no training: the minimum, or more when always-on workloads need more."""
         return max(self.min_size, min(self.kept_up, self.max_size))
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What the stack config says of a group's reservation that its resources cannot: size and end."""
+
+    instance_count: int | None = None
+    end_time: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +122,10 @@ class CostLine:
     idle: float
     max: float
     notes: tuple[str, ...] = ()
+    unpriced: tuple[str, ...] = ()
+    """Instance types this line needed a price for and the table lacks: left out of the totals, by name."""
+    warnings: tuple[str, ...] = ()
+    """What the user should act on (GPUs kept up and mostly idle), shown with the totals."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +149,21 @@ class Estimate:
         """USD per hour with every node group at its maximum."""
         return round(sum(line.max for line in self.lines), 4)
 
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """Instance types the totals leave out for want of a price (sorted, once each)."""
+        return tuple(sorted({t for line in self.lines for t in line.unpriced}))
+
+    @property
+    def total_note(self) -> str:
+        """What the total line says beside its figures: e.g. `excludes p5e.48xlarge: no price`, or nothing."""
+        return f"excludes {', '.join(self.excluded)}: no price" if self.excluded else ""
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every line's warnings, in line order."""
+        return tuple(w for line in self.lines for w in line.warnings)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (plan.json `cost`, `render --json`); amounts in USD per hour, rounded to 4 decimals."""
         return {
@@ -130,8 +174,19 @@ class Estimate:
             "max": self.max,
             "idleMonthly": round(self.idle * versions.HOURS_PER_MONTH, 2),
             "maxMonthly": round(self.max * versions.HOURS_PER_MONTH, 2),
+            "excludes": list(self.excluded),
+            "totalNote": self.total_note,
+            "warnings": list(self.warnings),
             "lines": [
-                {"item": x.item, "detail": x.detail, "idle": x.idle, "max": x.max, "notes": list(x.notes)}
+                {
+                    "item": x.item,
+                    "detail": x.detail,
+                    "idle": x.idle,
+                    "max": x.max,
+                    "notes": list(x.notes),
+                    "unpriced": list(x.unpriced),
+                    "warnings": list(x.warnings),
+                }
                 for x in self.lines
             ],
             "instancePrices": {"source": self.price_source, "date": self.price_date},
@@ -144,58 +199,172 @@ def _usd(value: str) -> float:
     return float(value)
 
 
+# GPU nodes kept up by always-on workloads are "mostly idle" when more than this share of their units is unused.
+IDLE_GPU_WARNING_SHARE: Final = 0.5
+
+
+def _is_block(group: GroupUsage) -> bool:
+    return group.capacity == "CAPACITY_BLOCK"
+
+
+def _is_counted_odcr(group: GroupUsage) -> bool:
+    """An ODCR target whose size the config states: billed as a line of its own (`reservation_line`)."""
+    return not _is_block(group) and group.reservation is not None and group.reserved_count is not None
+
+
 def group_line(group: GroupUsage, region: str, table: prices.PriceTable | None = None) -> CostLine:
     """A node group's line: nodes x (instance price + root volume), idle and at the maximum.
 
     On-demand managed node groups launch the first listed type (allocation strategy `prioritized`), so that
-    price counts; spot groups may get any listed type, so their ceiling is the dearest on-demand price.
+    price counts; spot groups may get any listed type, so their ceiling is the dearest on-demand price. Nodes
+    inside reserved capacity add only their root volumes here: a Capacity Block's instances are prepaid, a
+    counted ODCR's are billed on its own line (`reservation_line`) whether they run or not.
     """
+    volume = group.root_volume_gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    if _is_block(group):
+        return CostLine(
+            f"node group {group.name}",
+            f"{group.idle_nodes}-{group.max_size} x {group.instance_types[0]} (Capacity Block: instances prepaid; "
+            f"root volumes ${volume:.4f}/h each)",
+            round(group.idle_nodes * volume, 4),
+            round(group.max_size * volume, 4),
+            tuple(_parked_notes(group, None)),
+        )
     quotes = [prices.on_demand(t, region, table) for t in group.instance_types]
     spot = group.capacity == "SPOT"
     known = [q for q in quotes if q.usd_per_hour is not None]
     notes = sorted({n for q in quotes if (n := q.note) and q.usd_per_hour is not None})
     if not known or (not spot and quotes[0].usd_per_hour is None):
-        missing = [q.instance_type for q in quotes if q.usd_per_hour is None]
+        missing = tuple(q.instance_type for q in quotes if q.usd_per_hour is None)
         return CostLine(
             f"node group {group.name}",
             f"{group.idle_nodes}-{group.max_size} x {', '.join(group.instance_types)}",
             0.0,
             0.0,
             (f"no price for {', '.join(missing)} in the price table: left out of the total",),
+            unpriced=missing,
         )
     chosen = max(known, key=lambda q: q.usd_per_hour or 0.0) if spot else quotes[0]
     assert chosen.usd_per_hour is not None
-    volume = group.root_volume_gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
-    per_node = chosen.usd_per_hour + volume
+    rate = chosen.usd_per_hour
+    per_node = rate + volume
     kind = "spot, at most" if spot else "on-demand"
     detail = f"{group.idle_nodes}-{group.max_size} x {chosen.instance_type} ({kind} ${chosen.usd_per_hour:.4g}/h)"
+    unpriced: tuple[str, ...] = ()
     if spot:
         notes.append("spot: priced at the on-demand ceiling; spot prices vary by the hour")
-        unpriced = [q.instance_type for q in quotes if q.usd_per_hour is None]
+        unpriced = tuple(q.instance_type for q in quotes if q.usd_per_hour is None)
         if unpriced:
             notes.append(f"no price for {', '.join(unpriced)} in the price table: the ceiling leaves it out")
-    if group.capacity == "CAPACITY_BLOCK":
-        notes.append(
-            "Capacity Block: its price is fixed when the block is bought and paid up front; shown at the "
-            "on-demand rate for comparison"
-        )
+    covered = 0
+    if _is_counted_odcr(group):
+        assert group.reserved_count is not None
+        covered = group.reserved_count
+        detail += f"; up to {covered} inside reservation {group.reservation} (their volumes only here)"
     elif group.reservation:
         notes.append(
             f"targets reservation {group.reservation}: an On-Demand Capacity Reservation is billed at the "
-            "on-demand rate for every reserved instance, running or not (not counted here beyond the nodes)"
+            "on-demand rate for every reserved instance, running or not; set capacityReservation.instanceCount "
+            "to count it in the totals"
         )
     if group.kept_up > group.min_size and group.idle_nodes > group.min_size:
         notes.append(
             f"{group.idle_nodes - group.min_size} node(s) above minSize {group.min_size} kept up by "
             f"{', '.join(group.kept_up_by)}"
         )
+    notes += _parked_notes(group, per_node)
+
+    def nodes(count: int) -> float:
+        return count * volume + max(0, count - covered) * rate
+
     return CostLine(
         f"node group {group.name}",
         detail,
-        round(group.idle_nodes * per_node, 4),
-        round(group.max_size * per_node, 4),
+        round(nodes(group.idle_nodes), 4),
+        round(nodes(group.max_size), 4),
         tuple(notes),
+        unpriced=unpriced,
+        warnings=_idle_gpu_warning(group, rate, chosen.instance_type),
     )
+
+
+def reservation_line(group: GroupUsage, region: str, table: prices.PriceTable | None = None) -> CostLine | None:
+    """The reservation a group launches into, as billed.
+
+    A Capacity Block at $0/h (prepaid), a counted ODCR at its reserved count x the on-demand rate in both
+    figures; None for a group without one (or an ODCR whose size the config does not state: its group line
+    says so).
+    """
+    if _is_block(group):
+        count = group.reserved_count if group.reserved_count is not None else group.max_size
+        until = f" until {group.reservation_end}" if group.reservation_end else ""
+        return CostLine(
+            f"Capacity Block {group.reservation or '(no id)'}",
+            f"group {group.name}: {count} x {group.instance_types[0]}",
+            0.0,
+            0.0,
+            (
+                f"prepaid: {count} x {group.instance_types[0]}{until}; the block's price is paid when it is bought, "
+                "not by the hour",
+            ),
+        )
+    if not _is_counted_odcr(group):
+        return None
+    assert group.reserved_count is not None
+    quote = prices.on_demand(group.instance_types[0], region, table)
+    item = f"ODCR {group.reservation}"
+    if quote.usd_per_hour is None:
+        return CostLine(
+            item,
+            f"group {group.name}: {group.reserved_count} x {group.instance_types[0]} reserved",
+            0.0,
+            0.0,
+            (f"no price for {group.instance_types[0]} in the price table: left out of the total",),
+            unpriced=(group.instance_types[0],),
+        )
+    hourly = round(group.reserved_count * quote.usd_per_hour, 4)
+    until = f"; ends {group.reservation_end}" if group.reservation_end else ""
+    return CostLine(
+        item,
+        f"group {group.name}: {group.reserved_count} x {group.instance_types[0]} reserved "
+        f"(on-demand ${quote.usd_per_hour:.4g}/h each)",
+        hourly,
+        hourly,
+        (
+            f"reserved: {group.reserved_count} x {group.instance_types[0]} billed every hour, running or not{until}",
+            *((quote.note,) if quote.note else ()),
+        ),
+    )
+
+
+def _idle_gpu_warning(group: GroupUsage, usd_per_hour: float, instance_type: str) -> tuple[str, ...]:
+    """A warning when always-on workloads keep GPU nodes up and leave more than half their GPU units unused.
+
+    Only the nodes those workloads keep up are weighed, and only their idle share is priced: a 1-GPU serving
+    variant placed on an 8-GPU p5.48xlarge pays for seven GPUs that nothing uses ($48/h of its $55/h).
+    """
+    units = group.gpu_units_per_node
+    nodes = min(group.kept_up, group.max_size)
+    if not units or not nodes or not group.gpu_units_held:
+        return ()
+    offered = nodes * units
+    used = min(group.gpu_units_held, offered)
+    idle = offered - used
+    if idle / offered <= IDLE_GPU_WARNING_SHARE:
+        return ()
+    return (
+        f"{', '.join(group.kept_up_by)} keep(s) {nodes} x {instance_type} up using {used} of its {offered} GPU "
+        f"unit(s): the {idle} idle cost ${idle / units * usd_per_hour:.2f}/h; a type with fewer GPUs per node "
+        "fits it better",
+    )
+
+
+def _parked_notes(group: GroupUsage, per_node: float | None) -> list[str]:
+    """What starting a GPU workload parked at 0 replicas would add: it keeps no node up until then."""
+    if not group.parked:
+        return []
+    start = f": +${per_node:.2f}/h per node it brings up" if per_node is not None else ""
+    return [f"{', '.join(group.parked)} at 0 replicas: keeps no GPU node up; set its replicas to start it{start}"]
 
 
 def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: dt.date | None = None) -> Estimate:
@@ -220,7 +389,11 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
             )
         support = "extended" if extended else "standard"
         lines.append(CostLine("EKS control plane", f"Kubernetes {version}, {support} support", hourly, hourly, note))
-    lines += [group_line(g, usage.region, table) for g in usage.groups]
+    for group in usage.groups:
+        lines.append(group_line(group, usage.region, table))
+        reserved = reservation_line(group, usage.region, table)
+        if reserved is not None:
+            lines.append(reserved)
     if usage.nat_gateways:
         nat = usage.nat_gateways * (_usd(versions.NAT_GATEWAY_HOURLY_USD) + _usd(versions.PUBLIC_IPV4_HOURLY_USD))
         lines.append(
@@ -309,15 +482,22 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
 # --- from plan.json's resources ---------------------------------------------------------------------------
 
 
-def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) -> StackUsage:
-    """Read what costs money from plan.json-style resources (`urn`, `type`, `dependencies`, `inputs`)."""
+def usage_from_resources(
+    region: str, resources: Iterable[Mapping[str, Any]], reservations: Mapping[str, Reservation] | None = None
+) -> StackUsage:
+    """Read what costs money from plan.json-style resources (`urn`, `type`, `dependencies`, `inputs`).
+
+    `reservations`: by node group name, what the stack config states of its reservation (instance count, end),
+    which no resource carries; without it a Capacity Block is taken to hold `maxSize` instances and an ODCR's
+    size is unknown (its line says how to state it).
+    """
     items = list(resources)
     by_type: dict[str, list[Mapping[str, Any]]] = {}
     for r in items:
         by_type.setdefault(r["type"], []).append(r)
     templates = {r["urn"]: r for r in by_type.get("aws:ec2/launchTemplate:LaunchTemplate", [])}
     units = _gpu_units_per_node(by_type.get("aws:autoscaling/tag:Tag", []))
-    kept = _kept_up(items)
+    kept, parked = _kept_up(items)
     groups = []
     for r in sorted(by_type.get("aws:eks/nodeGroup:NodeGroup", []), key=lambda r: str(r["urn"])):
         inputs = r["inputs"]
@@ -331,10 +511,12 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
         gpu_units, workloads = kept.get(name, (0, []))
         per_node = units.get(r["urn"], 0)
         kept_up = math.ceil(gpu_units / per_node) if gpu_units and per_node else 0
+        stated = (reservations or {}).get(name, Reservation())
         groups.append(
             GroupUsage(
                 name=name,
-                instance_types=tuple(inputs.get("instanceTypes", [])),
+                # A Capacity Block group names its type in the launch template only.
+                instance_types=tuple(inputs.get("instanceTypes") or filter(None, [template.get("instanceType")])),
                 capacity=str(inputs.get("capacityType", "ON_DEMAND")),
                 min_size=int(sc.get("minSize", 0)),
                 max_size=int(sc.get("maxSize", 0)),
@@ -342,6 +524,11 @@ def usage_from_resources(region: str, resources: Iterable[Mapping[str, Any]]) ->
                 kept_up=kept_up,
                 kept_up_by=tuple(sorted(workloads)),
                 reservation=target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn"),
+                reserved_count=stated.instance_count,
+                reservation_end=stated.end_time,
+                gpu_units_per_node=per_node,
+                gpu_units_held=gpu_units,
+                parked=tuple(sorted(parked.get(name, []))),
             )
         )
     efs_gib = sum(
@@ -447,14 +634,15 @@ def metrics_choices(usage: StackUsage) -> dict[str, tuple[float, float]]:
 
     `prometheus`: its EBS volume (`prometheus_volume_line`: this stack's, else the size for the default
     retention); its pods use the system nodes; `managedPrometheus`: one workspace and one collector (`amp_line`);
-    `cloudwatch`: the stack's nodes, 3 alarms and 1 dashboard (`cloudwatch_line`).
+    `cloudwatch`: the stack's nodes, the backend's alarms and 1 dashboard (`cloudwatch_line`).
     """
     volume = prometheus_volume_line(
         usage.prometheus_volume_gib or observability.prometheus_volume_gib(observability.DEFAULT_RETENTION)
     )
     amp = amp_line(1, 1)
+    alarms = len(cloudwatch.alarms("", "", cloudwatch.AlarmBounds(gpu_memory_percent=100)))
     cw = cloudwatch_line(
-        StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=3, cloudwatch_dashboards=1)
+        StackUsage(region=usage.region, groups=usage.groups, cloudwatch_alarms=alarms, cloudwatch_dashboards=1)
     )
     return {
         "prometheus": (volume.idle, volume.max),
@@ -522,8 +710,13 @@ def _gpu_units_per_node(tags: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 _KEEPERS: Final = ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet")
 
 
-def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[str]]]:
-    """GPU units that always-on workloads hold per node group, and which workloads: {group: (units, names)}."""
+def _kept_up(
+    resources: list[Mapping[str, Any]],
+) -> tuple[dict[str, tuple[int, list[str]]], dict[str, list[str]]]:
+    """GPU units that always-on workloads hold per node group, and which workloads: {group: (units, names)}.
+
+    Second: the GPU workloads parked at 0 replicas (no autoscaler with a floor) per group: {group: names}.
+    """
     floors = {
         (
             r["inputs"].get("metadata", {}).get("namespace"),
@@ -533,6 +726,7 @@ def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[st
         if r["type"] == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
     }
     held: dict[str, tuple[int, list[str]]] = {}
+    parked: dict[str, list[str]] = {}
     for r in resources:
         if r["type"] not in _KEEPERS:
             continue
@@ -543,11 +737,16 @@ def _kept_up(resources: list[Mapping[str, Any]]) -> dict[str, tuple[int, list[st
             int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for c in pod.get("containers", [])
         )
         group = target_group(pod)
-        if not replicas or not gpus or group is None:
+        if not gpus or group is None:
+            continue
+        name = f"{meta.get('namespace')}/{meta.get('name')}"
+        if not replicas:
+            if (meta.get("namespace"), meta.get("name")) not in floors:  # an autoscaler's floor 0 is not parked
+                parked.setdefault(group, []).append(name)
             continue
         units, names = held.get(group, (0, []))
-        held[group] = (units + int(replicas) * gpus, [*names, f"{meta.get('namespace')}/{meta.get('name')}"])
-    return held
+        held[group] = (units + int(replicas) * gpus, [*names, name])
+    return held, parked
 
 
 def target_group(pod: Mapping[str, Any]) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.components.facts import iam
+
 if TYPE_CHECKING:
     from gpuplane.components.facts.partition import Partition
 
@@ -29,9 +31,73 @@ def node_trust(partition: Partition) -> str:
     return service_trust(partition.service_principal("ec2"))
 
 
-def pod_identity_trust(partition: Partition) -> str:
-    """Trust policy for EKS Pod Identity (the agent assumes the role, tagging the session with the pod's)."""
-    return service_trust(partition.service_principal("pods.eks"), tag_session=True)
+def plain(what: str, value: str) -> str:
+    """`value`, or ValueError when IAM would read part of it as a wildcard or a policy variable.
+
+    Every name and path that goes into an ARN or a condition value here passes through it: text a user wrote
+    never widens a grant (`facts.iam`).
+    """
+    found = iam.special_in(value)
+    if found:
+        raise ValueError(
+            f"{what} '{value}' holds {', '.join(repr(c) for c in found)}, which IAM reads as a wildcard or a "
+            "policy variable; a policy names it only as plain text"
+        )
+    return value
+
+
+def cluster_arn(*, partition_id: str, region: str, account_id: str, cluster_name: str) -> str:
+    """The EKS cluster's ARN, written out before the cluster exists (its name is derived, not read back)."""
+    return f"arn:{partition_id}:eks:{region}:{account_id}:cluster/{plain('cluster name', cluster_name)}"
+
+
+def alarms_arn_pattern(*, partition_id: str, region: str, account_id: str, name_prefix: str) -> str:
+    """The ARNs of the CloudWatch alarms whose names start with `name_prefix` (for an `ArnLike` condition).
+
+    The stack's alarms are all named `<cluster name>-<alarm>`, so `<cluster name>-` and the `*` after it
+    admit them and no other alarm of the account.
+    """
+    return f"arn:{partition_id}:cloudwatch:{region}:{account_id}:alarm:{plain('alarm name prefix', name_prefix)}*"
+
+
+def pod_identity_trust(
+    partition: Partition,
+    *,
+    account_id: str,
+    region: str,
+    cluster_name: str,
+    namespace: str,
+    service_account: str,
+) -> str:
+    """Trust policy for EKS Pod Identity: only this cluster's pods of one service account may assume the role.
+
+    Without conditions the principal `pods.eks.amazonaws.com` lets any Pod Identity association of the account
+    bind the role: whoever may pass it (`iam:PassRole`) gives its rights to a pod of any cluster, namespace and
+    service account. EKS Pod Identity calls `AssumeRole` with `TagSession` (both allowed, as the EKS user guide's
+    "Create IAM role with trust policy required by EKS Pod Identity" shows) and tags the session with the
+    cluster, namespace and service account of the pod (its "Enable or disable session tags"); the trust
+    requires those tags (`aws:RequestTag/...`, evaluated on both actions of the call) and, against the confused
+    deputy, the account and the cluster as the source (`aws:SourceAccount`, `aws:SourceArn`: the global keys a
+    service principal's request carries). `region` is the cluster's region.
+    """
+    arn = cluster_arn(partition_id=partition.id, region=region, account_id=account_id, cluster_name=cluster_name)
+    return _document(
+        {
+            "Sid": "EksPodIdentityOfOneServiceAccount",
+            "Effect": "Allow",
+            "Principal": {"Service": partition.service_principal("pods.eks")},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Condition": {
+                "StringEquals": {
+                    "aws:SourceAccount": account_id,
+                    "aws:RequestTag/eks-cluster-name": cluster_name,
+                    "aws:RequestTag/kubernetes-namespace": plain("namespace", namespace),
+                    "aws:RequestTag/kubernetes-service-account": plain("service account", service_account),
+                },
+                "ArnEquals": {"aws:SourceArn": arn},
+            },
+        }
+    )
 
 
 def irsa_trust(
@@ -171,3 +237,34 @@ def amp_query_policy(workspace_arn: str) -> str:
 def sns_publish_policy(topic_arn: str) -> str:
     """Publish to one SNS topic: what Alertmanager needs to send the stack's alerts (its `sns_configs`)."""
     return _document({"Effect": "Allow", "Action": ["sns:Publish"], "Resource": [topic_arn]})
+
+
+def s3_read_policy(bucket: str, key: str, partition_id: str = "aws") -> str:
+    """Read-only access to one object or one prefix (List limited to that prefix), in the stack's partition.
+
+    `bucket` and `key` come from the user's `s3://` source and go into the ARN and the `s3:prefix` condition as
+    written: a `*`, `?` or `${` there would widen the grant (`s3://models/*` would read the whole bucket and
+    list every prefix), so the config refuses them and this builder does too, for a caller that skips the config.
+    """
+    plain("S3 bucket", bucket)
+    plain("S3 key or prefix", key)
+    arn = f"arn:{partition_id}:s3:::{bucket}"
+    prefix = key.rstrip("/")
+    if not prefix:
+        # The whole bucket (`s3://bucket/`): every object (`bucket/*`, not `bucket//*`, which names keys starting
+        # with '/') and the listing, whose root request may carry no `s3:prefix` for a condition to match.
+        return _document(
+            {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [f"{arn}/*"]},
+            {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [arn]},
+        )
+    objects = f"{arn}/{prefix}/*" if key.endswith("/") else f"{arn}/{key}"
+    list_prefix = f"{prefix}/*" if key.endswith("/") else key
+    return _document(
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [objects]},
+        {
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [arn],
+            "Condition": {"StringLike": {"s3:prefix": [list_prefix]}},
+        },
+    )

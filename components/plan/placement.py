@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from gpuplane.components.config.base import FieldError, raise_all
 from gpuplane.components.config.workloads import compute_capability
 from gpuplane.components.facts import catalog
-from gpuplane.components.plan import gpu_nodes, names
+from gpuplane.components.plan import capacity, gpu_nodes, names
 from gpuplane.manifests import scheduling, versions
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
@@ -438,7 +438,10 @@ def training_problems(training: TrainingArgs, context: WorkloadContext, prefix: 
     reported: set[str] = set()
     for role, args in training.roles():
         try:
-            role_placement(training, role, args, context)
+            placed = role_placement(training, role, args, context)
+            efa_problem = capacity.role_efa_problem(placed.groups, args.resources.gpus)
+            if efa_problem is not None:
+                raise PlacementError("nodeGroups", f"training '{training.name}' role '{role}': {efa_problem}")
         except PlacementError as exc:
             # The image and its compute capability are the workload's, not the role's: said once.
             if exc.requirement in ("image", "minComputeCapability"):

@@ -60,6 +60,15 @@ def check_api(ctx: Context) -> Outcome:
     return passed(f"API server answers, Kubernetes {seen} as configured", serverVersion=seen)
 
 
+# Nodes named one by one in evidence: enough to act on, and a cluster of 30,000 broken nodes stays readable.
+LISTED = 20
+
+
+def first(items: list[str], count: int = LISTED) -> list[str]:
+    """The first `count` items, then how many more there are."""
+    return items if len(items) <= count else [*items[:count], f"and {len(items) - count} more"]
+
+
 def _taints(node: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {
         (t.get("key", ""), t.get("value", "") or "", t.get("effect", ""))
@@ -121,7 +130,7 @@ def check_nodes(ctx: Context) -> Outcome:
     evidence = "; ".join(summary) + (f"; nodes of groups not in the stack: {unknown}" if unknown else "")
     if short or not_ready:
         raise CheckFailed(
-            "; ".join(short + not_ready) + f" [{evidence}]",
+            "; ".join(short + first(not_ready)) + f" [{evidence}]",
             "nodes did not join or are unhealthy: the node role lacks its EKS access entry, the subnets have no "
             "route to the API/registries (NAT), the launch failed (capacity, quota), or the kubelet is failing",
             "`aws eks describe-nodegroup` shows the group's health issues; `kubectl describe node` the kubelet's "
@@ -129,7 +138,7 @@ def check_nodes(ctx: Context) -> Outcome:
         )
     if wrong:
         raise CheckFailed(
-            "; ".join(wrong),
+            "; ".join(first(wrong)),
             "the nodes were changed after they joined (labels or taints edited by hand), or the node group was "
             "updated outside Pulumi",
             "run `pulumi up` to restore the group's labels and taints, then replace the nodes "

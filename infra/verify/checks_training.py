@@ -15,7 +15,6 @@ the trainer's own start-up (TensorFlow import, data, the first epoch).
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,7 +151,7 @@ def step_timings(first: FirstStep | None, submitted_at: str) -> dict[str, float]
 
 def run_object(run: TrainingRunExpect, run_id: str) -> dict[str, Any]:
     """The run's JobSet with the verify run's labels added (so a killed run's leftovers are found by label)."""
-    jobset = copy.deepcopy(run.jobset)
+    jobset = run.for_run(run_id)
     jobset["metadata"]["labels"].update(probes.labels(run_id, f"training-{run.workload}"))
     return jobset
 

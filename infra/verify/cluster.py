@@ -8,12 +8,18 @@ client objects to mimic. `KubeCluster` is the only code here that talks to a clu
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from gpuplane.infra import kube
+
+# (connect, read) seconds of every API call: a dropped packet or a server that stops answering fails the call
+# instead of holding its check (the runner also abandons a check past its deadline, but a thread left in a
+# read is a thread the process carries to its end).
+REQUEST_TIMEOUT: Final = (10.0, 30.0)
 
 
 class ClusterUnreachable(Exception):
@@ -119,33 +125,47 @@ def seconds_between(start: Any, end: Any) -> float | None:
 class KubeCluster:
     """`VerifyCluster` on a real cluster, through the official client."""
 
-    def __init__(self, api: Any) -> None:
-        """`api`: a `kubernetes.client.ApiClient` (how the CLI builds it is `from_kubeconfig`'s business)."""
+    def __init__(self, api: Any, request_timeout: tuple[float, float] = REQUEST_TIMEOUT) -> None:
+        """`api`: a `kubernetes.client.ApiClient` (how the CLI builds it is `from_kubeconfig`'s business).
+
+        `request_timeout`: (connect, read) seconds of every call; a read that stalls longer fails the call.
+        """
         from kubernetes import client  # noqa: PLC0415
 
         self._api = api
+        self._t = request_timeout
         self._core = client.CoreV1Api(self._api)
         self._version = client.VersionApi(self._api)
         self._networking = client.NetworkingV1Api(self._api)
         self._custom = client.CustomObjectsApi(self._api)
 
     @classmethod
-    def from_kubeconfig(cls, kubeconfig: kube.Source | Path) -> KubeCluster:
+    def from_kubeconfig(
+        cls, kubeconfig: kube.Source | Path, request_timeout: tuple[float, float] = REQUEST_TIMEOUT
+    ) -> KubeCluster:
         """On the cluster of `kubeconfig`; `kube.KubeError` when it cannot be used (infra/kubeaccess.py).
 
         A `kube.Source` (the project's, trusted only as gpuplane wrote it), or a path the user named (used as
         kubectl would).
         """
         source = kubeconfig if isinstance(kubeconfig, kube.Source) else kube.Source(kubeconfig, "STACK", None)
-        return cls(kube.api_client(source))
+        return cls(kube.api_client(source, request_timeout), request_timeout)
 
     def _json(self, obj: Any) -> Any:
         return self._api.sanitize_for_serialization(obj)
 
+    @staticmethod
+    def _raw(answer: Any) -> Any:
+        """The API's JSON as it came (`_preload_content=False`): no client models built and turned back.
+
+        A list of 30,000 nodes takes seconds of CPU through the models; the checks read the JSON anyway.
+        """
+        return json.loads(bytes(answer.data) or b"{}")
+
     def server_version(self) -> str:
         """See `VerifyCluster.server_version`."""
         try:
-            info = self._version.get_code(_request_timeout=15)
+            info = self._version.get_code(_request_timeout=self._t)
         except Exception as exc:
             raise ClusterUnreachable(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from None
         minor = "".join(ch for ch in str(info.minor) if ch.isdigit())
@@ -153,20 +173,27 @@ class KubeCluster:
 
     def list_nodes(self) -> list[dict[str, Any]]:
         """See `VerifyCluster.list_nodes`."""
-        return list(self._json(self._core.list_node()).get("items") or [])
+        found = self._core.list_node(_preload_content=False, _request_timeout=self._t)
+        return list(self._raw(found).get("items") or [])
 
     def list_pods(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         """See `VerifyCluster.list_pods`."""
         if namespace:
-            found = self._core.list_namespaced_pod(namespace, label_selector=label_selector)
+            found = self._core.list_namespaced_pod(
+                namespace, label_selector=label_selector, _preload_content=False, _request_timeout=self._t
+            )
         else:
-            found = self._core.list_pod_for_all_namespaces(label_selector=label_selector)
-        return list(self._json(found).get("items") or [])
+            found = self._core.list_pod_for_all_namespaces(
+                label_selector=label_selector, _preload_content=False, _request_timeout=self._t
+            )
+        return list(self._raw(found).get("items") or [])
 
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         """See `VerifyCluster.read_pod`."""
         try:
-            found: dict[str, Any] = self._json(self._core.read_namespaced_pod(name, namespace))
+            found: dict[str, Any] = self._json(
+                self._core.read_namespaced_pod(name, namespace, _request_timeout=self._t)
+            )
         except Exception as exc:
             if getattr(exc, "status", None) == 404:
                 return None
@@ -183,7 +210,7 @@ class KubeCluster:
             # The client writes the flag as `True`, which the API server's strconv.ParseBool accepts.
             stamped = {"timestamps": True} if timestamps else {}
             answer = self._core.read_namespaced_pod_log(
-                name, namespace, container=container, _preload_content=False, **stamped
+                name, namespace, container=container, _preload_content=False, _request_timeout=self._t, **stamped
             )
             return bytes(answer.data).decode("utf-8", errors="replace")
         except Exception as exc:
@@ -194,7 +221,9 @@ class KubeCluster:
     def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """See `VerifyCluster.pod_events`."""
         found = self._core.list_namespaced_event(
-            namespace, field_selector=f"involvedObject.kind=Pod,involvedObject.name={name}"
+            namespace,
+            field_selector=f"involvedObject.kind=Pod,involvedObject.name={name}",
+            _request_timeout=self._t,
         )
         return list(self._json(found).get("items") or [])
 
@@ -202,7 +231,7 @@ class KubeCluster:
         """See `VerifyCluster.get_jobset`."""
         try:
             found: dict[str, Any] = self._custom.get_namespaced_custom_object(
-                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, name
+                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, name, _request_timeout=self._t
             )
         except Exception as exc:
             if getattr(exc, "status", None) == 404:
@@ -213,7 +242,12 @@ class KubeCluster:
     def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         """See `VerifyCluster.list_workloads`."""
         found = self._custom.list_namespaced_custom_object(
-            kube.KUEUE_GROUP, kube.KUEUE_VERSION, namespace, "workloads", label_selector=label_selector
+            kube.KUEUE_GROUP,
+            kube.KUEUE_VERSION,
+            namespace,
+            "workloads",
+            label_selector=label_selector,
+            _request_timeout=self._t,
         )
         return list(found.get("items") or [])
 
@@ -242,7 +276,7 @@ class KubeCluster:
             auth_settings=["BearerToken"],
             _preload_content=False,
             _return_http_data_only=True,
-            _request_timeout=30,
+            _request_timeout=self._t,
         )
         return bytes(answer.data).decode("utf-8", errors="replace")
 
@@ -250,16 +284,16 @@ class KubeCluster:
         """See `VerifyCluster.create`."""
         kind, namespace = obj["kind"], obj["metadata"].get("namespace")
         if kind == "Namespace":
-            self._core.create_namespace(obj)
+            self._core.create_namespace(obj, _request_timeout=self._t)
         elif kind == "ConfigMap":
-            self._core.create_namespaced_config_map(namespace, obj)
+            self._core.create_namespaced_config_map(namespace, obj, _request_timeout=self._t)
         elif kind == "Pod":
-            self._core.create_namespaced_pod(namespace, obj)
+            self._core.create_namespaced_pod(namespace, obj, _request_timeout=self._t)
         elif kind == "NetworkPolicy":
-            self._networking.create_namespaced_network_policy(namespace, obj)
+            self._networking.create_namespaced_network_policy(namespace, obj, _request_timeout=self._t)
         elif kind == "JobSet":
             self._custom.create_namespaced_custom_object(
-                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, obj
+                kube.JOBSET_GROUP, kube.JOBSET_VERSION, namespace, kube.JOBSET_PLURAL, obj, _request_timeout=self._t
             )
         else:
             raise ValueError(f"verify creates Namespaces, ConfigMaps, NetworkPolicies, Pods and JobSets, not {kind}")
@@ -268,13 +302,13 @@ class KubeCluster:
         """See `VerifyCluster.delete`."""
         try:
             if kind == "Namespace":
-                self._core.delete_namespace(name)
+                self._core.delete_namespace(name, _request_timeout=self._t)
             elif kind == "ConfigMap":
-                self._core.delete_namespaced_config_map(name, namespace)
+                self._core.delete_namespaced_config_map(name, namespace, _request_timeout=self._t)
             elif kind == "Pod":
-                self._core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+                self._core.delete_namespaced_pod(name, namespace, grace_period_seconds=0, _request_timeout=self._t)
             elif kind == "NetworkPolicy":
-                self._networking.delete_namespaced_network_policy(name, namespace)
+                self._networking.delete_namespaced_network_policy(name, namespace, _request_timeout=self._t)
             elif kind == "JobSet":  # foreground: its Jobs, pods, Workload and ProvisioningRequest go first
                 self._custom.delete_namespaced_custom_object(
                     kube.JOBSET_GROUP,
@@ -283,6 +317,7 @@ class KubeCluster:
                     kube.JOBSET_PLURAL,
                     name,
                     propagation_policy="Foreground",
+                    _request_timeout=self._t,
                 )
             else:
                 raise ValueError(

@@ -10,7 +10,12 @@ typer and the shared options; the rest loads when the command runs.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
 import secrets
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -32,10 +37,13 @@ from gpuplane.infra.options import (
 )
 
 if TYPE_CHECKING:
-    from gpuplane.infra.config import StackConfig
+    from rich.console import Console
+
+    from gpuplane.infra.config import Project, StackConfig
     from gpuplane.infra.kubeaccess import Source
     from gpuplane.infra.verify.expect import Expectations
     from gpuplane.infra.verify.model import Check
+    from gpuplane.infra.verify.runner import RunReport
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -131,6 +139,16 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     profile: Annotated[
         str | None, typer.Option(help="AWS profile. Default: the stack's aws:profile, else the environment's.")
     ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--deadline",
+            metavar="SECONDS",
+            min=1,
+            help="At most this long for any one check (each has its own default, up to 20 minutes for a GPU node), "
+            "for each API call, and for the clean-up; a check still waiting then fails and the run goes on.",
+        ),
+    ] = None,
     stacks_dir: StacksDirOption = None,
     project_dir: ProjectOption = None,
 ) -> None:
@@ -138,12 +156,11 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     Exits 0 when no check failed, 1 when one did, 2 on bad input (nothing is created), 130 on Ctrl-C.
     """
-    import json  # noqa: PLC0415
-
     from gpuplane.infra import kube  # noqa: PLC0415
     from gpuplane.infra import project as paths  # noqa: PLC0415
+    from gpuplane.infra.untrusted import shown  # noqa: PLC0415
     from gpuplane.infra.verify import expect as expectations  # noqa: PLC0415
-    from gpuplane.infra.verify import model, report, runner  # noqa: PLC0415
+    from gpuplane.infra.verify import model, runner  # noqa: PLC0415
 
     nothing = "Nothing was created."
     project = project_or_exit(project_dir, stacks_dir, nothing=nothing)
@@ -167,8 +184,12 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
         objects = plan_objects(expect, checks, run_id, second_az=second_az)
         typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
         return
+    if deadline is not None:  # every check, call and the clean-up end by then (the runner adds its grace)
+        checks = [dataclasses.replace(c, deadline_s=min(c.deadline_s, deadline)) for c in checks]
+    timeout = (min(10.0, deadline), min(30.0, deadline)) if deadline else None
+    source = kube_source(kubeconfig, project, stack, config)
     try:  # the project's kubeconfig only as gpuplane wrote it; --kubeconfig as kubectl would (infra/kubeaccess.py)
-        cluster = _cluster(kube_source(kubeconfig, project, stack, config))
+        cluster = _cluster(source, timeout)
     except kube.KubeError as exc:
         raise cluster_failed(exc, None, nothing=nothing) from None
     err = console()  # prints literally: the cluster's words are never markup
@@ -180,16 +201,55 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
             _aws(config, profile),
             run_id,
             _objects(cluster, expect, run_id),
-            progress=status.update,  # the cluster's words, printed literally (the console has no markup)
+            # the cluster's words: control characters shown, length bounded, one line
+            progress=lambda message: status.update(shown(message, 200, one_line=True)),
             second_az=second_az,
+            kubeconfig=str(source.path),
+            # a call still running past the deadline gets a quarter of it more (at most GRACE_S), so the whole
+            # run of one check ends within the deadline plus 15 s
+            grace_s=min(runner.GRACE_S, max(1.0, deadline / 4)) if deadline else runner.GRACE_S,
+            cleanup_s=deadline or runner.CLEANUP_S,
         )
         result = the_runner.run(checks, skip_gpu=skip_gpu, keep=keep)
-    out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id
-    if out is None:  # the project's .gpuplane/ is private: 0700 folders, never through a link
+    # What is left to do is print: a Ctrl-C now would cost the list of what is left behind.
+    previous = None
+    with contextlib.suppress(ValueError):  # not the main thread (a test runner's): nothing to protect
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = EXIT_INTERRUPTED if result.interrupted else EXIT_OK if result.ok else EXIT_FAILED
+    try:
+        out_dir = out or paths.state_dir(project, stack) / VERIFY_DIR / run_id
+        _report(result, out_dir, out_given=out is not None, json_output=json_output, project=project, err=err)
+    finally:
+        if any(t.is_alive() for t in the_runner.abandoned):
+            # A thread still stuck in a call: the interpreter's exit would wait on it (or on the locks it holds).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if code:
+        raise typer.Exit(code)
+
+
+def _report(
+    result: RunReport, out_dir: Path, *, out_given: bool, json_output: bool, project: Project, err: Console
+) -> None:
+    """Write report.json and report.html, print the table (or the JSON), the summary and what was left."""
+    import json  # noqa: PLC0415
+
+    from gpuplane.infra import project as paths  # noqa: PLC0415
+    from gpuplane.infra.untrusted import shown  # noqa: PLC0415
+    from gpuplane.infra.verify import report  # noqa: PLC0415
+
+    if not out_given:  # the project's .gpuplane/ is private: 0700 folders, never through a link
         from gpuplane.infra import kubeaccess  # noqa: PLC0415
 
         kubeaccess.private_folders(project.root / paths.STATE_DIR, out_dir)
-    json_path, html_path = report.write(result, out_dir)
+    written: tuple[Path, Path] | None = None
+    try:
+        written = report.write(result, out_dir)
+    except OSError as exc:  # the report still reaches the terminal, with what was left behind
+        error(f"cannot write the report into {out_dir}: {exc.strerror or exc}")
     if json_output:
         typer.echo(json.dumps(report.document(result), indent=2, sort_keys=True))
     else:
@@ -197,20 +257,21 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     line = report.summary_line(result)
     err.print(styled((line, "green" if result.ok else "bold red")))
     for kept in result.kept:
-        err.print(f"kept: {kept}")
+        err.print(f"kept: {shown(kept)}", soft_wrap=True)
     for problem in result.cleanup_problems:
-        err.print(styled(("not removed:", "red"), " ", problem), soft_wrap=True)
-    err.print(f"Wrote {json_path} and {html_path}", soft_wrap=True)
-    if result.interrupted:
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if not result.ok:
-        raise typer.Exit(EXIT_FAILED)
+        err.print(styled(("left behind:", "red"), " ", shown(problem)), soft_wrap=True)
+    if result.remove:
+        err.print("Remove with:" if len(result.remove) == 1 else "Remove them with:")
+        for remove in result.remove:
+            err.print(f"  {shown(remove)}", soft_wrap=True)
+    if written is not None:
+        err.print(f"Wrote {written[0]} and {written[1]}", soft_wrap=True)
 
 
-def _cluster(source: Source) -> Any:
+def _cluster(source: Source, timeout: tuple[float, float] | None = None) -> Any:
     from gpuplane.infra.verify.cluster import KubeCluster  # noqa: PLC0415
 
-    return KubeCluster.from_kubeconfig(source)
+    return KubeCluster.from_kubeconfig(source, *([timeout] if timeout else []))
 
 
 def _aws(config: StackConfig, profile: str | None) -> Any:

@@ -8,6 +8,9 @@ group label X" with the very labels, taints, add-ons and GPU facts that `pulumi 
 
 from __future__ import annotations
 
+import copy
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -17,8 +20,16 @@ if TYPE_CHECKING:
     from gpuplane.infra.config import StackConfig
 
 
-# The run id of verify's training runs: `<workload>-verify`, apart from the user's own runs' names.
-TRAINING_RUN_ID: Final = "verify"
+# The run id of verify's training runs: `verify-<the verify run's random part>`, apart from the user's own
+# runs' names and from another verify run's (two runs on one stack each submit and remove their own).
+TRAINING_RUN_PREFIX: Final = "verify-"
+TRAINING_RUN_ID: Final = f"{TRAINING_RUN_PREFIX}000000"
+"""The id the stack's names are checked with (as long as every run's)."""
+
+
+def training_run_id(run_id: str) -> str:
+    """The training run id of verify run `run_id` (`20261126-100000-abcdef` -> `verify-abcdef`)."""
+    return TRAINING_RUN_PREFIX + run_id.rsplit("-", 1)[-1][-6:]
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,19 @@ class TrainingRunExpect:
 
     workload: str
     jobset: dict[str, Any]
+    """The run under `TRAINING_RUN_ID` (what every run's JobSet looks like, its name aside)."""
     gpus: bool
+    build: Callable[[str], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    """The JobSet under a given training run id (`train.build` for the stack); None: `jobset` renamed."""
+
+    def for_run(self, run_id: str) -> dict[str, Any]:
+        """The JobSet that verify run `run_id` submits: named per run, so two runs never share one."""
+        if self.build is not None:
+            return self.build(training_run_id(run_id))
+        jobset = copy.deepcopy(self.jobset)
+        name = str(jobset["metadata"]["name"]).removesuffix(TRAINING_RUN_ID) + training_run_id(run_id)
+        jobset["metadata"]["name"] = name
+        return jobset
 
 
 @dataclass(frozen=True)
@@ -177,6 +200,7 @@ def from_config(config: StackConfig) -> Expectations:
             )
         )
     storage = platform.storage
+    parked = {(s.name, v.name) for s in platform.serving for v in s.variants if not v.replicas and not v.autoscaling}
     return Expectations(
         stack=config.stack,
         cluster_name=config.cluster_name,
@@ -191,7 +215,12 @@ def from_config(config: StackConfig) -> Expectations:
         gid=storage.gid,
         volumes=tuple(storage.volume_names) if storage.enabled else (),
         zones=tuple(platform.network.availability_zones or ()),
-        variants=tuple(VariantExpect(v.serving, v.name, v.model, v.service) for v in serving_variants(platform)),
+        # A variant parked at 0 replicas (no autoscaler) serves nothing until the user starts it: not probed.
+        variants=tuple(
+            VariantExpect(v.serving, v.name, v.model, v.service)
+            for v in serving_variants(platform)
+            if (v.serving, v.name) not in parked
+        ),
         training=tuple(t.name for t in platform.training),
         training_runs=tuple(_training_runs(config)),
         tensorboards=tuple(f"{t.name}-tensorboard" for t in platform.training if t.tensorboard is not None),
@@ -241,7 +270,8 @@ def _training_runs(config: StackConfig) -> list[TrainingRunExpect]:
             jobset = train.build(config, workload.name, TRAINING_RUN_ID)
         except ValueError:  # a run the queue could never admit: `gpuplane render` already refuses that stack
             continue
-        runs.append(TrainingRunExpect(workload.name, jobset, _asks_for_gpus(jobset)))
+        build = functools.partial(train.build, config, workload.name)
+        runs.append(TrainingRunExpect(workload.name, jobset, _asks_for_gpus(jobset), build))
     return runs
 
 

@@ -140,8 +140,41 @@ def checks_for(expect: Expectations) -> list[Check]:
 # --- what a running check may do ---------------------------------------------------------------------------
 
 
+def describe(obj: dict[str, Any]) -> str:
+    """`Kind namespace/name` (`Kind name` for a cluster-wide object)."""
+    meta = obj["metadata"]
+    where = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
+    return f"{obj['kind']} {where}{meta['name']}"
+
+
+def remove_command(obj: dict[str, Any], kubeconfig: str = "") -> str:
+    """The kubectl command that removes `obj` (with `--kubeconfig` when the run used one of its own)."""
+    meta = obj["metadata"]
+    flag = f" --kubeconfig {kubeconfig}" if kubeconfig else ""
+    namespace = f" -n {meta['namespace']}" if meta.get("namespace") else ""
+    return f"kubectl{flag}{namespace} delete {obj['kind'].lower()} {meta['name']}"
+
+
+def _answered(exc: BaseException) -> int | None:
+    """The HTTP status the API server answered with, or None when there was no answer (timeout, network)."""
+    status = getattr(exc, "status", None)
+    return status if isinstance(status, int) and status > 0 else None
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj["metadata"]
+    return obj["kind"], str(meta.get("namespace") or ""), str(meta["name"])
+
+
 class Objects:
-    """What a run created, so that clean-up removes exactly that (thread-safe; the run's namespace made once)."""
+    """What a run created, so that clean-up removes exactly that (thread-safe; the run's namespace made once).
+
+    An object counts as the run's only once the API server answered its create with success: a 409 means
+    the name is someone else's (another run, a user), and it is never deleted. A create sent but never
+    answered (a timeout) may have happened: it is listed as left behind unless the run's own namespace,
+    which holds it, is removed. Once clean-up has begun no create is sent, and one answered after that
+    point is removed by the clean-up too (it waits for creates in flight, up to its deadline).
+    """
 
     def __init__(
         self, cluster: VerifyCluster, namespace_doc: dict[str, Any], standing: Sequence[dict[str, Any]] = ()
@@ -150,47 +183,153 @@ class Objects:
         self._cluster = cluster
         self._namespace_doc = namespace_doc
         self._standing = list(standing)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition(threading.Lock())
+        self._namespace_lock = threading.Lock()  # one check makes the namespace, the others wait for it
         self.created: list[dict[str, Any]] = []
+        """Objects the API server said it created, in order."""
+        self._unsure: list[dict[str, Any]] = []
+        self._in_flight: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._removed: set[tuple[str, str, str]] = set()
+        self._why: dict[tuple[str, str, str], str] = {}
+        self._closed = False
 
     @property
     def namespace(self) -> str:
         """The run's own namespace."""
         return str(self._namespace_doc["metadata"]["name"])
 
+    @property
+    def closed(self) -> bool:
+        """Clean-up has begun: no create is sent any more."""
+        return self._closed
+
     def ensure_namespace(self) -> str:
         """Create the run's namespace and its standing objects the first time a check needs them."""
-        with self._lock:
-            if not any(o["kind"] == "Namespace" for o in self.created):
-                for obj in [self._namespace_doc, *self._standing]:
-                    self.created.append(obj)
-                    self._cluster.create(obj)
+        with self._namespace_lock, self._lock:
+            for obj in [self._namespace_doc, *self._standing]:
+                if _key(obj) not in {_key(o) for o in self.created}:
+                    self._create(obj)
         return self.namespace
 
     def create(self, obj: dict[str, Any]) -> None:
-        """Create `obj`, recording it first (a create that fails half-way is still cleaned up)."""
+        """Create `obj`, counted as the run's once the API server says it created it.
+
+        Raises `CheckFailed` on a 409 (the name is taken: not ours, left alone), `Cancelled` once clean-up
+        has begun (nothing is sent), and the client's exception on any other failure.
+        """
         if obj["metadata"].get("namespace") == self.namespace:
             self.ensure_namespace()
         with self._lock:
-            self.created.append(obj)
-        self._cluster.create(obj)
+            self._create(obj)
 
-    def clean_up(self) -> list[str]:
-        """Delete what was created, newest first (the run's namespace, made first, goes last).
+    def _create(self, obj: dict[str, Any]) -> None:
+        """Send the create; the caller holds the lock, released while the call waits for the server."""
+        key = _key(obj)
+        if self._closed:
+            raise Cancelled
+        self._in_flight[key] = obj
+        self._lock.release()
+        try:
+            self._cluster.create(obj)
+        except Exception as exc:
+            self._lock.acquire()
+            del self._in_flight[key]
+            self._lock.notify_all()
+            status = _answered(exc)
+            if status == 409:
+                raise CheckFailed(
+                    f"{describe(obj)} exists already (the API server answered 409 Conflict); it is not this "
+                    "run's, so it was left alone",
+                    "another `gpuplane verify` run uses the name, or a run killed before its clean-up left it",
+                    f"if it is a leftover, `{remove_command(obj)}`, then run again",
+                ) from None
+            if status is None:  # sent, never answered: it may exist
+                self._unsure.append(obj)
+                self._why[key] = f"its create was not answered ({type(exc).__name__}); it may exist"
+            raise
+        self._lock.acquire()
+        del self._in_flight[key]
+        self.created.append(obj)
+        self._lock.notify_all()
+        if self._closed:  # answered after clean-up began: clean-up removes it, the check stops here
+            raise Cancelled
 
-        Returns what could not be deleted, one line each (an object already gone is fine).
+    def clean_up(self, deadline: float = float("inf"), clock: Callable[[], float] = time.monotonic) -> list[str]:
+        """Delete what was created, newest first (the run's namespace, made first, goes last); no create after.
+
+        Waits (until `deadline`, on `clock`) for creates in flight and removes what they made. Returns what
+        was left behind, one line each (`left_behind`).
         """
-        problems = []
         with self._lock:
-            ordered = list(reversed(self.created))
-        for obj in ordered:
-            meta = obj["metadata"]
-            try:
-                self._cluster.delete(obj["kind"], meta.get("namespace"), meta["name"])
-            except Exception as exc:  # clean-up reports every leftover, it does not stop at the first
-                where = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
-                problems.append(f"{obj['kind']} {where}{meta['name']}: {exc}")
-        return problems
+            self._closed = True
+        done: set[tuple[str, str, str]] = set()
+        while True:
+            with self._lock:
+                todo = [o for o in reversed(self.created) if _key(o) not in done]
+                if not todo:
+                    if not self._in_flight or clock() >= deadline:
+                        break
+                    self._lock.wait(timeout=min(1.0, max(0.0, deadline - clock())))
+                    continue
+            for obj in todo:
+                done.add(_key(obj))
+                if clock() >= deadline:
+                    self._why.setdefault(_key(obj), "clean-up ran out of time before deleting it")
+                    continue
+                self._delete(obj)
+        return self.left_behind()
+
+    def _delete(self, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        with self._lock:
+            self._why[_key(obj)] = "its delete was sent and not answered before clean-up's deadline"
+        try:
+            self._cluster.delete(obj["kind"], meta.get("namespace"), meta["name"])
+        except Exception as exc:  # clean-up reports every leftover, it does not stop at the first
+            text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+            with self._lock:
+                self._why[_key(obj)] = text
+            return
+        with self._lock:
+            self._removed.add(_key(obj))
+            self._why.pop(_key(obj), None)
+
+    def left(self) -> list[dict[str, Any]]:
+        """The objects that may still exist: created or maybe created, and not removed."""
+        with self._lock:
+            namespace_gone = _key(self._namespace_doc) in self._removed
+            found = [
+                o for o in [*self.created, *self._unsure, *self._in_flight.values()] if _key(o) not in self._removed
+            ]
+        inside = [o for o in found if namespace_gone and o["metadata"].get("namespace") == self.namespace]
+        unique: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for obj in found:
+            if obj not in inside:  # gone with the run's namespace
+                unique.setdefault(_key(obj), obj)
+        return list(unique.values())
+
+    def left_behind(self) -> list[str]:
+        """One line per object that may still exist: what it is and why it was not removed."""
+        lines = []
+        for obj in self.left():
+            key = _key(obj)
+            why = self._why.get(key) or (
+                "its create was in flight when clean-up ended; it may exist"
+                if key in self._in_flight
+                else "clean-up did not get to it"
+            )
+            lines.append(f"{describe(obj)}: {why}")
+        return lines
+
+    def remove_commands(self, kubeconfig: str = "", objects: Sequence[dict[str, Any]] | None = None) -> list[str]:
+        """Kubectl commands that remove `objects` (default: `left`); the run's namespace covers what it holds."""
+        found = self.left() if objects is None else list(objects)
+        whole = any(_key(o) == _key(self._namespace_doc) for o in found)
+        return [
+            remove_command(o, kubeconfig)
+            for o in found
+            if not (whole and o["kind"] != "Namespace" and o["metadata"].get("namespace") == self.namespace)
+        ]
 
 
 @dataclass

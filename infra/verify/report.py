@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuplane.infra import compare_report
+from gpuplane.infra.untrusted import shown
 from gpuplane.infra.verify.model import STATUSES
 from gpuplane.infra.verify.runner import RunReport
 
@@ -92,10 +93,11 @@ REPORT_SCHEMA: Final[dict[str, Any]] = {
         "cleanup": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["kept", "problems"],
+            "required": ["kept", "problems", "remove"],
             "properties": {
                 "kept": {"type": "array", "items": _STRING},
                 "problems": {"type": "array", "items": _STRING},
+                "remove": {"type": "array", "items": _STRING},
             },
         },
     },
@@ -116,7 +118,11 @@ def document(report: RunReport) -> dict[str, Any]:
         "interrupted": report.interrupted,
         "counts": {s: sum(r.outcome.status == s for r in report.results) for s in STATUSES},
         "checks": [r.as_dict() for r in report.results],
-        "cleanup": {"kept": list(report.kept), "problems": list(report.cleanup_problems)},
+        "cleanup": {
+            "kept": list(report.kept),
+            "problems": list(report.cleanup_problems),
+            "remove": list(report.remove),
+        },
     }
 
 
@@ -128,13 +134,21 @@ def _timings(timings: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in timings.items())
 
 
+# Characters of one cell's text in the table: evidence can quote a whole node list (30,000 nodes), the
+# report's files keep all of it.
+CELL_LIMIT: Final = 600
+
+
 def table(report: RunReport) -> Table:
     """One row per check: result, evidence, cause and fix, timings.
 
-    What the cluster said is never read as markup: evidence like the autoscaler's `[{eks-gpu 0->1}]` is text.
+    What the cluster said is never read as markup (evidence like the autoscaler's `[{eks-gpu 0->1}]` is text)
+    and reaches the terminal through `untrusted.shown`: control characters visible, each cell bounded.
     """
     result = Table(
-        title=Text(f"gpuplane verify: stack {report.stack} ({report.cluster}, {report.region}), run {report.run_id}")
+        title=Text(
+            shown(f"gpuplane verify: stack {report.stack} ({report.cluster}, {report.region}), run {report.run_id}")
+        )
     )
     for column in ("check", "result", "evidence", "cause / fix", "time (s)"):
         result.add_column(column, overflow="fold")
@@ -142,11 +156,12 @@ def table(report: RunReport) -> Table:
         o = r.outcome
         cause_fix = Text()
         if o.status == "fail":
-            cause_fix.append(f"{o.cause}\n")
+            cause_fix.append(f"{shown(o.cause, CELL_LIMIT)}\n")
             cause_fix.append("Fix: ", style="bold")
-            cause_fix.append(o.fix)
-        timing = f"{r.duration_s:.0f}" + (f"\n{_timings(dict(o.timings))}" if o.timings else "")
-        result.add_row(Text(r.name), Text(*_STYLE[o.status]), Text(o.evidence), cause_fix, Text(timing))
+            cause_fix.append(shown(o.fix, CELL_LIMIT))
+        timing = f"{r.duration_s:.0f}" + (f"\n{shown(_timings(dict(o.timings)), CELL_LIMIT)}" if o.timings else "")
+        evidence = Text(shown(o.evidence, CELL_LIMIT))
+        result.add_row(Text(shown(r.name, 80)), Text(*_STYLE[o.status]), evidence, cause_fix, Text(timing))
     return result
 
 
@@ -157,7 +172,7 @@ def summary_line(report: RunReport) -> str:
     if report.interrupted:
         text += "; interrupted"
     if report.cleanup_problems:
-        text += f"; {len(report.cleanup_problems)} objects could not be removed"
+        text += f"; {len(report.cleanup_problems)} left behind"
     return text
 
 
@@ -187,9 +202,13 @@ def render_html(report: RunReport) -> str:
         sections.append("<h2>Kept (--keep)</h2><ul>" + "".join(f"<li>{esc(k)}</li>" for k in report.kept) + "</ul>")
     if report.cleanup_problems:
         sections.append(
-            "<h2>Not removed</h2><ul>"
+            "<h2>Left behind</h2><ul>"
             + "".join(f'<li class="bad">{esc(p)}</li>' for p in report.cleanup_problems)
             + "</ul>"
+        )
+    if report.remove:
+        sections.append(
+            "<h2>Remove with</h2><ul>" + "".join(f"<li><code>{esc(c)}</code></li>" for c in report.remove) + "</ul>"
         )
     title = f"gpuplane verify: {esc(report.stack)} ({'ok' if doc['ok'] else 'problems'})"
     return (

@@ -6,6 +6,11 @@ slowest check. One failing check never hides another: a check runs unless a chec
 and then it is reported as skipped, naming that need. A check also waits for the selected checks it runs
 `after` (their outcome does not matter). Ctrl-C stops every check at its next poll, removes
 what the run created (unless `--keep`) and returns what finished, marked interrupted.
+
+Why daemon threads, not a thread pool: a check stuck in a network call is abandoned after its deadline and
+grace, and nothing may wait for it afterwards; `concurrent.futures` joins its workers when the interpreter
+exits, so one stalled read would keep the process alive after the report. The clean-up runs under its own
+deadline too, and a second Ctrl-C stops waiting for it: the report then lists what may be left.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.infra.verify import model
 from gpuplane.infra.verify.model import (
     Cancelled,
     Check,
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
 # How long past its deadline the runner waits for a check that does not return (a call stuck in the
 # network) before reporting it failed and moving on; and how long Ctrl-C waits for checks to stop.
 GRACE_S = 15.0
+# How long the clean-up may take (each delete has its request timeout; a stalled one must not hold the run).
+CLEANUP_S = 120.0
 
 
 @dataclass
@@ -81,6 +89,9 @@ class RunReport:
     interrupted: bool = False
     kept: list[str] = field(default_factory=list)
     cleanup_problems: list[str] = field(default_factory=list)
+    """Every object that may be left behind by accident, with why (a failed delete, no time, no answer)."""
+    remove: list[str] = field(default_factory=list)
+    """The commands that remove what was kept or left behind."""
 
     @property
     def failed(self) -> list[Result]:
@@ -166,6 +177,12 @@ class Runner:
     tick_s: float = 0.2
     second_az: bool = False
     """`--second-az`, handed to every check's context."""
+    cleanup_s: float = CLEANUP_S
+    kubeconfig: str = ""
+    """Named in the remove commands the report prints (`kubectl --kubeconfig ...`)."""
+    abandoned: list[threading.Thread] = field(default_factory=list)
+    """Threads left running: checks stuck past their deadline, a clean-up past its own."""
+    _threads: dict[Future[Outcome], threading.Thread] = field(default_factory=dict, repr=False)
 
     def run(self, checks: Sequence[Check], *, skip_gpu: bool = False, keep: bool = False) -> RunReport:
         """Run `checks` (already selected) and clean up; KeyboardInterrupt ends with `interrupted` set."""
@@ -183,16 +200,18 @@ class Runner:
             self._schedule(checks, results, cancel, skip_gpu)
         except KeyboardInterrupt:
             report.interrupted = True
-        finally:
-            cancel.set()
+        cancel.set()
+        try:
             if keep:
-                report.kept = [
-                    f"{o['kind']} {o['metadata'].get('namespace') + '/' if o['metadata'].get('namespace') else ''}"
-                    f"{o['metadata']['name']}"
-                    for o in self.objects.created
-                ]
+                report.kept = [model.describe(o) for o in self.objects.created]
+                report.remove = self.objects.remove_commands(self.kubeconfig, self.objects.created)
             else:
-                report.cleanup_problems = self.objects.clean_up()
+                self._clean_up()
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for the clean-up, say what may be left
+            report.interrupted = True
+        if not keep:
+            report.cleanup_problems = self.objects.left_behind()
+            report.remove = self.objects.remove_commands(self.kubeconfig)
         for check in checks:
             if check.name not in results:
                 results[check.name] = Result(check.name, check.title, skipped("interrupted"), proves=check.proves)
@@ -208,10 +227,11 @@ class Runner:
         unordered: set[str] = set()  # `after` checks no longer waited for (they can never start)
         running: dict[Future[Outcome], tuple[Check, Context, float]] = {}
         last: dict[str, str] = {}
-        executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="verify")
         try:
             while pending or running:
                 for check in list(pending):
+                    if len(running) >= self.workers:
+                        break
                     if not all(n in results for n in check.needs):
                         continue
                     if not all(n in results for n in check.after if n in selected and n not in unordered):
@@ -229,7 +249,7 @@ class Runner:
                         )
                     else:
                         ctx = self._context(check, cancel, last)
-                        running[executor.submit(execute, check, ctx, functools.partial(last.get, check.name, ""))] = (
+                        running[self._start(check, ctx, functools.partial(last.get, check.name, ""))] = (
                             check,
                             ctx,
                             self.clock(),
@@ -265,6 +285,7 @@ class Runner:
                 for future, (check, ctx, began) in list(running.items()):
                     if self.clock() > ctx.deadline + self.grace_s:
                         running.pop(future)
+                        self.abandoned.append(self._threads[future])
                         seen = last.get(check.name, "")
                         results[check.name] = Result(
                             check.name,
@@ -287,9 +308,35 @@ class Runner:
                 results[check.name] = Result(
                     check.name, check.title, future.result(), self.clock() - began, check.proves
                 )
+            self.abandoned += [self._threads[f] for f in running if f not in finished]
             raise
-        finally:
-            executor.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self, check: Check, ctx: Context, last_seen: Callable[[], str | None]) -> Future[Outcome]:
+        """Run the check in a daemon thread (never joined: one stuck in a call must not hold the exit)."""
+        future: Future[Outcome] = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(execute(check, ctx, last_seen))
+            except BaseException as exc:  # execute turns every exception into an outcome; this is a last guard
+                future.set_exception(exc)
+
+        thread = threading.Thread(target=work, name=f"verify-{check.name}", daemon=True)
+        self._threads[future] = thread
+        thread.start()
+        return future
+
+    def _clean_up(self) -> None:
+        """Delete what the run created, within `cleanup_s` (real time: a stalled DELETE is left, not waited on)."""
+        deadline = time.monotonic() + self.cleanup_s
+        worker = threading.Thread(
+            target=self.objects.clean_up, args=(deadline, time.monotonic), name="verify-cleanup", daemon=True
+        )
+        worker.start()
+        self.abandoned.append(worker)  # until it ends: a second Ctrl-C may stop the wait below
+        worker.join(self.cleanup_s + 1.0)
+        if not worker.is_alive():
+            self.abandoned.remove(worker)
 
     def _context(self, check: Check, cancel: threading.Event, last: dict[str, str]) -> Context:
         def progress(message: str) -> None:

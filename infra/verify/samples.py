@@ -137,7 +137,8 @@ def dcgm_nodes(
 
     A series' node: its `node` label (the managed collector's relabelling), else `kubernetes_node`, else the
     node of the exporter pod whose IP is its `instance` (`<pod IP>:<port>`, what endpoint discovery gives the
-    in-cluster ServiceMonitor's targets), else its `Hostname` label when that is a node's name.
+    in-cluster ServiceMonitor's targets), else the exporter's host label when that is a node's name: `Hostname`
+    up to dcgm-exporter 4.8.2, `hostname` after (NVIDIA/dcgm-exporter d5e5f51).
     """
     known = set(nodes)
     counts: dict[str, int] = {}
@@ -145,8 +146,9 @@ def dcgm_nodes(
         labels = item.get("metric") or {}
         host = str(labels.get("instance", "")).rsplit(":", 1)[0].strip("[]")
         where = labels.get("node") or labels.get("kubernetes_node") or exporter_ips.get(host)
-        if not where and labels.get("Hostname") in known:
-            where = labels["Hostname"]
+        hostname = labels.get("Hostname") or labels.get("hostname")
+        if not where and hostname in known:
+            where = hostname
         if where:
             counts[str(where)] = counts.get(str(where), 0) + 1
     return counts

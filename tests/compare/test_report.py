@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from gpuplane.infra import compare_report
+from tests import tools
 
 MACHINE = {
     "variants": [
@@ -99,7 +99,6 @@ def test_html_is_self_contained(summary, tmp_path):
     assert "A10G" in html and "tensorflow/tensorflow:2.21.0" in html
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 _FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -115,9 +114,9 @@ _FLAGS = [
 
 
 def _browse(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None  # the tests that browse are marked tool("chromium") (tests/tools.py)
+    chromium = tools.need("chromium")  # skips the test where Chromium is missing (tests/tools.py)
     return subprocess.run(
-        [CHROMIUM, *_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
+        [chromium, *_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from gpuplane.infra.mockrun import Recording
-from gpuplane.manifests import versions
+from gpuplane.manifests import observability, versions
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}
@@ -131,13 +131,18 @@ def test_operator_mode(run_platform):
     assert values["migManager"] == {"enabled": True}
     # The ServiceMonitor is written on (Prometheus runs) whatever the operator's default (v26.7 turns it on), and
     # the exporter uses the node monitoring agent's DCGM host engine (repair is on by default).
+    # The ClusterPolicy's env takes name/value only: the agent's engine is reached on localhost, host network on
+    # (tests/components/test_gpu_operator_crd.py validates the whole subtree against the CRD).
     assert values["dcgmExporter"] == {
         "enabled": True,
-        "serviceMonitor": {"enabled": True, "honorLabels": True, "interval": "30s"},
-        "env": [
-            {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
-            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "$(NODE_IP):5555"},
-        ],
+        "serviceMonitor": observability.dcgm_service_monitor_values(True),
+        "env": [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "localhost:5555"}],
+        "hostNetwork": True,
+        "config": {
+            "name": observability.DCGM_COUNTERS_CONFIG_MAP,
+            "create": True,
+            "data": observability.dcgm_counters_csv(),
+        },
     }
     assert set(values["devicePlugin"]["config"]["data"]) == {"default", "op", "plain"}
     assert labels(rec, "op")["nvidia.com/mig.config"] == "all-1g.5gb"

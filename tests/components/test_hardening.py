@@ -82,6 +82,44 @@ def test_key_policy_administrators_manage_but_do_not_use(admins):
     ]
 
 
+def test_logs_key_policy_names_one_log_group():
+    policy = json.loads(
+        kms.logs_key_policy(
+            partition="aws-cn", account_id="2" * 12, region="cn-north-1", administrators=[], log_group_name="/a/b"
+        )
+    )
+    logs = {s["Sid"]: s for s in policy["Statement"]}["CloudWatchLogs"]
+    assert logs["Principal"] == {"Service": "logs.cn-north-1.amazonaws.com"}
+    assert logs["Condition"] == {
+        "ArnEquals": {"kms:EncryptionContext:aws:logs:arn": "arn:aws-cn:logs:cn-north-1:222222222222:log-group:/a/b"}
+    }
+    with pytest.raises(ValueError, match="log group name '/a/\\*' holds"):
+        kms.logs_key_policy(
+            partition="aws", account_id="2" * 12, region="us-east-1", administrators=[], log_group_name="/a/*"
+        )
+
+
+def test_topic_key_policy_admits_its_publisher_for_its_topic_and_source_only():
+    policy = json.loads(
+        kms.topic_key_policy(
+            partition="aws",
+            account_id="2" * 12,
+            region="eu-west-1",
+            administrators=[],
+            publisher="aps.amazonaws.com",
+            topic_name="gpuplane-prod-alerts",
+            source_arn="arn:aws:aps:eu-west-1:222222222222:workspace/ws-1",
+        )
+    )
+    publish = {s["Sid"]: s for s in policy["Statement"]}["EncryptForThePublisher"]
+    assert publish["Condition"] == {
+        "StringEquals": {
+            "kms:EncryptionContext:aws:sns:topicArn": "arn:aws:sns:eu-west-1:222222222222:gpuplane-prod-alerts"
+        },
+        "ArnLike": {"aws:SourceArn": "arn:aws:aps:eu-west-1:222222222222:workspace/ws-1"},
+    }
+
+
 def test_key_policy_needs_a_service():
     with pytest.raises(ValueError, match="via_services"):
         kms.key_policy(partition="aws", account_id="1" * 12, region="us-east-1", administrators=[], via_services=[])
@@ -100,9 +138,14 @@ def test_control_plane_log_group_is_encrypted_with_a_logs_key(plan):
     by_sid = {s["Sid"]: s for s in json.loads(key["inputs"]["policy"])["Statement"]}
     logs = by_sid["CloudWatchLogs"]
     assert logs["Principal"] == {"Service": "logs.us-west-2.amazonaws.com"}
-    assert logs["Condition"]["ArnLike"] == {
-        "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:*"
+    # Its own log group only, by the ARN CloudWatch Logs puts in the encryption context (no `log-group:*`).
+    assert logs["Condition"] == {
+        "ArnEquals": {
+            "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:"
+            + group["inputs"]["name"]
+        }
     }
+    assert group["inputs"]["name"] == f"/aws/eks/gpuplane-{plan['stack']}/cluster"
 
 
 def test_flow_logs_only_where_configured(plan):
@@ -126,6 +169,15 @@ def test_flow_logs_only_where_configured(plan):
     )
     (vpc,) = resources(plan, "aws:ec2/vpc:Vpc")
     assert vpc["urn"] in log["dependencies"]
+    # The flow logs' key serves their log group and no other.
+    key = named(plan, "aws:kms/key:Key", "-flow-logs-key")
+    logs = {s["Sid"]: s for s in json.loads(key["inputs"]["policy"])["Statement"]}["CloudWatchLogs"]
+    assert logs["Condition"] == {
+        "ArnEquals": {
+            "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:us-west-2:123456789012:log-group:"
+            + group["inputs"]["name"]
+        }
+    }
 
 
 def test_efs_key_is_kept_with_the_data_and_pulls_nothing_in(plan):

@@ -250,7 +250,7 @@ def test_component_tree(dev_run):
         "kubernetes:core/v1:Namespace",  # jobset-system
         "kubernetes:helm.sh/v3:Release",  # the JobSet controller
         # the ProvisioningRequest CRD: dev's autoscaler image (1.36.1) has the fix, so the queue uses it
-        "kubernetes:yaml/v2:ConfigFile",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
     }
     for ng in dev_run.by_type(NODE_GROUP):
         parent = dev_run.get(ng.parent or "")

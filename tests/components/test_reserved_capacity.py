@@ -57,7 +57,7 @@ TRAINING = {
     "name": "mnist",
     "strategy": "multiWorkerMirrored",
     "command": ["python", "train.py"],
-    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
 }
 
 
@@ -188,9 +188,12 @@ def _template(rec: Recording, name: str) -> dict[str, Any]:
 def test_capacity_block_group(reserved_run):
     ng = _group(reserved_run, "p5-block").inputs
     assert ng["capacityType"] == "CAPACITY_BLOCK" and ng["capacityType"] in enum(EKS, "CapacityTypes")
-    assert ng["instanceTypes"] == ["p5.48xlarge"]
+    # The block's type in the launch template and none on the node group, or EKS rejects the create (EKS user
+    # guide, Capacity Blocks for managed node groups; eksctl's testdata/launch_template/capacity_block.json).
+    assert "instanceTypes" not in ng
     assert ng["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
     lt = _template(reserved_run, "p5-block")
+    assert lt["instanceType"] == "p5.48xlarge" and lt["instanceType"] in enum(EC2, "InstanceType")
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert lt["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-02168da1478b509e0"}
@@ -235,11 +238,33 @@ def test_efa_interfaces_security_groups_and_placement(reserved_run):
         assert rule.inputs["referencedSecurityGroupId"] == efa_sg.id
 
 
+def test_every_launch_template_is_valid_launch_template_data(reserved_run):
+    """Each group's template through botocore's ec2 model (CreateLaunchTemplate `LaunchTemplateData`)."""
+    from tests.test_aws_models import launch_template_data  # noqa: PLC0415
+
+    for name in ("p5-block", "p4d-odcr", "g6-spot", "system"):
+        _, found = launch_template_data(_template(reserved_run, name))
+        assert found == [], (name, found)
+    assert launch_template_data(_template(reserved_run, "p5-block"))[0]["InstanceType"] == "p5.48xlarge"
+
+
+def test_render_and_cost_name_the_block_type_from_its_launch_template(reserved_run):
+    from gpuplane.infra import render  # noqa: PLC0415
+    from tests.conftest import stack_config  # noqa: PLC0415
+
+    config = stack_config(stack(BLOCK, ODCR, SPOT, training=[TRAINING]))
+    groups = {g["name"]: g for g in render.summary(config, reserved_run)["nodeGroups"]}
+    assert groups["p5-block"]["instanceTypes"] == ["p5.48xlarge"]
+    lines = {line["item"]: line for line in render.cost_estimate(config, reserved_run).as_dict()["lines"]}
+    assert "x p5.48xlarge" in lines["node group p5-block"]["detail"], lines["node group p5-block"]
+
+
 def test_odcr_group(reserved_run):
     ng = _group(reserved_run, "p4d-odcr").inputs
     assert ng["capacityType"] == "ON_DEMAND"
+    assert ng["instanceTypes"] == ["p4d.24xlarge"]
     lt = _template(reserved_run, "p4d-odcr")
-    assert "instanceMarketOptions" not in lt
+    assert "instanceMarketOptions" not in lt and "instanceType" not in lt
     assert lt["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
     }
@@ -420,6 +445,12 @@ REFUSALS: list[tuple[str, dict[str, Any], str, list[str]]] = [
         ["is for GPU groups"],
     ),
     (
+        "a block of a type EC2 sells no Capacity Blocks of",
+        stack(with_(BLOCK, instanceTypes=["g5.12xlarge"], efa=False)),
+        "gpuplane:nodeGroups[1].capacityType:",
+        ["'CAPACITY_BLOCK' with g5.12xlarge", "on-demand, spot only", "p5.48xlarge", "p4d.24xlarge"],
+    ),
+    (
         "an ODCR smaller than the group",
         stack(with_(ODCR, maxSize=5)),
         "gpuplane:nodeGroups[1].maxSize:",
@@ -504,11 +535,11 @@ def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_ru
     assert worker.resources["limits"][versions.EFA_RESOURCE] == "32"
     pod = training.jobset(training_spec(big, context))["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert {"name": "FI_PROVIDER", "value": "efa"} in pod["spec"]["containers"][0]["env"]
-    # A 1-GPU pod that may also land on the spot group (no EFA) asks for none.
+    # 2-GPU pods that may land on the block (4 interfaces per GPU) or the ODCR (4 over 8 GPUs): the smaller share.
     (small,) = training_spec(TrainingArgs.model_validate(TRAINING), context).roles
-    assert small.efa == 0 and versions.EFA_RESOURCE not in small.resources["limits"]
-    assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 1) == 0  # 4 interfaces over 8 GPUs
+    assert small.efa == 1 and small.resources["limits"][versions.EFA_RESOURCE] == "1"
     assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 2) == 1
+    assert capacity.role_efa([NodeGroupArgs.model_validate(BLOCK)], 2) == 8
     # The queue covers EFA, each flavor with what its group holds at maxSize.
     cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     group = cq.inputs["spec"]["resourceGroups"][0]
@@ -567,8 +598,8 @@ PS_GPU: dict[str, Any] = {
     "name": "ps-gpu",
     "strategy": "parameterServer",
     "command": ["python", "train.py"],
-    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
-    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+    "chief": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
+    "worker": {"replicas": 2, "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
     "ps": {"resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
 }
 
@@ -577,7 +608,14 @@ PS_GPU: dict[str, Any] = {
 #
 # A p5 block (reserved), a p4d ODCR (reserved), p5 on demand and g6 spot: the PS run's 4-CPU, 16 GiB GPU pods fit
 # the first three (g6.xlarge is too small), each of which holds the whole run at maxSize.
-ON_DEMAND = {"name": "p5-ondemand", "kind": "gpu", "instanceTypes": ["p5.48xlarge"], "minSize": 0, "maxSize": 2}
+ON_DEMAND = {
+    "name": "p5-ondemand",
+    "kind": "gpu",
+    "instanceTypes": ["p5.48xlarge"],
+    "minSize": 0,
+    "maxSize": 2,
+    "efa": True,
+}
 GPU_GROUPS = (BLOCK, ODCR, ON_DEMAND, SPOT)
 PS_PINNED: dict[str, Any] = {
     **PS_GPU,
@@ -780,7 +818,7 @@ def test_gpu_parameter_servers_with_gpu_workers_are_held_to_the_same_rule():
     """Any two GPU roles, not only chief and workers: a CPU chief with GPU ps and workers is refused the same way."""
     run = {
         **PS_CPU_CHIEF,
-        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 1}},
+        "ps": {"resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "gpus": 2}},
     }
     (found,) = problems(stack(*GPU_GROUPS, training=[run]))
     assert found.startswith("gpuplane:training[0].worker.nodeGroups: "), found

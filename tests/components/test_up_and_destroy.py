@@ -181,17 +181,21 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(requ
     ]
     # After DNS, one cluster service closes the path: the autoscaler, metrics-server where an HPA (dev's
     # serving example) needs it, or a training stack's JobSet or Kueue chart (installed side by side).
-    # Nothing that waits for GPU nodes, NAT or EFS. With metrics on (the default), the charts that create
-    # ServiceMonitors (Kueue's, dcgm-exporter's) wait for kube-prometheus-stack, whose CRDs they need: one
-    # chart more on the path (issue 29).
+    # Nothing that waits for GPU nodes, NAT or EFS. No chart waits for kube-prometheus-stack: the ServiceMonitors
+    # of Kueue and dcgm-exporter are ours, applied after it. Only the AWS managed collector follows the stack
+    # (it scrapes the stack's kube-state-metrics), on a stack with AMP.
     stack_release = (RELEASE, f"gpuplane-{stack}-metrics-kube-prometheus-stack")
     assert slow[4:] in (
         [(RELEASE, f"gpuplane-{stack}-autoscaler-release")],
         [(ADDON, f"gpuplane-{stack}-addon-metrics-server")],
         [(RELEASE, f"gpuplane-{stack}-jobset")],
-        [stack_release, (RELEASE, f"gpuplane-{stack}-queue-kueue")],
-        [stack_release, (RELEASE, f"gpuplane-{stack}-gpu-dcgm-exporter")],
-    )
+        [(RELEASE, f"gpuplane-{stack}-queue-kueue")],
+        [stack_release],
+        [stack_release, ("aws:amp/scraper:Scraper", f"gpuplane-{stack}-metrics-collector")],
+    ), slow[4:]
+    kueue = (RELEASE, f"gpuplane-{stack}-queue-kueue")
+    dcgm = (RELEASE, f"gpuplane-{stack}-gpu-dcgm-exporter")
+    assert not (stack_release in slow and (kueue in slow or dcgm in slow))
     assert not any("gpu-ng" in name or "nat" in name or "efs" in name for name in path.names())
 
 

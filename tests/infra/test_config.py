@@ -468,3 +468,32 @@ def test_bad_gpu_input_names_the_key(case, group, key, fragments):
     assert matching, found
     for fragment in fragments:
         assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"cluser": {}}, "gpuplane:cluser: unknown key (did you mean 'cluster'?); allowed keys here:"),
+        (
+            groups({"name": "gpu", "kind": "gpu", "instanceType": "g5.xlarge"}),
+            "gpuplane:nodeGroups[1].instanceType: unknown key (did you mean 'instanceTypes'?)",
+        ),
+        (groups({"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarg"]}), "did you mean 'g5.xlarge'?"),
+    ],
+    ids=["top-level key", "nested key", "instance type"],
+)
+def test_a_near_miss_says_what_was_meant(overrides, expected):
+    assert any(expected in p for p in problems(overrides)), problems(overrides)
+
+
+def test_a_huge_value_is_quoted_by_its_start_only():
+    (found,) = [p for p in problems({"bogus": "x" * 900_000}) if p.startswith("gpuplane:bogus:")]
+    assert found.endswith("(got '" + "x" * 59 + "… (899942 more characters))")  # its repr's first 60 characters
+    assert len(found) < 1000
+
+
+def test_a_missing_stack_names_the_near_one(tmp_path):
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    with pytest.raises(config.ConfigError) as info:
+        config.load("dve", tmp_path)
+    assert info.value.problems[0].endswith("known stacks: dev; did you mean 'dev'?")

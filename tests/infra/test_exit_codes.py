@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from gpuplane.infra import options
 from gpuplane.infra.cli import app
-from tests import team_project
+from tests import interrupts, team_project
 
 runner = CliRunner()
 
@@ -104,7 +104,14 @@ def test_ctrl_c_is_130_and_a_command_unwinds(tmp_path):
         cli.main()
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=interrupts.as_from_a_terminal,  # SIGINT as from a terminal, even under nohup (tests/interrupts.py)
+    )
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "Aborted" not in done.stderr
     assert marker.exists()

@@ -102,9 +102,7 @@ def test_a_kill_at_any_step_leaves_a_folder_the_next_render_recovers(tmp_path, s
     assert not (out / outdir.STAGING).exists() and not (out / outdir.ASIDE).exists()
     outdir.write(out, _fill("next"))
     assert _labels(out) == {"next"}
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        [*outdir.OWNED, outdir.LOCK, *(["mine.txt"] if previous else [])]
-    )
+    assert sorted(p.name for p in out.iterdir()) == sorted([*outdir.OWNED, *(["mine.txt"] if previous else [])])
     if previous:
         assert (out / "mine.txt").read_text() == "the user's"
 
@@ -125,7 +123,9 @@ def test_a_render_without_an_entry_removes_the_previous_one_wherever_it_is_kille
     if (out / "observability").exists():
         assert _labels(out) == {"old"}, step  # (only before the staging was complete)
     else:
-        assert {p.name for p in out.iterdir()} == set(outdir.OWNED) - {"observability"} | {outdir.LOCK}
+        assert {p.name for p in out.iterdir()} == set(outdir.OWNED) - {"observability"} | {
+            outdir.LOCK
+        }  # killed: its lock stays
     outdir.write(out, _fill("next", without="observability"))
     assert not (out / "observability").exists()
 
@@ -174,7 +174,7 @@ def test_concurrent_renders_into_one_folder_take_turns(tmp_path):
     pairs = [(lines[i], lines[i + 1], lines[i + 2], lines[i + 3]) for i in range(0, len(lines), 4)]
     assert all(p[0] == "start" and p[2] == "end" and p[1] == p[3] for p in pairs), lines
     assert len(_labels(out)) == 1
-    assert sorted(p.name for p in out.iterdir()) == sorted([*outdir.OWNED, outdir.LOCK])
+    assert sorted(p.name for p in out.iterdir()) == sorted(outdir.OWNED)  # no lock file left behind
 
 
 def test_a_render_that_waits_too_long_for_the_lock_is_refused(tmp_path, monkeypatch):
@@ -286,3 +286,52 @@ def test_a_dangling_link_inside_a_previous_render_is_replaced(tmp_path):
     code, output = _render(stacks, out)
     assert code == 0, output
     assert (out / "manifests").is_dir() and not (out / "manifests").is_symlink()
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "home" / "proj"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
+    (root / "infra").mkdir()
+    (root / "infra" / "__main__.py").write_text("")
+    return root, root / "stacks"
+
+
+@pytest.mark.parametrize(
+    ("out", "what"),
+    [
+        ("/", "the file system's root"),
+        ("~", "your home folder"),
+        ("{root}", "the project's root"),
+        ("{root}/stacks", "the project's stacks folder"),
+        ("{root}/../..", "a folder holding the project"),
+        ("{root}/infra", "a folder of a project's files (__main__.py)"),
+        ("{root}/stacks/../.", "the project's root"),
+    ],
+)
+def test_out_refuses_folders_of_the_system_home_and_project(tmp_path, monkeypatch, out, what):
+    root, stacks = _project(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    problem = outdir.forbidden(Path(out.format(root=root)), project_root=root, stacks_dir=stacks)
+    assert problem is not None and f"is {what}; allowed: a folder of its own" in problem
+
+
+@pytest.mark.parametrize("out", ["{root}/build/dev", "{root}/elsewhere", "{tmp}/out"])
+def test_out_accepts_a_folder_of_its_own(tmp_path, monkeypatch, out):
+    root, stacks = _project(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert outdir.forbidden(Path(out.format(root=root, tmp=tmp_path)), project_root=root, stacks_dir=stacks) is None
+
+
+def test_render_refuses_the_root_folder_and_writes_nothing_there(tmp_path):
+    done = runner.invoke(app, ["render", "dev", "--out", "/", "--stacks-dir", str(_stack(tmp_path))])
+    assert done.exit_code == 2
+    assert "--out /: is the file system's root" in " ".join(done.output.split())
+    assert not Path("/plan.json").exists()
+
+
+def test_a_render_leaves_no_lock_file(tmp_path):
+    outdir.write(tmp_path / "out", _fill("x"))
+    outdir.write(tmp_path / "out", _fill("y"))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(outdir.OWNED)
+    assert _labels(tmp_path / "out") == {"y"}

@@ -19,10 +19,10 @@ from gpuplane.infra import config, render
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
 from gpuplane.manifests import versions
+from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[2]
 PYTHON_EOS = "2029-11-01"  # versions.PYTHON.end_of_support: the import job's image
 DLC_EOP = "2027-07-10"  # versions.TENSORFLOW_GPU.pin.end_of_support: the GPU training image
 
@@ -46,7 +46,7 @@ GPU_TRAINING: dict[str, Any] = {
 
 def gpu_dev_stack(folder: Path) -> Path:
     """The dev stack with GPU workers: its runs use the GPU training image (whose end of patch is dated)."""
-    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    stack = yaml.safe_load(shipped.DEV.read_text())
     stack["config"]["gpuplane:training"][0]["worker"]["resources"]["gpus"] = 1
     folder.mkdir()
     (folder / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))

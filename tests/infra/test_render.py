@@ -13,6 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from gpuplane.components.plan import cost
 from gpuplane.infra import render as render_module
 from gpuplane.infra.cli import app
 from gpuplane.infra.render import reduce_edges
@@ -124,7 +125,7 @@ def test_observability_files_are_what_the_tools_take(dev_out):
     stack_md = (dev_out / "stack.md").read_text()
     assert "## Metrics, alerts and node repair" in stack_md
     assert "| `gpu` | on, 1 at a time, stops above 1 unhealthy, 8 overrides |" in stack_md
-    assert "GpuXidError" in stack_md
+    assert "GpuXidNeedsNodeRepair" in stack_md and "GpuXidApplicationFault" in stack_md
 
 
 def test_summary_names_observability_and_repair(tmp_path):
@@ -165,21 +166,29 @@ def test_summary_table_is_printed(tmp_path):
     assert not any("0.5 vCPU" in note for note in metrics_line["notes"])
 
 
-def test_dev_cost_counts_the_gpu_node_its_serving_variant_keeps_up(dev_out):
-    """dev's GPU serving variant (1 replica, 1 GPU) keeps one spot GPU node up although the group's min is 0."""
+def test_dev_idles_without_a_gpu_node_and_says_how_to_start_its_gpu_variant(dev_out):
+    """dev's GPU serving variant is parked at 0 replicas: the idle stack keeps no GPU node up (<= $0.40/h)."""
     gp3 = 0.08 / 730
     gpu_node = 1.212 + 100 * gp3  # spot ceiling: the dearest listed type's on-demand price (g5.2xlarge)
     cpu_node = 0.096 + 50 * gp3  # m6i.large
     services = 0.10 + 0.05 + 300 * 0.30 / 730 + 2 / 730  # EKS, 1 NAT + IPv4, EFS at the volumes' size, 2 KMS keys
-    services += 10 * gp3  # the in-cluster Prometheus's 10 GiB volume (issue 29)
+    services += 10 * gp3  # the in-cluster Prometheus's 10 GiB volume
     priced = json.loads((dev_out / "cost.json").read_text())
-    assert priced["idle"] == pytest.approx(services + gpu_node + cpu_node, abs=1e-3)
+    assert priced["idle"] == pytest.approx(services + cpu_node, abs=1e-3)
+    assert priced["idle"] <= 0.40
     assert priced["max"] == pytest.approx(services + 2 * gpu_node + 3 * cpu_node, abs=1e-3)
     gpu = next(line for line in priced["lines"] if line["item"] == "node group gpu")
-    assert "1 node(s) above minSize 0 kept up by ml/mobilenet-gpu" in gpu["notes"]
+    assert (gpu["idle"], priced["totalNote"], priced["warnings"]) == (0.0, "", [])
+    assert gpu["notes"][-1] == (
+        f"ml/mobilenet-gpu at 0 replicas: keeps no GPU node up; set its replicas to start it: +${gpu_node:.2f}/h "
+        "per node it brings up"
+    )
     assert priced["instancePrices"]["date"] == "2026-07-20"
     picture = (dev_out / "stack.md").read_text()
     assert "## Cost per hour (USD)" in picture and f"**{priced['idle']:,.2f}**" in picture
+    # The one line that starts it is in the shipped stack file, with what it costs.
+    stack = (Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml").read_text()
+    assert "          replicas: 0  # 1 starts it (a GPU node, see above)\n" in stack
 
 
 def test_invalid_config_exits_2_and_writes_nothing(tmp_path):
@@ -277,7 +286,29 @@ def test_picture_is_well_formed_reduced_and_has_no_empty_boxes(dev_out):
     assert len(edges) <= 45
     assert max(Counter(a for a, _ in edges).values()) <= 4
     # Each node group carries its cost.
-    assert "0-2 nodes<br/>$1.22-2.45/h idle-max" in "\n".join(lines)
+    assert "0-2 nodes<br/>$0.00-2.45/h idle-max" in "\n".join(lines)
+
+
+def test_the_total_names_an_unpriced_type_and_shows_the_idle_gpu_warning():
+    groups = (
+        cost.GroupUsage("big", ("p5e.48xlarge",), "ON_DEMAND", 0, 2),
+        cost.GroupUsage(
+            "p5", ("p5.48xlarge",), "ON_DEMAND", 0, 1, kept_up=1, kept_up_by=("ml/r-gpu",), gpu_units_per_node=8,
+            gpu_units_held=1,
+        ),
+    )  # fmt: skip
+    priced = cost.estimate(cost.StackUsage(region="us-east-1", groups=groups)).as_dict()
+    caption = render_module.cost_caption(priced)
+    assert caption.startswith(
+        f"Cost: ${priced['idle']:,.2f}/h idle (${priced['idleMonthly']:,.0f} a month), ${priced['max']:,.2f}/h at "
+        f"every group's maximum (${priced['maxMonthly']:,.0f} a month) (excludes p5e.48xlarge: no price);"
+    )
+    assert (
+        "Warning: ml/r-gpu keep(s) 1 x p5.48xlarge up using 1 of its 8 GPU unit(s): the 7 idle cost $48.16/h" in caption
+    )
+    table = render_module.cost_markdown(priced)
+    assert f"| **total** | excludes p5e.48xlarge: no price | **{priced['idle']:,.2f}** |" in table
+    assert "**Warning:** ml/r-gpu keep(s) 1 x p5.48xlarge up" in table
 
 
 def test_reduce_edges_keeps_every_path_and_drops_the_implied_arrows():
@@ -298,7 +329,7 @@ def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
         "name": "ml/mobilenet-gpu",
         "kind": "Deployment",
         "nodeGroup": "gpu",
-        "replicas": "1",
+        "replicas": "0",
         "gpusPerReplica": 1,
     }
     assert by_name["ml/mobilenet-cpu"]["replicas"] == "1-3 (HPA)"
@@ -375,6 +406,16 @@ def test_reserved_groups_are_priced_and_say_what_their_reservation_costs(tmp_pat
     facts = render_module.write(stack_config(overrides), tmp_path / "out")
     lines = {line["item"]: line for line in facts["cost"]["lines"]}
     gp3 = 0.08 / 730
-    assert lines["node group p5-block"]["max"] == pytest.approx(2 * (55.04 + 100 * gp3), abs=1e-3)
-    assert any("Capacity Block" in n for n in lines["node group p5-block"]["notes"])
-    assert any("targets reservation cr-0123456789abcdef0" in n for n in lines["node group p4d-odcr"]["notes"])
+    # The block's instances are prepaid: its nodes add their volumes only, its own line is $0/h and says so.
+    assert lines["node group p5-block"]["max"] == pytest.approx(2 * 100 * gp3, abs=1e-3)
+    block_line = lines["Capacity Block cr-02168da1478b509e0"]
+    assert (block_line["idle"], block_line["max"]) == (0.0, 0.0)
+    assert block_line["notes"][0].startswith("prepaid: 2 x p5.48xlarge until 2026-12-01T11:30:00Z;")
+    # The ODCR bills its 4 instances every hour: in the idle figure as in the maximum.
+    odcr_line = lines["ODCR cr-0123456789abcdef0"]
+    assert odcr_line["idle"] == odcr_line["max"] == round(4 * 21.957642, 4)
+    assert facts["cost"]["idle"] >= 4 * 21.957642
+    assert lines["node group p4d-odcr"]["idle"] == 0.0  # min 0; its nodes run inside the reservation
+    caption = render_module.cost_caption(facts["cost"])
+    assert "Note: prepaid: 2 x p5.48xlarge until 2026-12-01T11:30:00Z" in caption
+    assert "Note: reserved: 4 x p4d.24xlarge billed every hour, running or not" in caption

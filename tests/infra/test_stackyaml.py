@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gpuplane.infra import stackyaml
+from tests import tools
 
 HERE = Path(__file__).resolve().parent / "yaml_engine"
 TABLE: list[dict[str, Any]] = json.loads((HERE / "table.json").read_text())
@@ -84,7 +85,9 @@ def test_the_table_covers_the_cases_the_issue_names():
 def test_the_committed_table_is_what_yaml_v3_says(tmp_path):
     shutil.copy(HERE / "oracle.go", tmp_path / "oracle.go")
     env = {**os.environ, "GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOCACHE": str(tmp_path / "cache")}
-    subprocess.run(["go", "build", "-o", "oracle", "oracle.go"], cwd=tmp_path, env=env, check=True, timeout=300)
+    subprocess.run(
+        [tools.need("go-yaml"), "build", "-o", "oracle", "oracle.go"], cwd=tmp_path, env=env, check=True, timeout=300
+    )
     made = subprocess.run(
         [str(tmp_path / "oracle")], input=(HERE / "cases.json").read_bytes(), capture_output=True, check=True
     )
@@ -110,8 +113,34 @@ def test_the_committed_table_is_what_yaml_v3_says(tmp_path):
         ("config:\n  gpuplane:x: {a: 1, a: 2}\n", ["'a' appears twice", "first at line 2"]),
         ("config:\n  gpuplane:x: [1,\n", ["line 3, column 1", "not valid YAML"]),
         ("config:\n  gpuplane:x: *nowhere\n", ["not valid YAML", "nowhere"]),
+        (
+            f"config:\n  gpuplane:x: {'1' * 5000}\n",
+            [
+                "gpuplane:x: " + "1" * 60 + "… (4940 more characters) is an integer of 5000 digits",
+                "it would pass it on as text",
+                "(quote it for text)",
+            ],
+        ),
+        ("config:\n  gpuplane:x: {[a]: 1}\n", ["gpuplane:x: a key is a list, not text"]),
+        ("config:\n  gpuplane:x: {{a: 1}: 1}\n", ["gpuplane:x: a key is a mapping, not text"]),
+        (f'config:\n  gpuplane:x: !!int "{"9" * 900}"\n', ["cannot decode !!str `" + "9" * 60 + "… (840 more"]),
     ],
-    ids=["nul", "esc", "timestamp", "bad-tag", "inf", "binary", "date-key", "duplicate", "unclosed", "alias"],
+    ids=[
+        "nul",
+        "esc",
+        "timestamp",
+        "bad-tag",
+        "inf",
+        "binary",
+        "date-key",
+        "duplicate",
+        "unclosed",
+        "alias",
+        "5000-digits",
+        "list-key",
+        "mapping-key",
+        "huge-tagged",
+    ],
 )
 def test_problems_name_the_line_the_column_and_the_key(tmp_path, text, fragments):
     path = tmp_path / "Pulumi.t.yaml"
@@ -122,6 +151,7 @@ def test_problems_name_the_line_the_column_and_the_key(tmp_path, text, fragments
     for fragment in fragments:
         assert fragment in flat, (fragment, flat)
     assert str(path) in flat
+    assert "Node(" not in flat and "set_int_max_str_digits" not in flat and len(flat) < 1000
 
 
 def test_merge_keys_and_own_keys_win():

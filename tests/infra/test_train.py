@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from gpuplane.infra import config, kube, queue, train
 from gpuplane.infra.cli import app
+from gpuplane.manifests import queue as queue_manifests
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -323,16 +325,25 @@ PARTIAL_FILL = [
     ),
     (
         {
+            # As Kueue 0.19 leaves a run past waitForPodsReady's requeue limit: spec.active false, the Evicted
+            # reason with its cause, requeueState cleared.
             "conditions": [
                 condition("QuotaReserved", "False", "Pending"),
-                condition("Evicted", "True", "Deactivated"),
-                condition("Requeued", "False", "RequeuingLimitExceeded"),
+                condition(
+                    "Evicted",
+                    "True",
+                    "DeactivatedDueToRequeuingLimitExceeded",
+                    "The workload is deactivated due to exceeding the PodsReady timeout 3 times in a row",
+                ),
+                condition("Requeued", "False", "DeactivatedDueToRequeuingLimitExceeded"),
             ],
-            "requeueState": {"count": 3},
             "active": False,
         },
         None,
-        "Deactivated (evicted 3 time(s); `gpuplane train --rerun` submits it anew)",
+        "Deactivated (its pods were not all ready in time, queue.requeueLimit times (The workload is deactivated "
+        "due to exceeding the PodsReady timeout 3 times in a row); reactivate it: kubectl -n ml patch "
+        'workloads.kueue.x-k8s.io WORKLOAD --type=merge -p \'{"spec":{"active":true}}\'; or `gpuplane train '
+        "--rerun` submits it anew)",
     ),
 ]
 
@@ -370,9 +381,75 @@ def test_wait_follows_the_workload_through_the_queue(dev, sequence):
     api = FakeApi()
     obj = train.build(dev, "mnist")
     assert train.submit(api, obj, now=NOW).state == "Queued"  # not "Running": Kueue decides when it starts
-    expected = [step[2] for step in copy.deepcopy(sequence)]
+    workload = f"jobset-{obj['metadata']['name']}-1a2b3"  # workload_of's name
+    expected = [step[2].replace("WORKLOAD", workload) for step in copy.deepcopy(sequence)]
     final = expected[-1].split(" ")[0]
     assert play(api, obj, copy.deepcopy(sequence)) == [*expected, final]
+
+
+def test_queue_shows_a_run_deactivated_by_failed_provisioning_and_the_command_that_reactivates_it(dev):
+    """Kueue 0.19: past `backoffLimitCount` failed ProvisioningRequests the check is Rejected, the Workload gets a
+    DeactivationTarget, then `spec.active: false` and Evicted `DeactivatedDueToAdmissionCheck` (provisioning/
+    controller.go, core/workload_controller.go at v0.19.2). `gpuplane queue` names the cause and the fix."""
+    api = FakeApi()
+    obj = train.build(dev, "mnist")
+    train.submit(api, obj, now=NOW)
+    workload = workload_of(api, obj)
+    name = workload["metadata"]["name"]
+    rejected = 'AdmissionCheck in Rejected state: "gpu-provisioning" (Provisioning Request failed: out of capacity)'
+    # First reconcile: still active, the target condition set.
+    workload["status"] = {"conditions": [condition("DeactivationTarget", "True", "AdmissionCheck", rejected)]}
+    workload["spec"]["active"] = False
+    (row,) = queue.queue_rows(api, "ml", "training")
+    fix = f'kubectl -n ml patch workloads.kueue.x-k8s.io {name} --type=merge -p \'{{"spec":{{"active":true}}}}\''
+    assert row == {
+        "run": obj["metadata"]["name"],
+        "state": "Deactivated",
+        "detail": f"its GPU nodes could not be provisioned: the ProvisioningRequest failed 6 times ({rejected}); "
+        f"reactivate it: {fix}; or `gpuplane train --rerun` submits it anew",
+        "gpus": queue.gpu_requests(workload),
+    }
+    # Then: evicted with the cause in the reason, the message Kueue writes.
+    said = f"The workload is deactivated due to {rejected}"
+    workload["status"] = {
+        "conditions": [
+            condition("QuotaReserved", "False", "Pending"),
+            condition("Evicted", "True", "DeactivatedDueToAdmissionCheck", said),
+            condition("Requeued", "False", "DeactivatedDueToAdmissionCheck"),
+        ]
+    }
+    (row,) = queue.queue_rows(api, "ml", "training")
+    assert row["state"] == "Deactivated" and row["detail"].startswith(
+        f"its GPU nodes could not be provisioned: the ProvisioningRequest failed 6 times ({said}); reactivate it: "
+    )
+    # The command is one the API server takes: a merge patch that sets spec.active. Applied, the run is back
+    # in the queue (Kueue: Requeued True, Reactivated).
+    argv = shlex.split(fix)
+    assert argv[:5] == ["kubectl", "-n", "ml", "patch", "workloads.kueue.x-k8s.io"] and argv[5] == name
+    assert argv[6:8] == ["--type=merge", "-p"]
+    workload["spec"] |= json.loads(argv[8])["spec"]
+    workload["status"]["conditions"][2] = condition("Requeued", "True", "Reactivated")
+    api.pending = [{"metadata": {"name": name}, "positionInLocalQueue": 0}]
+    (row,) = queue.queue_rows(api, "ml", "training")
+    assert (row["state"], row["detail"]) == ("Queued", "position 1 in its queue; requeued 1 time(s)")
+
+
+def test_a_run_deactivated_by_hand_says_so(dev):
+    workload = {"metadata": {"name": "w", "namespace": "ml"}, "spec": {"active": False}, "status": {}}
+    assert queue.workload_state(workload).detail.startswith("spec.active was set to false; reactivate it: ")
+
+
+def test_the_provisioning_retries_are_the_stated_ones():
+    """6 requests in all (1 + backoffLimitCount), backoff 60, 120, 240, 480, 960 s as Kueue computes it."""
+    assert (queue_manifests.PROVISIONING_RETRY_LIMIT, queue_manifests.PROVISIONING_BACKOFF_BASE_SECONDS) == (5, 60)
+    waits = [
+        min(
+            queue_manifests.PROVISIONING_BACKOFF_BASE_SECONDS * 2 ** (n - 1),
+            queue_manifests.PROVISIONING_BACKOFF_MAX_SECONDS,
+        )
+        for n in range(1, queue_manifests.PROVISIONING_RETRY_LIMIT + 1)
+    ]
+    assert waits == [60, 120, 240, 480, 960] and sum(waits) == 1860
 
 
 def test_an_existing_run_reports_its_queue_position(dev):

@@ -413,6 +413,32 @@ def test_s3_key_rules_for_a_data_import(tmp_path):
     refused(tmp_path / "utf8", stack_text(training=[multibyte]), "the key is 1026 bytes")
 
 
+S3_WILDCARD_SOURCES = {
+    # source -> (the character named, the prefix offered instead)
+    "s3://team-models/*": ("'*'", "'s3://team-models/'"),
+    "s3://team-models/resnet/v?/": ("'?'", "'s3://team-models/resnet/'"),
+    "s3://team-models/${aws:username}/m.tar.gz": ("'${'", "'s3://team-models/'"),
+    "s3://team-models/resnet/*/saved_model.pb": ("'*'", "'s3://team-models/resnet/'"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(S3_WILDCARD_SOURCES))
+def test_an_s3_source_with_iam_wildcards_is_refused_naming_its_key_and_a_prefix(tmp_path, source):
+    """IAM would read `*`, `?` and `${` in the import's read policy: `s3://team-models/*` would read every object."""
+    char, instead = S3_WILDCARD_SOURCES[source]
+    model = {"name": "resnet", "import": {"source": source}}
+    refused(
+        tmp_path / "serving",
+        stack_text(serving=[serving(model=model)]),
+        "gpuplane:serving[0].model.import.source:",
+        f"holds {char}",
+        "wildcard or a policy variable",
+        f"e.g. {instead}",
+    )
+    data = {**TRAINING, "dataImport": {"source": source, "path": "d"}}
+    refused(tmp_path / "training", stack_text(training=[data]), "gpuplane:training[0].dataImport.source:", char)
+
+
 # --- 6. YAML merge keys ----------------------------------------------------------------------------------
 
 MERGED = """config:

@@ -23,7 +23,7 @@ from gpuplane.components.facts import partition
 from gpuplane.components.plan import addons, cost, cross_checks
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
-from gpuplane.manifests import cloudwatch, versions
+from gpuplane.manifests import cloudwatch, observability, versions
 from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
 CW = {"observability": {"metrics": "cloudwatch"}}
@@ -130,7 +130,7 @@ def test_alarms_are_valid_put_metric_alarm_requests():
     validator = ParamValidator()
     shape = MODEL.operation_model("PutMetricAlarm").input_shape
     specs = cloudwatch.alarms("gpuplane-test", TOPIC, cloudwatch.AlarmBounds(gpu_memory_percent=95))
-    assert len(specs) == 3
+    assert len(specs) == 4
     for spec in specs:
         report = validator.validate(spec, shape)
         assert not report.has_errors(), report.generate_report()
@@ -158,13 +158,22 @@ def test_alarm_thresholds_come_from_the_observability_bounds(run_platform):
     assert set(alarms) == {
         "gpuplane-test-gpu-memory-near-full",
         "gpuplane-test-nodes-failed",
+        "gpuplane-test-gpu-temperature-high",
         "gpuplane-test-container-insights-silent",
     }
+    assert alarms["gpuplane-test-gpu-temperature-high"]["threshold"] == float(observability.GPU_TEMPERATURE_WARN_C)
 
 
 def test_recorded_alarms_are_the_specs_and_notify_the_stacks_topic(cw_run):
     (topic,) = cw_run.by_type("aws:sns/topic:Topic")
     assert_topic_key_admits(cw_run, topic, "cloudwatch.amazonaws.com")  # not alias/aws/sns, which CloudWatch can't use
+    # The key admits CloudWatch on behalf of the stack's alarms only: every one is named `<cluster>-...`.
+    key = next(k for k in cw_run.by_type("aws:kms/key:Key") if k.outputs["arn"] == topic.inputs["kmsMasterKeyId"])
+    publish = next(s for s in json.loads(key.inputs["policy"])["Statement"] if s["Sid"] == "EncryptForThePublisher")
+    pattern = "arn:aws:cloudwatch:us-west-2:123456789012:alarm:gpuplane-test-*"
+    assert publish["Condition"]["ArnLike"] == {"aws:SourceArn": pattern}
+    alarms = cw_run.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+    assert alarms and all(a.inputs["name"].startswith("gpuplane-test-") for a in alarms)
     specs = {
         s["AlarmName"]: cloudwatch.alarm_args(s)
         for s in cloudwatch.alarms("gpuplane-test", topic.outputs["arn"], cloudwatch.AlarmBounds(95))
@@ -284,10 +293,10 @@ def test_the_shipped_stacks_get_the_profile_defaults():
 # --- cost ------------------------------------------------------------------------------------------------------------
 def test_cloudwatch_cost_line_scales_with_nodes_and_counts_alarms_and_the_dashboard(cw_run):
     usage = cost.usage_from_resources("us-west-2", _resources(cw_run))
-    assert usage.cloudwatch_agent and (usage.cloudwatch_alarms, usage.cloudwatch_dashboards) == (3, 1)
+    assert usage.cloudwatch_agent and (usage.cloudwatch_alarms, usage.cloudwatch_dashboards) == (4, 1)
     (line,) = [x for x in cost.estimate(usage).lines if x.item == "CloudWatch Container Insights"]
     per_node = versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE * 60 / 1e6 * 0.21
-    fixed = (3 * 0.10 + 3.00) / 730
+    fixed = (4 * 0.10 + 3.00) / 730
     idle_nodes = sum(g.idle_nodes for g in usage.groups)
     max_nodes = sum(g.max_size for g in usage.groups)
     assert line.idle == pytest.approx(idle_nodes * per_node + fixed, abs=1e-4)
@@ -313,6 +322,7 @@ def test_render_names_the_backend_alarms_and_dashboard(cw_run, tmp_path: Path):
     assert facts["alerts"] == [
         "gpuplane-test-container-insights-silent",
         "gpuplane-test-gpu-memory-near-full",
+        "gpuplane-test-gpu-temperature-high",
         "gpuplane-test-nodes-failed",
     ]
     assert facts["dashboards"] == ["CloudWatch gpuplane-test-gpus"]

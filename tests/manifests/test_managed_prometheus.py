@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,9 +23,9 @@ from gpuplane.components.plan import cost
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
 from gpuplane.manifests import observability, versions
+from tests import tools
 from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
-PROMTOOL = shutil.which("promtool")
 MANAGED = {"observability": {"metrics": "managedPrometheus"}}
 
 
@@ -47,8 +46,8 @@ def test_scrape_config_is_within_the_collectors_limits(workload_namespace):
 
 
 def _promtool_check_config(path: Path) -> subprocess.CompletedProcess[str]:
-    assert PROMTOOL is not None
-    return subprocess.run([PROMTOOL, "check", "config", str(path)], capture_output=True, text=True, check=False)
+    promtool = tools.need("promtool")
+    return subprocess.run([promtool, "check", "config", str(path)], capture_output=True, text=True, check=False)
 
 
 @pytest.mark.tool("promtool")
@@ -200,6 +199,10 @@ def test_the_topic_lets_this_workspace_publish(amp_run):
     assert statement["Principal"] == {"Service": "aps.amazonaws.com"}
     assert statement["Action"] == ["sns:Publish", "sns:GetTopicAttributes"]
     assert statement["Condition"]["ArnEquals"] == {"aws:SourceArn": workspace.outputs["arn"]}
+    # The topic's key admits AMP for this workspace only, as the topic's policy does.
+    key = next(k for k in amp_run.by_type("aws:kms/key:Key") if k.outputs["arn"] == topic.inputs["kmsMasterKeyId"])
+    publish = next(s for s in json.loads(key.inputs["policy"])["Statement"] if s["Sid"] == "EncryptForThePublisher")
+    assert publish["Condition"]["ArnLike"] == {"aws:SourceArn": workspace.outputs["arn"]}
 
 
 def test_the_rendered_alertmanager_names_the_topic_by_an_arn_of_snss_form(amp_run):
@@ -424,17 +427,16 @@ def test_the_whole_render_writes_the_amp_files_plan_and_cost(tmp_path: Path):
 # --- the rule groups and the Alertmanager definition, as AMP receives them ---------------------------------------
 @pytest.mark.tool("promtool")
 def test_the_workspaces_rule_file_passes_promtool_check_rules(amp_run, tmp_path: Path):
-    assert PROMTOOL is not None
+    promtool = tools.need("promtool")
     path = tmp_path / "rules.yaml"
     path.write_text(render.observability_files(amp_run)["rules-gpuplane.yaml"])
-    done = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.tool("amtool")
 def test_the_workspaces_alertmanager_config_passes_amtool(amp_run, tmp_path: Path):
-    amtool = shutil.which("amtool")
-    assert amtool is not None
+    amtool = tools.need("amtool")
     definition = yaml.safe_load(render.observability_files(amp_run)["alertmanager.yaml"])
     assert set(definition) == {"alertmanager_config"}  # AMP's format: the config as one YAML string under that key
     path = tmp_path / "alertmanager.yaml"

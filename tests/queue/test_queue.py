@@ -21,7 +21,7 @@ from tests.conftest import DEV_CLUSTER
 from tests.queue import kueue_api
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
-CRD = "kubernetes:yaml/v2:ConfigFile"
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 MIB = 2**20
 
 GPU_RUN: dict[str, Any] = {
@@ -217,9 +217,13 @@ def test_provisioning_requests_only_with_a_fixed_autoscaler_image(monkeypatch, v
 def test_plan_orders_the_crd_before_the_autoscaler_and_kueue(run_platform, fixed_autoscaler):
     rec = run_platform({"training": [GPU_RUN]})
     (crd,) = rec.by_type(CRD)
-    assert crd.inputs["file"] == (
-        f"https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{fixed_autoscaler.removeprefix('v')}"
-        "/cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+    # From the package, at the pinned image's tag: nothing fetched at `pulumi up`.
+    assert "file" not in crd.inputs
+    assert crd.inputs["metadata"]["name"] == "provisioningrequests.autoscaling.x-k8s.io"
+    shipped = queue.provisioning_request_crd(versions.DEFAULT_KUBERNETES_VERSION)
+    assert crd.inputs["spec"] == shipped["spec"]
+    assert queue.provisioning_crd_tag(versions.DEFAULT_KUBERNETES_VERSION) == (
+        f"cluster-autoscaler-{fixed_autoscaler.removeprefix('v')}"
     )
     releases = {r.inputs["name"]: r for r in rec.by_type(RELEASE)}
     autoscaler, kueue, jobset = releases["cluster-autoscaler"], releases["kueue"], releases["jobset"]

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import tools
+
 ROOT = Path(__file__).resolve().parents[2]
 HELPER = ROOT / "manifests" / "runtime" / "gpuplane-entrypoint.sh"
 
@@ -110,9 +112,11 @@ def run_helper(
     shell: Sequence[str] = ("sh",),
     timeout: float = 30,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the helper under ``shell`` with exactly ``env``."""
+    """Run the helper under ``shell`` with exactly ``env`` (a shell of .ci/tools that is missing skips the test)."""
+    tool = tools.launched_by().get(shell[0])
+    command = tools.need(tool) if tool else shell[0]
     return subprocess.run(
-        [*shell, str(HELPER), *args],
+        [command, *shell[1:], str(HELPER), *args],
         env=dict(env),
         capture_output=True,
         text=True,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import tools
 from tests.runtime._support import HELPER, FakeHost, base_env, parse_lines, run_helper, shell_params
 
 # A stand-in for tensorflow_model_server: prints its argv, one per line, then its thread env.
@@ -235,7 +236,9 @@ def test_script_is_posix_sh_only() -> None:
 @pytest.mark.tool("shellcheck")
 def test_shellcheck_clean() -> None:
     """shellcheck in POSIX sh mode finds nothing (.ci/tools installs it)."""
-    done = subprocess.run(["shellcheck", "-s", "sh", str(HELPER)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [tools.need("shellcheck"), "-s", "sh", str(HELPER)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout
 
 

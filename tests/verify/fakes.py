@@ -308,7 +308,9 @@ class FakeCluster:
         assert label_selector == "kueue.x-k8s.io/job-uid=uid-1"
         step = self.jobset_states[min(self.jobset_polls - 1, len(self.jobset_states) - 1)]
         if step == "Deactivated":
-            return [{"metadata": {"name": "w"}, "spec": {"active": False}, "status": {"requeueState": {"count": 3}}}]
+            # As Kueue 0.19 leaves it past waitForPodsReady's requeue limit (requeueState cleared on deactivation).
+            evicted = {"type": "Evicted", "status": "True", "reason": "DeactivatedDueToRequeuingLimitExceeded"}
+            return [{"metadata": {"name": "w"}, "spec": {"active": False}, "status": {"conditions": [evicted]}}]
         conditions = {
             "Queued": [],
             "Provisioning": [("QuotaReserved", "True")],

@@ -151,12 +151,14 @@ def test_a_gpu_series_is_placed_by_its_node_label_or_hostname_too():
         {"metric": {"instance": "10.0.1.5:9400"}},
         {"metric": {"Hostname": "gpu-3"}},
         {"metric": {"Hostname": "dcgm-exporter-xyz"}},  # a pod's hostname: no node
+        {"metric": {"hostname": "gpu-4"}},  # the label's name after dcgm-exporter 4.8.2
     ]
-    assert samples.dcgm_nodes(series, ips, ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]) == {
+    assert samples.dcgm_nodes(series, ips, ["gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4"]) == {
         "gpu-1": 1,
         "gpu-2": 1,
         "gpu-0": 1,
         "gpu-3": 1,
+        "gpu-4": 1,
     }
 
 

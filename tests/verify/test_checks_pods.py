@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from gpuplane.infra.verify import checks_pods as cp
+from gpuplane.infra.verify.expect import Expectations, VariantExpect
 from gpuplane.infra.verify.model import CheckFailed
 from gpuplane.manifests import tf_runtime
 from gpuplane.manifests import verify as probes
@@ -389,7 +390,19 @@ def test_storage_without_volumes_is_skipped(dev, make_ctx):
 # --- serving -------------------------------------------------------------------------------------------------
 
 
+def _started(dev: Expectations) -> Expectations:
+    """dev with its GPU variant started (`replicas: 1`): shipped parked at 0, it is not probed until then."""
+    return dataclasses.replace(
+        dev, variants=(*dev.variants, VariantExpect("mobilenet", "gpu", "mobilenet", "mobilenet-gpu"))
+    )
+
+
+def test_a_variant_parked_at_zero_replicas_is_not_probed(dev):
+    assert [(v.serving, v.variant) for v in dev.variants] == [("mobilenet", "cpu")]
+
+
 def test_serving_passes_when_every_variant_is_available_and_predicts(dev, make_ctx):
+    dev = _started(dev)
     cluster = FakeCluster(healthy_nodes(dev))
     lines: dict[str, str] = {}
     for name in ("mobilenet-cpu", "mobilenet-gpu"):
@@ -406,6 +419,7 @@ def test_serving_passes_when_every_variant_is_available_and_predicts(dev, make_c
 
 
 def test_a_variant_that_refuses_its_predict_call_fails(dev, make_ctx):
+    dev = _started(dev)
     lines = {
         "mobilenet-cpu.state": "AVAILABLE",
         "mobilenet-cpu.predict": "200",
@@ -421,6 +435,7 @@ def test_a_variant_that_refuses_its_predict_call_fails(dev, make_ctx):
 
 
 def test_a_variant_not_available_fails(dev, make_ctx):
+    dev = _started(dev)
     cluster = FakeCluster(healthy_nodes(dev))
     cluster.scripts["gv-serving-"] = Script(
         logs={"probe": report_lines(**{"mobilenet-cpu.state": "AVAILABLE", "mobilenet-gpu.error": "timed out"})}
@@ -552,6 +567,7 @@ def test_no_tensorboard_is_skipped(dev, make_ctx):
 
 
 def test_a_predict_too_large_to_fake_does_not_fail_the_check(dev, make_ctx):
+    dev = _started(dev)
     lines: dict[str, str] = {}
     for name in ("mobilenet-cpu", "mobilenet-gpu"):
         lines |= {f"{name}.state": "AVAILABLE", f"{name}.predict": "skipped: an input of 33554432 values is too large"}

@@ -29,10 +29,10 @@ def run_pod(role: str, index: int = 0, *, started: str = "2026-11-26T10:00:45Z")
     """A pod of the verify run as JobSet and the Job controller label it."""
     return {
         "metadata": {
-            "name": f"mnist-verify-{role}-0-{index}-x7k2p",
+            "name": f"mnist-verify-abcdef-{role}-0-{index}-x7k2p",
             "namespace": "ml",
             "labels": {
-                ct.JOBSET_NAME_LABEL: "mnist-verify",
+                ct.JOBSET_NAME_LABEL: "mnist-verify-abcdef",
                 ct.REPLICATED_JOB_LABEL: role,
                 ct.JOB_INDEX_LABEL: "0",
                 ct.COMPLETION_INDEX: str(index),
@@ -54,7 +54,7 @@ def _run(dev, make_ctx, states: list[str], **kwargs):
 
 def test_the_dev_stack_has_its_mnist_run(dev):
     (run,) = dev.training_runs
-    assert run.workload == "mnist" and run.jobset["metadata"]["name"] == "mnist-verify"
+    assert run.workload == "mnist" and run.jobset["metadata"]["name"] == "mnist-verify-000000"
     assert run.gpus is False  # dev's example trains on CPU
     assert run.jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "training"
 
@@ -65,7 +65,7 @@ def test_a_run_through_the_queue_passes_with_its_times(dev, make_ctx):
     outcome = check(ctx)
     assert outcome.status == "pass"
     assert outcome.evidence == (
-        "run mnist-verify: Submitted 0 s -> Queued 10 s -> Provisioning 20 s -> Admitted 40 s -> Running 50 s "
+        "run mnist-verify-abcdef: Submitted 0 s -> Queued 10 s -> Provisioning 20 s -> Admitted 40 s -> Running 50 s "
         "-> Completed 70 s; no first step logged by chief 0: no `epoch N/M:` line, the example trainer's (a "
         "trainer of your own prints its own)"
     )
@@ -85,7 +85,7 @@ def test_a_run_through_the_queue_passes_with_its_times(dev, make_ctx):
     ("states", "end", "cause"),
     [
         (["Queued", "Admitted", "Running", "Failed"], "Failed", "a pod of the run failed"),
-        (["Queued", "Admitted", "Deactivated"], "Deactivated (evicted 3 time(s)", "requeue limit"),
+        (["Queued", "Admitted", "Deactivated"], "Deactivated (its pods were not all ready in time", "requeue limit"),
         (["Queued", "gone"], "Gone (the JobSet was deleted before an end was seen)", "deleted by someone else"),
     ],
 )
@@ -100,11 +100,11 @@ def test_a_run_that_does_not_complete_fails_with_its_end(dev, make_ctx, states, 
 
 def test_a_leftover_run_is_named_not_replaced(dev, make_ctx):
     cluster, ctx, check = _run(dev, make_ctx, [])
-    cluster.jobsets[("ml", "mnist-verify")] = {"metadata": {"name": "mnist-verify", "namespace": "ml"}}
+    cluster.jobsets[("ml", "mnist-verify-abcdef")] = {"metadata": {"name": "mnist-verify-abcdef", "namespace": "ml"}}
     with pytest.raises(CheckFailed) as caught:
         check(ctx)
-    assert caught.value.outcome.evidence == "a JobSet ml/mnist-verify exists already"
-    assert "kubectl -n ml delete jobset mnist-verify" in caught.value.outcome.fix
+    assert caught.value.outcome.evidence == "a JobSet ml/mnist-verify-abcdef exists already"
+    assert "kubectl -n ml delete jobset mnist-verify-abcdef" in caught.value.outcome.fix
     assert not [o for o in cluster.created if o["kind"] == "JobSet"]
 
 
@@ -120,13 +120,13 @@ def test_the_run_is_cleaned_up_with_the_rest(dev):
     api = Check("api", "API", lambda _ctx: passed("answers"))
     report = the_runner.run([api, *ct.training_checks(dev)])
     assert [r.outcome.status for r in report.results] == ["pass", "pass"]
-    assert ("JobSet", "ml", "mnist-verify") in cluster.deleted
+    assert ("JobSet", "ml", "mnist-verify-abcdef") in cluster.deleted
 
 
 def _with_pods(cluster: FakeCluster, chief_log: str, worker_log: str = "epoch 1/3: loss 9.9 accuracy 0.1") -> None:
     cluster.run_pods = [run_pod("ps"), run_pod("worker", 1), run_pod("worker", 0), run_pod("chief")]
-    cluster.scripts["mnist-verify-chief-0-0-"] = Script(logs={"tensorflow": chief_log})
-    cluster.scripts["mnist-verify-worker-"] = Script(logs={"tensorflow": worker_log})
+    cluster.scripts["mnist-verify-abcdef-chief-0-0-"] = Script(logs={"tensorflow": chief_log})
+    cluster.scripts["mnist-verify-abcdef-worker-"] = Script(logs={"tensorflow": worker_log})
 
 
 def test_the_first_step_is_timed_from_the_chiefs_log_with_the_apis_timestamps(dev, make_ctx):
@@ -135,19 +135,19 @@ def test_the_first_step_is_timed_from_the_chiefs_log_with_the_apis_timestamps(de
     outcome = check(ctx)
     assert outcome.status == "pass"
     assert outcome.evidence.endswith(
-        "Completed 40 s; first step logged by mnist-verify-chief-0-0-x7k2p after 65 s: "
+        "Completed 40 s; first step logged by mnist-verify-abcdef-chief-0-0-x7k2p after 65 s: "
         "'epoch 1/3: loss 0.4312 accuracy 0.873'"
     )
     # 10:01:05.25 against the JobSet's creation (10:00:00) and the container's start (10:00:45).
     assert outcome.timings["submittedToFirstStep"] == 65.2
     assert outcome.timings["containerStartToFirstStep"] == 20.2
     assert outcome.details["firstStep"] == {
-        "pod": "mnist-verify-chief-0-0-x7k2p",
+        "pod": "mnist-verify-abcdef-chief-0-0-x7k2p",
         "line": "epoch 1/3: loss 0.4312 accuracy 0.873",
         "loggedAt": "2026-11-26T10:01:05.250000000Z",
     }
     # Only the chief's trainer container was read, with timestamps, and no more once the step was seen.
-    assert cluster.log_reads == [("mnist-verify-chief-0-0-x7k2p", "tensorflow", True)]
+    assert cluster.log_reads == [("mnist-verify-abcdef-chief-0-0-x7k2p", "tensorflow", True)]
 
 
 def test_without_timestamps_the_first_step_is_when_the_cli_saw_it(dev, make_ctx):
@@ -177,7 +177,7 @@ def test_a_run_resumed_from_a_finished_checkpoint_passes_and_says_why_no_step_wa
     outcome = check(ctx)
     assert outcome.status == "pass"
     assert outcome.evidence.endswith(
-        "no first step logged by mnist-verify-chief-0-0-x7k2p: it resumed from a finished run's checkpoint "
+        "no first step logged by mnist-verify-abcdef-chief-0-0-x7k2p: it resumed from a finished run's checkpoint "
         "('resumed from /logs/mnist/checkpoints/ckpt-3 at epoch 3'), nothing was left to train"
     )
     assert "submittedToFirstStep" not in outcome.timings and outcome.details["firstStep"] is None
@@ -194,7 +194,7 @@ def test_a_failed_run_shows_the_end_of_the_chiefs_log(dev, make_ctx):
         check(ctx)
     outcome = caught.value.outcome
     assert outcome.evidence.endswith(
-        ": Failed; no first step logged by mnist-verify-chief-0-0-x7k2p (its log ends: chief:0 parameterServer "
+        ": Failed; no first step logged by mnist-verify-abcdef-chief-0-0-x7k2p (its log ends: chief:0 parameterServer "
         "TensorFlow 2.20.0 Keras 3.10.0 | FileNotFoundError: /data/mnist/mnist.npz)"
     )
     assert "a pod of the run failed" in outcome.cause
@@ -206,7 +206,7 @@ def test_the_progress_says_when_no_step_is_logged_yet(dev, make_ctx):
     said: list[str] = []
     ctx.progress = said.append
     check(ctx)
-    assert said[1] == "run mnist-verify: Running, no step logged yet"
+    assert said[1] == "run mnist-verify-abcdef: Running, no step logged yet"
 
 
 @pytest.mark.parametrize(
@@ -227,9 +227,9 @@ def test_the_first_pod_is_found_by_its_index_label_or_its_name():
     named = run_pod("worker", 0)
     del named["metadata"]["labels"][ct.COMPLETION_INDEX]
     other = run_pod("worker", 1)
-    assert ct._first_pod([other, labelled], "mnist-verify", "worker") is labelled
-    assert ct._first_pod([other, named], "mnist-verify", "worker") is named
-    assert ct._first_pod([other, run_pod("chief")], "mnist-verify", "worker") is None
+    assert ct._first_pod([other, labelled], "mnist-verify-abcdef", "worker") is labelled
+    assert ct._first_pod([other, named], "mnist-verify-abcdef", "worker") is named
+    assert ct._first_pod([other, run_pod("chief")], "mnist-verify-abcdef", "worker") is None
 
 
 def test_the_pattern_matches_what_the_example_trainer_prints():
@@ -257,16 +257,16 @@ def test_a_restarted_run_is_followed_to_its_new_pod(dev, make_ctx):
         if cluster.log_reads and first_chief in cluster.run_pods:  # the JobSet recreated the run's pods
             cluster.run_pods.remove(first_chief)
             again = run_pod("chief")
-            again["metadata"]["name"] = "mnist-verify-chief-0-0-r2d2x"
+            again["metadata"]["name"] = "mnist-verify-abcdef-chief-0-0-r2d2x"
             cluster.run_pods.append(again)
-            cluster.scripts["mnist-verify-chief-0-0-r2d2x"] = Script(logs={"tensorflow": CHIEF_LOG})
+            cluster.scripts["mnist-verify-abcdef-chief-0-0-r2d2x"] = Script(logs={"tensorflow": CHIEF_LOG})
         return original(namespace, label_selector)
 
     cluster.list_workloads = restart_after_first_read
     outcome = check(ctx)
-    assert "first step logged by mnist-verify-chief-0-0-r2d2x after 65 s" in outcome.evidence
+    assert "first step logged by mnist-verify-abcdef-chief-0-0-r2d2x after 65 s" in outcome.evidence
     assert [name for name, _c, _t in cluster.log_reads] == [
-        "mnist-verify-chief-0-0-x7k2p",
-        "mnist-verify-chief-0-0-x7k2p",
-        "mnist-verify-chief-0-0-r2d2x",
+        "mnist-verify-abcdef-chief-0-0-x7k2p",
+        "mnist-verify-abcdef-chief-0-0-x7k2p",
+        "mnist-verify-abcdef-chief-0-0-r2d2x",
     ]

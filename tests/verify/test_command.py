@@ -13,13 +13,14 @@ from typer.testing import CliRunner
 
 from gpuplane.infra.cli import app
 from gpuplane.infra.verify import command
-from tests.verify.fakes import ROOT, FakeAws, FakeCluster, active_addons, healthy_nodes, stack_expect
+from tests import shipped
+from tests.verify.fakes import FakeAws, FakeCluster, active_addons, healthy_nodes, stack_expect
 
 runner = CliRunner()
 
 
 def invoke(*args: str):
-    return runner.invoke(app, ["verify", *args, "--project", str(ROOT)])
+    return runner.invoke(app, ["verify", *args, "--project", str(shipped.project())])
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -49,9 +50,11 @@ def test_plan_with_second_az_prints_the_placeholder_pod_before_the_storage_probe
 
 
 def test_second_az_without_an_autoscaler_is_bad_input(tmp_path: Path):
-    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
+    text = shipped.DEV.read_text()
     (tmp_path / "Pulumi.dev.yaml").write_text(text + "  gpuplane:autoscaler:\n    enabled: false\n")
-    done = runner.invoke(app, ["verify", "dev", "--second-az", "--stacks-dir", str(tmp_path), "--project", str(ROOT)])
+    done = runner.invoke(
+        app, ["verify", "dev", "--second-az", "--stacks-dir", str(tmp_path), "--project", str(shipped.project())]
+    )
     assert done.exit_code == 2, done.output
     assert "--second-az: the stack runs no cluster-autoscaler (gpuplane:autoscaler.enabled is false)" in " ".join(
         done.output.split()
@@ -91,7 +94,7 @@ def test_a_missing_kubeconfig_is_bad_input(tmp_path: Path):
 
 def test_invalid_stack_config_exits_2(tmp_path: Path):
     (tmp_path / "Pulumi.bad.yaml").write_text("config:\n  gpuplane:nodeGroups: 3\n")
-    done = runner.invoke(app, ["verify", "bad", "--stacks-dir", str(tmp_path), "--project", str(ROOT)])
+    done = runner.invoke(app, ["verify", "bad", "--stacks-dir", str(tmp_path), "--project", str(shipped.project())])
     assert done.exit_code == 2 and "gpuplane:nodeGroups" in done.output
 
 
@@ -100,7 +103,7 @@ def fake(monkeypatch: pytest.MonkeyPatch):
     expect = stack_expect("dev")
     cluster = FakeCluster(healthy_nodes(expect))
     aws = FakeAws(active_addons(expect))
-    monkeypatch.setattr(command, "_cluster", lambda _path: cluster)
+    monkeypatch.setattr(command, "_cluster", lambda *_args: cluster)
     monkeypatch.setattr(command, "_aws", lambda _config, _profile: aws)
     return cluster
 
@@ -126,8 +129,8 @@ def test_a_failing_check_exits_1(fake, tmp_path: Path):
 def test_the_default_report_folder_is_under_dot_gpuplane(fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     project = tmp_path / "p"
     (project / "stacks").mkdir(parents=True)
-    (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    (project / "stacks" / "Pulumi.dev.yaml").write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    (project / "Pulumi.yaml").write_text(shipped.PULUMI_YAML.read_text())
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(shipped.DEV.read_text())
     done = runner.invoke(app, ["verify", "dev", "--only", "api", "--project", str(project)])
     assert done.exit_code == 0, done.output
     runs = list((project / ".gpuplane" / "dev" / "verify").iterdir())
@@ -135,7 +138,7 @@ def test_the_default_report_folder_is_under_dot_gpuplane(fake, tmp_path: Path, m
     assert not (project / "build").exists()
 
 
-def test_ctrl_c_exits_130_after_cleaning_up(fake, tmp_path: Path):
+def test_ctrl_c_exits_130_after_cleaning_up(fake, tmp_path: Path, ctrl_c):
     def interrupted_version() -> str:
         _thread.interrupt_main()
         time.sleep(0.5)
@@ -157,7 +160,8 @@ def test_no_project_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_plan_from_a_subfolder_finds_the_project(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(ROOT / "docs")
+    (shipped.project() / "docs").mkdir(exist_ok=True)
+    monkeypatch.chdir(shipped.project() / "docs")
     done = runner.invoke(app, ["verify", "dev", "--plan", "--only", "storage"])
     assert done.exit_code == 0, done.output
     objects = list(yaml.safe_load_all(done.stdout))

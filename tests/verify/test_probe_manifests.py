@@ -75,7 +75,7 @@ def test_the_probe_namespace_enforces_restricted_and_every_object_is_labelled(ob
             assert obj["metadata"]["name"].startswith("gv-storage-")  # only storage runs where the claims are
             assert namespace_of == "ml"
         if obj["kind"] == "JobSet":  # a training run goes where the queue is
-            assert namespace_of == "ml" and obj["metadata"]["name"].endswith("-verify")
+            assert namespace_of == "ml" and obj["metadata"]["name"].endswith(f"-verify-{RUN.rsplit('-', 1)[-1]}")
 
 
 def test_the_gpu_probe_asks_for_one_unit_and_tolerates_its_group(objects):

@@ -66,7 +66,7 @@ def test_files_are_written_and_html_is_self_contained(tmp_path: Path):
     page = html_path.read_text()
     assert "<script" not in page and not re.search(r"(src|href)=", page)
     assert 'class="t bad">FAIL' in page and "&lt;gv-gpu&gt;" in page  # escaped
-    assert "timeToFirstGpuPod" in page and "Not removed" in page
+    assert "timeToFirstGpuPod" in page and "Left behind" in page
 
 
 def test_what_the_cluster_says_is_never_markup():

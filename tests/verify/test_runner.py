@@ -231,7 +231,7 @@ def test_cleanup_problems_are_reported_and_fail_the_run(dev):
     assert ("Namespace", None, f"gpuplane-verify-{RUN}") in cluster.deleted  # the rest still went
 
 
-def test_ctrl_c_stops_the_checks_cleans_up_and_marks_the_run_interrupted(dev):
+def test_ctrl_c_stops_the_checks_cleans_up_and_marks_the_run_interrupted(dev, ctrl_c):
     cluster = FakeCluster(healthy_nodes(dev))
     cluster.scripts["gv-serving-"] = Script(never_ends=True)
     created = threading.Event()

@@ -14,7 +14,7 @@ from gpuplane.components.config import ServingArgs
 from gpuplane.infra import config, render
 from gpuplane.manifests import observability, versions
 from tests.conftest import DEV_CLUSTER, stack_config
-from tests.manifests.test_observability import PROMTOOL, metric_names, needs_promtool, promtool, write_rules
+from tests.manifests.test_observability import metric_names, needs_promtool, promtool, write_rules
 
 GPU = {"name": "gpu", "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "gpus": 1}}
 CPU = {
@@ -90,7 +90,6 @@ def test_each_signal_has_its_query_and_metric_type(metric, target, metric_type):
 
 @needs_promtool
 def test_scaling_queries_parse(tmp_path):
-    assert PROMTOOL
     rules = [
         {"record": f"gpuplane:scale{i}", "expr": observability.scaling_query(m, "ml", "m", "gpu")[0]}
         for i, m in enumerate(("requestsPerSecond", "gpuUtilization", "latencyP90Ms"))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.components.serving import s3_read_policy
+from gpuplane.components.plan.iam_policies import s3_read_policy
 from gpuplane.infra import render
 from gpuplane.manifests import serving as serving_manifests
 from gpuplane.manifests import tf_runtime
@@ -119,7 +119,7 @@ def test_hpa_pdb_and_metrics_server(dev_run, objects):
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 3)
     assert hpa["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 70}
     assert "replicas" not in objects["deployment-ml-mobilenet-cpu.yaml"]["spec"]  # the HPA owns it
-    assert objects["deployment-ml-mobilenet-gpu.yaml"]["spec"]["replicas"] == 1
+    assert objects["deployment-ml-mobilenet-gpu.yaml"]["spec"]["replicas"] == 0  # parked: dev idles without GPUs
     assert not any(k.startswith("poddisruptionbudget-ml-mobilenet") for k in objects)  # one replica: no PDB
     addon = dev_run.one("aws:eks/addon:Addon", "gpuplane-dev-addon-metrics-server")
     assert addon.inputs["addonName"] == "metrics-server"

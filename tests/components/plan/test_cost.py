@@ -243,17 +243,144 @@ def test_unknown_versions_and_unpriced_spot_types_are_said_not_hidden():
     assert "no price for g5.xlarge-fake in the price table: the ceiling leaves it out" in spot.notes
 
 
-def test_reserved_capacity_is_named_on_its_line():
-    block = cost.group_line(cost.GroupUsage("train", ("p5.48xlarge",), "CAPACITY_BLOCK", 0, 2), "us-east-1")
-    assert block.max == 2 * 55.04 and any("Capacity Block" in n for n in block.notes)
+def test_a_counted_odcr_is_billed_in_the_idle_figure_as_in_the_maximum():
+    """2 x p4d.24xlarge reserved: about $43.92/h whether a node runs or not; the nodes add only their volumes."""
+    group = cost.GroupUsage(
+        "train",
+        ("p4d.24xlarge",),
+        "ON_DEMAND",
+        0,
+        2,
+        root_volume_gib=100,
+        reservation="cr-0123456789abcdef0",
+        reserved_count=2,
+        reservation_end="2027-01-01T00:00:00Z",
+    )
+    usage = cost.StackUsage(region="us-east-1", groups=(group,), kubernetes_versions=("1.36",))
+    estimate = cost.estimate(usage, today=dt.date(2026, 11, 24))
+    lines = {line.item: line for line in estimate.lines}
+    odcr = lines["ODCR cr-0123456789abcdef0"]
+    assert _node(odcr) == (round(2 * 21.957642, 4), round(2 * 21.957642, 4))
+    assert odcr.notes[0] == ("reserved: 2 x p4d.24xlarge billed every hour, running or not; ends 2027-01-01T00:00:00Z")
+    # Both nodes run inside the reservation: only their root volumes are added on the group's line.
+    assert _node(lines["node group train"]) == (0.0, round(2 * 100 * GP3_HOURLY_PER_GIB, 4))
+    assert estimate.idle >= 43.92
+    assert estimate.max == pytest.approx(43.915284 + 0.10 + 200 * GP3_HOURLY_PER_GIB, abs=1e-3)
+
+
+def test_nodes_beyond_a_counted_odcr_pay_the_on_demand_rate():
+    group = cost.GroupUsage(
+        "gpu", ("g5.xlarge",), "ON_DEMAND", 1, 3, reservation="cr-0123456789abcdef0", reserved_count=1
+    )
+    line = cost.group_line(group, "us-east-1")
+    assert _node(line) == (0.0, round(2 * 1.006, 4))
+    assert "up to 1 inside reservation cr-0123456789abcdef0" in line.detail
+
+
+def test_an_odcr_of_unstated_size_says_how_to_count_it():
     odcr = cost.GroupUsage("gpu", ("g5.xlarge",), "ON_DEMAND", 0, 1, reservation="cr-0123456789abcdef0")
-    assert any("targets reservation cr-0123456789abcdef0" in n for n in cost.group_line(odcr, "us-east-1").notes)
+    line = cost.group_line(odcr, "us-east-1")
+    assert line.max == 1.006
+    assert any("set capacityReservation.instanceCount to count it" in n for n in line.notes)
+    assert cost.reservation_line(odcr, "us-east-1") is None
+
+
+def test_a_capacity_block_is_prepaid_at_zero_an_hour_and_says_what_until_when():
+    block = cost.GroupUsage(
+        "train",
+        ("p5e.48xlarge",),  # no price in the table, and none needed: the block is paid up front
+        "CAPACITY_BLOCK",
+        0,
+        2,
+        root_volume_gib=200,
+        reservation="cr-0123456789abcdef0",
+        reserved_count=2,
+        reservation_end="2026-12-01T11:30:00Z",
+    )
+    estimate = cost.estimate(cost.StackUsage(region="us-east-1", groups=(block,)))
+    group, prepaid = estimate.lines
+    assert _node(group) == (0.0, round(2 * 200 * GP3_HOURLY_PER_GIB, 4))
+    assert (prepaid.item, prepaid.idle, prepaid.max) == ("Capacity Block cr-0123456789abcdef0", 0.0, 0.0)
+    assert prepaid.notes[0].startswith("prepaid: 2 x p5e.48xlarge until 2026-12-01T11:30:00Z;")
+    assert estimate.excluded == ()
+
+
+def test_a_type_without_a_price_is_named_in_the_total_itself():
+    groups = (
+        cost.GroupUsage("big", ("p5e.48xlarge",), "ON_DEMAND", 0, 2),
+        cost.GroupUsage("system", ("m6i.large",), "ON_DEMAND", 2, 3),
+        cost.GroupUsage("spot", ("g5.xlarge", "g5.xlarge-fake"), "SPOT", 0, 1),
+    )
+    estimate = cost.estimate(cost.StackUsage(region="us-east-1", groups=groups))
+    assert estimate.excluded == ("g5.xlarge-fake", "p5e.48xlarge")
+    assert estimate.total_note == "excludes g5.xlarge-fake, p5e.48xlarge: no price"
+    document = estimate.as_dict()
+    assert (document["excludes"], document["totalNote"]) == (["g5.xlarge-fake", "p5e.48xlarge"], estimate.total_note)
+    one = cost.estimate(cost.StackUsage(region="us-east-1", groups=groups[:1]))
+    assert one.total_note == "excludes p5e.48xlarge: no price"
+    assert cost.estimate(cost.StackUsage(region="us-east-1", groups=groups[1:2])).total_note == ""
+
+
+def test_a_gpu_node_kept_up_and_mostly_idle_is_a_warning_with_the_idle_share_priced():
+    """A 1-GPU variant on an 8-GPU p5.48xlarge keeps $55/h up to use $6.88/h of it."""
+    group = cost.GroupUsage(
+        "big",
+        ("p5.48xlarge",),
+        "ON_DEMAND",
+        0,
+        2,
+        kept_up=1,
+        kept_up_by=("ml/resnet-gpu",),
+        gpu_units_per_node=8,
+        gpu_units_held=1,
+    )
+    line = cost.group_line(group, "us-east-1")
+    assert line.warnings == (
+        "ml/resnet-gpu keep(s) 1 x p5.48xlarge up using 1 of its 8 GPU unit(s): the 7 idle cost $48.16/h; "
+        "a type with fewer GPUs per node fits it better",
+    )
+    estimate = cost.estimate(cost.StackUsage(region="us-east-1", groups=(group,)))
+    assert estimate.warnings == line.warnings and estimate.as_dict()["warnings"] == list(line.warnings)
+    # Half or more of the GPUs in use: no warning; nothing kept up: none either.
+    half = cost.GroupUsage(
+        "big", ("p5.48xlarge",), "ON_DEMAND", 0, 2, kept_up=1, gpu_units_per_node=8, gpu_units_held=4
+    )
+    assert cost.group_line(half, "us-east-1").warnings == ()
+    assert cost.group_line(cost.GroupUsage("big", ("p5.48xlarge",), "ON_DEMAND", 0, 2), "us-east-1").warnings == ()
+
+
+def test_a_gpu_workload_at_zero_replicas_keeps_nothing_up_and_says_how_to_start_it():
+    resources = _plan_resources()
+    for r in resources:
+        if r["type"] == "kubernetes:apps/v1:Deployment" and r["inputs"]["metadata"]["name"] in ("a", "b"):  # type: ignore[index]
+            r["inputs"]["spec"]["replicas"] = 0  # type: ignore[index]
+    (group,) = cost.usage_from_resources("us-east-1", resources).groups
+    # "scaled" has an autoscaler floor of 0: it scales from zero, it is not parked.
+    assert (group.kept_up, group.parked) == (0, ("ml/a", "ml/b"))
+    line = cost.group_line(group, "us-east-1")
+    assert line.idle == 0.0
+    node = 5.672 + 100 * GP3_HOURLY_PER_GIB
+    assert line.notes[-1] == (
+        f"ml/a, ml/b at 0 replicas: keeps no GPU node up; set its replicas to start it: +${node:.2f}/h per node "
+        "it brings up"
+    )
+
+
+def test_reservations_stated_in_config_reach_the_groups_read_from_resources():
     resources = _plan_resources()
     template = next(r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate")
     template["inputs"]["capacityReservationSpecification"] = {  # type: ignore[index]
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
     }
-    assert cost.usage_from_resources("us-east-1", resources).groups[0].reservation == "cr-0123456789abcdef0"
+    stated = {"gpu": cost.Reservation(instance_count=4, end_time="2027-01-01T00:00:00Z")}
+    (group,) = cost.usage_from_resources("us-east-1", resources, stated).groups
+    assert (group.reservation, group.reserved_count, group.reservation_end) == (
+        "cr-0123456789abcdef0",
+        4,
+        "2027-01-01T00:00:00Z",
+    )
+    assert (group.gpu_units_per_node, group.gpu_units_held) == (4, 5)
+    assert cost.usage_from_resources("us-east-1", resources).groups[0].reserved_count is None
 
 
 def test_metrics_and_alerts_are_a_line_of_their_own_at_no_aws_charge():
