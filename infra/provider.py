@@ -30,7 +30,7 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, Literal, Optional, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeAlias, TypeVar, get_args, get_origin
 
 import pulumi
 from pulumi.provider.experimental.analyzer import Analyzer
@@ -97,20 +97,27 @@ def _args_class(name: str, model: type[BaseModel], extra: Mapping[str, Any] = {}
     """A class of `pulumi.Input` fields named like `model`'s (snake_case; the schema camelCases them)."""
     annotations: dict[str, Any] = {}
     for field, info in model.model_fields.items():
-        kind = pulumi.Input[_input_type(info.annotation)]  # type: ignore[misc]
+        kind = pulumi.Input[_input_type(info.annotation)]  # type: ignore[misc,valid-type]
         annotations[field] = kind if info.is_required() else Optional[kind]  # noqa: UP045 (the analyzer reads Optional)
     annotations.update(extra)
     return type(name, (), {"__annotations__": annotations, "__module__": __name__, "__doc__": model.__doc__})
 
 
-PlatformInputs = _args_class("PlatformInputs", PlatformArgs)
-ClusterInputs = _args_class(
-    "ClusterInputs",
-    ClusterArgs,
-    {"subnet_ids": pulumi.Input[list[str]], "cluster_name": Optional[str]},  # noqa: UP045
-)
-NodeGroupInputs = _args_class("NodeGroupInputs", NodeGroupArgs, {"cluster": str})
-AutoscalerInputs = _args_class("AutoscalerInputs", AutoscalerArgs, {"cluster": str})
+if TYPE_CHECKING:
+    # Made at run time from the models (what the analyzer reads); a type checker sees the mapping the host passes.
+    PlatformInputs: TypeAlias = Mapping[str, Any]
+    ClusterInputs: TypeAlias = Mapping[str, Any]
+    NodeGroupInputs: TypeAlias = Mapping[str, Any]
+    AutoscalerInputs: TypeAlias = Mapping[str, Any]
+else:
+    PlatformInputs = _args_class("PlatformInputs", PlatformArgs)
+    ClusterInputs = _args_class(
+        "ClusterInputs",
+        ClusterArgs,
+        {"subnet_ids": pulumi.Input[list[str]], "cluster_name": Optional[str]},  # noqa: UP045
+    )
+    NodeGroupInputs = _args_class("NodeGroupInputs", NodeGroupArgs, {"cluster": str})
+    AutoscalerInputs = _args_class("AutoscalerInputs", AutoscalerArgs, {"cluster": str})
 
 
 class GpuEnablementInputs:
@@ -215,7 +222,7 @@ class Platform(pulumi.ComponentResource):
         cls, name: str, args: PlatformInputs, opts: pulumi.ResourceOptions | None = None
     ) -> platform_component.Platform:
         """The `Platform` component, for `args` validated like a stack file's `gpuplane:` keys."""
-        settings = _settings("Platform", name, typing.cast(Mapping[str, Any], args))
+        settings = _settings("Platform", name, args)
         raw: dict[str, Any] = {f"{config.NAMESPACE}:{k}": v for k, v in settings.items()}
         for key in ("region", "profile", "assumeRoles", "assumeRole"):
             value = pulumi.Config("aws").get(key)
@@ -240,8 +247,8 @@ class Platform(pulumi.ComponentResource):
             "kubeconfig": platform.cluster.kubeconfig,
             "vpc_id": platform.network.vpc_id,
         }
-        for attribute, value in served.items():
-            setattr(platform, attribute, value)
+        for attribute, output in served.items():
+            setattr(platform, attribute, output)
         return platform
 
     def __init__(self, name: str, args: PlatformInputs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -265,7 +272,7 @@ class Cluster(pulumi.ComponentResource):
         cls, name: str, args: ClusterInputs, opts: pulumi.ResourceOptions | None = None
     ) -> cluster_component.Cluster:
         """The `Cluster` component in the given subnets."""
-        values = typing.cast(Mapping[str, Any], args)
+        values = args
         settings = _settings("Cluster", name, values, passed=("subnet_ids", "cluster_name"))
         made = cluster_component.Cluster(
             name,
@@ -294,7 +301,7 @@ class NodeGroup(pulumi.ComponentResource):
         cls, name: str, args: NodeGroupInputs, opts: pulumi.ResourceOptions | None = None
     ) -> node_group_component.NodeGroup:
         """The `NodeGroup` component of the named cluster."""
-        values = typing.cast(Mapping[str, Any], args)
+        values = args
         settings = _settings("NodeGroup", name, values, passed=("cluster",))
         cluster = _cluster("NodeGroup", name, values["cluster"])
         group = _validated("NodeGroup", name, NodeGroupArgs, settings)
@@ -341,7 +348,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         cls, name: str, args: AutoscalerInputs, opts: pulumi.ResourceOptions | None = None
     ) -> autoscaler_component.ClusterAutoscaler:
         """The `ClusterAutoscaler` component of the named cluster."""
-        values = typing.cast(Mapping[str, Any], args)
+        values = args
         settings = _settings("ClusterAutoscaler", name, values, passed=("cluster",))
         cluster = _cluster("ClusterAutoscaler", name, values["cluster"])
         scaler = _validated("ClusterAutoscaler", name, AutoscalerArgs, settings)
@@ -391,7 +398,7 @@ def package_schema() -> dict[str, Any]:
             if described.get(key):
                 prop["description"] = described[key]
     spec["description"] = "A GPU-ready EKS platform for TensorFlow, as Pulumi components."
-    return typing.cast(dict[str, Any], spec)
+    return spec
 
 
 class GpuplaneProvider(ComponentProvider):

@@ -84,7 +84,9 @@ def test_the_yaml_program_uses_only_the_schemas_tokens_and_properties(schema: di
         assert properties <= set(resources[token]["inputProperties"]), name
         assert set(resources[token].get("requiredInputs", [])) <= properties, name
     for output, expression in program["outputs"].items():
-        variable, prop = re.fullmatch(r"\$\{(\w+)\.(\w+)\}", expression).groups()
+        reference = re.fullmatch(r"\$\{(\w+)\.(\w+)\}", expression)
+        assert reference, f"{output}: {expression} is not a property reference"
+        variable, prop = reference.groups()
         assert prop in resources[program["resources"][variable]["type"]]["properties"], output
 
 
