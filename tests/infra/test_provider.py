@@ -45,6 +45,15 @@ def test_schema_serves_every_component_with_its_token(schema: dict[str, Any]) ->
         f"gpuplane:index:{name}" for name in ("Platform", "Cluster", "NodeGroup", "GpuEnablement", "ClusterAutoscaler")
     )
     assert all(r["isComponent"] for r in schema["resources"].values())
+    gpu = schema["resources"]["gpuplane:index:GpuEnablement"]
+    assert gpu["requiredInputs"] == ["cluster"]
+    assert gpu["inputProperties"]["dcgmExporter"] == {
+        "type": "boolean",
+        "description": "GPU metrics from every GPU node. Default true.",
+    }
+    assert all(
+        r["inputProperties"][k].get("description") for r in schema["resources"].values() for k in r["inputProperties"]
+    )
 
 
 @pytest.mark.parametrize("component", sorted(provider.MODELS))
