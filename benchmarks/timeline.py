@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from gpuplane.infra import config, render
 
-Operation = Literal["create", "destroy"]
+Operation = Literal["create", "destroy", "upgrade"]
 
 # type token -> (create seconds, delete seconds, source). Typical values, not measurements of ours.
 DURATIONS: dict[str, tuple[float, float, str]] = {
@@ -85,6 +85,35 @@ DURATIONS: dict[str, tuple[float, float, str]] = {
     ),
     "kubernetes:core/v1:Namespace": (2, 30, "Kubernetes API; a namespace delete waits for its contents"),
 }
+# A Kubernetes upgrade (one minor, `cluster.kubernetesVersion` raised): only these move (the render of two
+# adjacent minors proves it, tests/components/test_upgrade_render.py); everything else costs nothing.
+UPGRADE_DURATIONS: dict[str, tuple[float, str]] = {
+    "aws:eks/cluster:Cluster": (
+        600,
+        "EKS user guide (update-cluster): the control plane is replaced in place, typically 8-12 min; a model value",
+    ),
+    "aws:eks/addon:Addon": (60, "UpdateAddon: the new build rolls out like a create, ~1 min"),
+}
+# A managed node group's update (EKS user guide "managed-node-update-behavior"): setup (a new launch template
+# version), then batches of `maxUnavailablePercentage` of the group (at least one node), each a new node booted
+# and joined (the create time, 240 s) and an old one cordoned, drained and terminated (~60 s); an empty group
+# only gets the setup.
+NODE_GROUP_UPDATE_SETUP = 120.0
+NODE_REPLACE = 300.0
+
+
+def upgrade_duration(resource: Mapping[str, Any]) -> float:
+    """Seconds one resource takes to move to a new minor: zero for what does not move."""
+    type_ = str(resource["type"])
+    if type_ == "aws:eks/nodeGroup:NodeGroup":
+        inputs = resource["inputs"]
+        nodes = int((inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
+        percent = int((inputs.get("updateConfig") or {}).get("maxUnavailablePercentage") or 0)
+        batch = max(1, nodes * percent // 100)
+        return NODE_GROUP_UPDATE_SETUP + -(-nodes // batch) * NODE_REPLACE
+    return UPGRADE_DURATIONS.get(type_, (0.0, ""))[0] if resource["custom"] else 0.0
+
+
 DEFAULT_DURATION = (2.0, 2.0, "Kubernetes API call (ConfigMap, PV, PVC, StorageClass...), seconds")
 NO_DURATION = (0.0, 0.0, "components and providers: no cloud call")
 
@@ -112,6 +141,8 @@ def duration(resource: Mapping[str, Any], operation: Operation) -> float:
     """Modelled seconds of one resource's create or delete."""
     if not resource["custom"] or str(resource["type"]).startswith("pulumi:providers:"):
         return 0.0
+    if operation == "upgrade":
+        return upgrade_duration(resource)
     create, delete, _ = DURATIONS.get(str(resource["type"]), DEFAULT_DURATION)
     return create if operation == "create" else delete
 
@@ -251,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plans = [json.loads(p.read_text()) for p in args.plan] if args.plan else [render_plan(s) for s in ("dev", "prod")]
     print("Durations are a MODEL (typical values per resource type, sources in DURATIONS), not measurements.\n")
     for plan in plans:
-        for operation in ("create", "destroy"):
+        for operation in ("create", "destroy", "upgrade"):
             print(report(critical_path(plan, operation)), end="\n\n")
         phases = "; ".join(f"{k} {a / 60:.1f}-{b / 60:.1f} min" for k, (a, b) in destroy_phases(plan).items())
         print(f"{plan.get('stack', '')}, destroy phases (start-end): {phases}", end="\n\n")

@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplane.components import kms
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context
 from gpuplane.components.plan import iam_policies
@@ -75,6 +76,7 @@ class CloudWatchObservability(pulumi.ComponentResource):
             f"{name}-addon-{versions.ADDON_CLOUDWATCH_OBSERVABILITY}",
             cluster_name=cluster.cluster_name,
             addon_name=versions.ADDON_CLOUDWATCH_OBSERVABILITY,
+            addon_version=addon_version(versions.ADDON_CLOUDWATCH_OBSERVABILITY, cluster.kubernetes_version, self),
             configuration_values=json.dumps(cloudwatch.addon_configuration(), sort_keys=True),
             pod_identity_associations=[
                 aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=versions.CLOUDWATCH_AGENT_SA)

@@ -20,6 +20,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.config import ClusterArgs, NodeGroupArgs, Taint
 from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.destroy import teardown
@@ -428,6 +429,7 @@ class ControlPlane(pulumi.ComponentResource):
             f"{self._prefix}-addon-{addon_name}",
             cluster_name=self._cluster.name,
             addon_name=addon_name,
+            addon_version=addon_version(addon_name, self.kubernetes_version, self),
             service_account_role_arn=service_account_role_arn,
             configuration_values=json.dumps(configuration_values, sort_keys=True) if configuration_values else None,
             # EKS owns these add-ons: take over fields a previous manual install set.

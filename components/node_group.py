@@ -9,11 +9,13 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplane.components.config import NodeGroupArgs, Taint
+from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.control_plane import ControlPlane, deprecated_keyword
 from gpuplane.components.plan import capacity, iam_policies
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
+from gpuplane.components.plan.upgrade import node_version
 from gpuplane.manifests import versions
 
 
@@ -46,6 +48,7 @@ class NodeGroup(pulumi.ComponentResource):
         gpu_operator: bool | None = None,
         routes: Sequence[pulumi.Resource] | None = None,
         efa_security_group_ids: Sequence[pulumi.Input[str]] | None = None,
+        after: Sequence[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`cluster`: the cluster the nodes join; its subnets, tags and startup taints are the group's.
@@ -60,7 +63,13 @@ class NodeGroup(pulumi.ComponentResource):
         `efa_security_group_ids`: an EFA group's interfaces carry these (default with the cluster's `network`:
         the cluster security group and the network's EFA group); required when `args.efa`.
         `startup_taints`: deprecated, the cluster's (`Cluster(startup_taints=...)`).
+        `after`: what the group waits for besides the pre-node add-ons (default: for a GPU or other tainted
+        group, the system groups added so far; `Platform` adds coredns, `cluster.services_ready`). The same
+        dependency orders an upgrade: such a group moves to a new minor after them (plan/upgrade.py `ORDER`).
         """
+        if after is None:
+            system = args.kind == "cpu" and not blocks_scheduling(args)
+            after = [] if system else cluster.system_nodes
         if startup_taints is None:
             startup_taints = cluster.startup_taints
         else:
@@ -137,9 +146,15 @@ class NodeGroup(pulumi.ComponentResource):
             opts=child,
         )
 
+        # The cluster's minor and the AMI release AWS recommends for it: a new kubernetesVersion moves the nodes.
+        node = node_version(args, cluster.kubernetes_version)
         group = aws.eks.NodeGroup(
             f"{name}-ng",
             cluster_name=cluster.cluster_name,
+            version=node.version,
+            release_version=aws.ssm.get_parameter_output(
+                name=node.release_parameter, opts=pulumi.InvokeOutputOptions(parent=self)
+            ).value,
             # A prefix, not a fixed name: changing instance types, capacity or AMI type replaces a managed
             # node group, and with a generated name the new group is up before the old one is deleted.
             node_group_name_prefix=f"{args.name}-",
@@ -167,7 +182,7 @@ class NodeGroup(pulumi.ComponentResource):
                 parent=self,
                 # vpc-cni and the pod identity agent must be on the cluster before a node joins, and the
                 # private routes must exist or nodes cannot pull images or reach the endpoint, and never join.
-                depends_on=[*attachments, *cluster.before_compute, *routes],
+                depends_on=[*attachments, *cluster.before_compute, *routes, *after],
                 # The cluster-autoscaler owns the size once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
             ),

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.autoscaler import ClusterAutoscaler
 from gpuplane.components.cloudwatch import CloudWatchObservability
 from gpuplane.components.cluster import Cluster
@@ -111,7 +112,9 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
-        self.node_groups = {
+        # System groups first: the GPU and tainted groups wait for them and coredns (EKS's upgrade order).
+        system = {g.name for g in args.system_node_groups}
+        groups = {
             group.name: NodeGroup(
                 f"{name}-{group.name}",
                 group,
@@ -119,10 +122,12 @@ class Platform(pulumi.ComponentResource):
                 subnet_ids=self._subnets_of(group, args),
                 # The whole plan decides (another group's driver labels this one's nodes too).
                 gpu_operator=self.gpu_plan.operator,
+                after=self.cluster.services_ready if group.name not in system and system else None,
                 opts=child,
             )
-            for group in args.resolved_node_groups
+            for group in sorted(args.resolved_node_groups, key=lambda g: g.name not in system)
         }
+        self.node_groups = {g.name: groups[g.name] for g in args.resolved_node_groups}
         self.workspace = Workspace(
             f"{name}-workspace", namespace_name=args.workload_namespace, cluster=self.cluster, opts=child
         )
@@ -301,6 +306,7 @@ class Platform(pulumi.ComponentResource):
             f"{name}-addon-{versions.ADDON_NODE_MONITORING_AGENT}",
             cluster_name=self.cluster.cluster_name,
             addon_name=versions.ADDON_NODE_MONITORING_AGENT,
+            addon_version=addon_version(versions.ADDON_NODE_MONITORING_AGENT, self.cluster.kubernetes_version, self),
             configuration_values=json.dumps(
                 {"dcgmAgent": {"tolerations": node_repair.dcgm_server_tolerations(startup_keys)}}, sort_keys=True
             ),
@@ -354,6 +360,7 @@ class Platform(pulumi.ComponentResource):
                     f"{name}-addon-metrics-server",
                     cluster_name=self.cluster.cluster_name,
                     addon_name=versions.ADDON_METRICS_SERVER,
+                    addon_version=addon_version(versions.ADDON_METRICS_SERVER, self.cluster.kubernetes_version, self),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     tags=tags,

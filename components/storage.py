@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms, pod_identity
+from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.network import Network
@@ -280,6 +281,7 @@ class SharedStorage(pulumi.ComponentResource):
             f"{name}-addon-efs-csi",
             cluster_name=cluster.cluster_name,
             addon_name=versions.ADDON_EFS_CSI,
+            addon_version=addon_version(versions.ADDON_EFS_CSI, cluster.kubernetes_version, self),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,
@@ -325,6 +327,7 @@ def ebs_csi_driver(
         f"{name}-addon-ebs-csi",
         cluster_name=cluster.cluster_name,
         addon_name=versions.ADDON_EBS_CSI,
+        addon_version=addon_version(versions.ADDON_EBS_CSI, cluster.kubernetes_version, parent),
         resolve_conflicts_on_create="OVERWRITE",
         resolve_conflicts_on_update="OVERWRITE",
         pod_identity_associations=[

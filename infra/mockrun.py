@@ -106,7 +106,8 @@ class UnansweredInvoke(Exception):
     def __init__(self, token: str) -> None:
         super().__init__(
             f"the program calls invoke {token}, which the offline render cannot answer (it answers "
-            "getAvailabilityZones, getCallerIdentity, getRegion and getPartition); render needs a program "
+            "getAvailabilityZones, getCallerIdentity, getRegion, getPartition, eks getAddonVersion and AWS's public "
+            "ssm parameters); render needs a program "
             "whose data comes from config or from gpuplane's components"
         )
         self.token = token
@@ -191,7 +192,7 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         return resource_id, _in_partition(state, self.partition)
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        """Answer the few invokes the program makes (AZs, caller identity, region, partition)."""
+        """Answer the few invokes the program makes (AZs, caller identity, region, partition, versions)."""
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             names = [f"{self.region}{suffix}" for suffix in "abcd"]
             return {"names": names, "zoneIds": [f"z{i}" for i in range(len(names))], "id": self.region}, []
@@ -206,6 +207,17 @@ class PlaceholderMocks(pulumi_mocks.Mocks):
         if args.token == "aws:index/getPartition:getPartition":
             found = self.partition
             return {"partition": found.id, "dnsSuffix": found.dns_suffix, "id": found.id}, []
+        if args.token == "aws:eks/getAddonVersion:getAddonVersion":
+            # EKS's default version for the minor is only known to EKS: a placeholder that names the minor asked
+            # for, so a plan at a new kubernetesVersion shows every add-on moving with it.
+            addon, minor = str(args.args.get("addonName")), str(args.args.get("kubernetesVersion"))
+            version = f"[default of {addon} for {minor}]"
+            return {"addonName": addon, "kubernetesVersion": minor, "version": version, "id": addon}, []
+        name = str(args.args.get("name", ""))
+        if args.token == "aws:ssm/getParameter:getParameter" and name.startswith("/aws/service/"):
+            # Public parameters AWS publishes (the recommended AMI release of a minor): the name, bracketed.
+            value = f"[{name}]"
+            return {"name": name, "value": value, "insecureValue": value, "type": "String", "id": name}, []
         self.unanswered.append(args.token)
         raise UnansweredInvoke(args.token)
 

@@ -246,8 +246,12 @@ AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
 }
 
 # --- EKS add-ons -------------------------------------------------------------------------------------
-# Add-on versions are left to EKS (it picks the default version for the cluster's Kubernetes version),
-# because a fixed add-on version is valid for only a few Kubernetes minors. Names from the EKS user guide
+# Add-on versions: looked up per Kubernetes minor at `pulumi up` (`aws.eks.get_addon_version`, not most recent:
+# the version EKS marks default for the minor, as terraform-aws-eks resolves them), never pinned here: a fixed
+# version is valid for only a few minors, AWS publishes eksbuilds every few weeks, Renovate cannot read them and
+# no credential-free source lists them. Every add-on then carries `addonVersion` for the stack's minor, so a new
+# `kubernetesVersion` moves them too (components/addon_versions.py; the render shows the minor it asked for).
+# `gpuplane preflight` reads DescribeAddonVersions for the same minor. Names from the EKS user guide
 # "eks-add-ons"; `before_compute` mirrors terraform-aws-eks: vpc-cni and the pod identity agent must be
 # on the cluster before nodes join, coredns needs nodes to become healthy.
 ADDON_VPC_CNI: Final = "vpc-cni"
@@ -861,6 +865,38 @@ ADDON_UNAVAILABLE_REGION_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
 def addon_offered(addon: str, region: str) -> bool:
     """Whether EKS offers `addon` in `region`, by the table above."""
     return not region.startswith(ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
+
+
+# --- The GPU stack against a Kubernetes minor (what `gpuplane preflight` checks before an upgrade) --------------
+# part -> (oldest minor, newest minor, source); "" where upstream publishes no bound. A target outside the range
+# warns (newest) or fails (oldest); the autoscaler's image per minor is CLUSTER_AUTOSCALER_IMAGE_PINS.
+GPU_STACK_KUBERNETES: Final[dict[str, tuple[str, str, str]]] = {
+    "nvidia-driver": (
+        "1.32",
+        "1.36",
+        "the 580 branch in the AL2023 NVIDIA AMIs and Bottlerocket's aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia "
+        "variants (AMI_DRIVER_MAJOR, read 2026-11-26)",
+    ),
+    "nvidia-device-plugin": (
+        "",
+        "",
+        "NVIDIA publishes no Kubernetes range for the standalone chart; it uses the kubelet's device plugin API "
+        "v1beta1, stable since 1.10",
+    ),
+    "gpu-operator": (
+        "",
+        "",
+        "NVIDIA's platform-support page lists the validated Kubernetes range per OS; its rows for 26.7 were not "
+        "readable from here (2026-11-28): `gpuplane verify` checks the GPUs after the upgrade",
+    ),
+    "kueue": ("1.29", "", "Kueue README at v0.19.2: 'Requires Kubernetes 1.29 or newer'"),
+    "jobset": (
+        "",
+        "",
+        "JobSet publishes no Kubernetes support matrix; its newest E2E lane at v0.12.0 (f22e565) is 1.35, so a newer "
+        "minor is untested upstream: `gpuplane verify` runs a queued training run after the upgrade",
+    ),
+}
 
 
 # --- Kueue: the training queue -----------------------------------------------------------------------

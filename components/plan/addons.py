@@ -78,3 +78,31 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
                 )
             )
     return problems
+
+
+# The add-ons a node needs before it joins (terraform-aws-eks `before_compute`): the rest need running nodes.
+BEFORE_NODES: tuple[str, ...] = (versions.ADDON_POD_IDENTITY_AGENT, versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY)
+
+
+@dataclass(frozen=True)
+class VersionQuery:
+    """How an add-on's `addonVersion` is found: EKS's default for the cluster's minor (`get_addon_version`).
+
+    Not the most recent: EKS marks as default the build it has qualified for the minor, and a newer build
+    may still be rolling out; the same lookup terraform-aws-eks makes.
+    """
+
+    addon_name: str
+    kubernetes_version: str
+    most_recent: bool = False
+
+
+def version_query(addon_name: str, kubernetes_version: str) -> VersionQuery:
+    """The lookup of `addon_name`'s version for a cluster at `kubernetes_version`."""
+    return VersionQuery(addon_name, kubernetes_version)
+
+
+def by_nodes(args: PlatformArgs) -> tuple[list[str], list[str]]:
+    """The stack's add-ons split into those installed before the nodes and those that need nodes."""
+    names = [a.name for a in stack_addons(args)]
+    return [n for n in names if n in BEFORE_NODES], [n for n in names if n not in BEFORE_NODES]

@@ -26,7 +26,8 @@ from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.facts import prices
 from gpuplane.components.facts.addresses import unreachable
 from gpuplane.components.facts.catalog import lookup
-from gpuplane.components.plan import addons
+from gpuplane.components.plan import addons, upgrade
+from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
 from gpuplane.infra.config import StackConfig
 from gpuplane.manifests import versions
@@ -140,6 +141,7 @@ def run(
     checks.append(pulumi_cli())
     checks.append(api_reachability(config, local_addresses()))
     checks.append(pinned_defaults(config))
+    checks.extend(gpu_stack_checks(config))
     steps: list[tuple[str, Callable[[], list[Check]]]] = [
         ("region", lambda: [_region(config, session)]),
         ("availability zones and instance types", lambda: _offerings(config, session)),
@@ -150,6 +152,7 @@ def run(
         ("EFS", lambda: [_efs(config, session)]),
         ("capacity reservations", lambda: reservation_checks(config, client(session, "ec2"))),
         ("Kubernetes version drift", lambda: [version_drift(config, session)]),
+        ("Kubernetes upgrade", lambda: upgrade_checks(config, client(session, "eks"))),
         ("prices", lambda: live_prices(config, session)),
     ]
     for name, step in steps:
@@ -686,6 +689,8 @@ def version_drift(config: StackConfig, session: boto3.session.Session) -> Check:
             return Check(name, "pass", f"no cluster {config.cluster_name} yet; it will run {pinned}")
         raise
     running = str(cluster.get("version", ""))
+    if running and upgrade.minor_of(running) < upgrade.minor_of(pinned):
+        return Check(name, "pass", f"cluster {config.cluster_name} runs {running}: the stack upgrades it to {pinned}")
     if running and running != pinned:
         return Check(
             name,
@@ -695,6 +700,142 @@ def version_drift(config: StackConfig, session: boto3.session.Session) -> Check:
             f'Set cluster.kubernetesVersion: "{running}" in the stack file (EKS never downgrades)',
         )
     return Check(name, "pass", f"cluster {config.cluster_name} runs {running}, as pinned")
+
+
+# --- a Kubernetes upgrade ------------------------------------------------------------------------------------
+# Raising `cluster.kubernetesVersion` is the whole upgrade (components/plan/upgrade.py): these checks say, before
+# the `pulumi up`, whether EKS will take it (one minor per step, a cluster not busy with another update), what
+# EKS's upgrade insights found in use that the target minor removes, and what the GPU stack's upstreams say.
+UPGRADE_UNANSWERED: Final = {"404", "NotImplemented", "UnknownOperationException"}
+
+
+def gpu_stack_checks(config: StackConfig) -> list[Check]:
+    """The GPU stack's parts the stack runs, each against its upstream's Kubernetes range for the stack's minor."""
+    platform = config.platform
+    target = platform.cluster.kubernetes_version
+    found = upgrade.gpu_stack_support(
+        target,
+        gpu=bool(GpuPlan(tuple(platform.resolved_node_groups)).gpu_groups),
+        queue=bool(platform.training),
+        autoscaler=platform.autoscaler.enabled,
+    )
+    return [
+        Check(
+            f"GPU stack at {target}: {part.part}",
+            part.status,
+            part.detail,
+            ""
+            if part.status == "pass"
+            else "Keep the running minor until the part supports it, or accept and run "
+            "`gpuplane verify` right after the upgrade",
+        )
+        for part in found
+    ]
+
+
+def upgrade_checks(config: StackConfig, eks: Any) -> list[Check]:
+    """The live cluster (DescribeCluster) against the stack's minor, and EKS's upgrade insights for the next one.
+
+    Nothing to say for a cluster that does not exist yet or already runs the minor; a jump of more than one
+    minor fails with the path to take (EKS refuses it after `pulumi up` has started); insights in ERROR fail,
+    in WARNING or UNKNOWN warn, each named with what EKS says.
+    """
+    name = "Kubernetes upgrade"
+    target = config.platform.cluster.kubernetes_version
+    try:
+        cluster = eks.describe_cluster(name=config.cluster_name)["cluster"]
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return [Check(name, "pass", f"no cluster {config.cluster_name} yet: created at {target}")]
+        raise
+    running = str(cluster.get("version", ""))
+    if not running or upgrade.minor_of(running) >= upgrade.minor_of(target):
+        return [
+            Check(name, "pass", f"cluster {config.cluster_name} runs {running or 'an unknown version'}: no upgrade")
+        ]
+    path = upgrade.upgrade_path(running, target)
+    checks = []
+    problem = upgrade.jump_problem(running, target)
+    if problem:
+        checks.append(
+            Check(
+                name, "fail", problem, f'Set cluster.kubernetesVersion: "{path[0]}", pulumi up, verify; then the next'
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                name,
+                "pass",
+                f"{running} -> {target}: control plane, then add-ons, system node groups, GPU node groups "
+                "(docs/upgrades.md)",
+            )
+        )
+    status = str(cluster.get("status", ""))
+    if status != "ACTIVE":
+        checks.append(
+            Check(
+                f"{name}: cluster status",
+                "fail",
+                f"cluster {config.cluster_name} is {status}: EKS takes one update at a time",
+                f"Wait until `aws eks describe-cluster --name {config.cluster_name}` says ACTIVE",
+            )
+        )
+    checks.append(upgrade_insights(config, eks, path[0]))
+    return checks
+
+
+def upgrade_insights(config: StackConfig, eks: Any, target: str) -> Check:
+    """EKS upgrade insights (ListInsights, UPGRADE_READINESS) for `target`: deprecated APIs still in use and more."""
+    name = f"Kubernetes upgrade: insights for {target}"
+    request: dict[str, Any] = {
+        "clusterName": config.cluster_name,
+        "filter": {"categories": ["UPGRADE_READINESS"], "kubernetesVersions": [target]},
+    }
+    insights: list[dict[str, Any]] = []
+    try:
+        while True:
+            answer = eks.list_insights(**request)
+            insights += answer.get("insights", [])
+            if not answer.get("nextToken"):
+                break
+            request["nextToken"] = answer["nextToken"]
+    except (NotImplementedError, botocore.exceptions.ClientError) as exc:
+        if isinstance(exc, botocore.exceptions.ClientError) and (
+            exc.response.get("Error", {}).get("Code") not in UPGRADE_UNANSWERED
+        ):
+            raise
+        return Check(
+            name,
+            "warn",
+            "not checked: this EKS endpoint does not implement ListInsights",
+            f"aws eks list-insights --cluster-name {config.cluster_name} --filter "
+            f"categories=UPGRADE_READINESS,kubernetesVersions={target} --region {config.region}",
+        )
+    if not insights:
+        return Check(
+            name,
+            "warn",
+            f"EKS has no upgrade insights for {target} on {config.cluster_name} yet (it refreshes them daily)",
+            "Run preflight again later, or read the cluster's Upgrade insights tab in the EKS console",
+        )
+    by_status: dict[str, list[str]] = {}
+    for insight in insights:
+        status = str(insight.get("insightStatus", {}).get("status", "UNKNOWN"))
+        reason = insight.get("insightStatus", {}).get("reason") or insight.get("description", "")
+        by_status.setdefault(status, []).append(f"{insight.get('name')} ({reason})" if reason else str(insight["name"]))
+    failing = by_status.get("ERROR", [])
+    doubtful = by_status.get("WARNING", []) + by_status.get("UNKNOWN", [])
+    passing = len(by_status.get("PASSING", []))
+    fix = (
+        f"aws eks describe-insight --cluster-name {config.cluster_name} --id <id> names each client still calling a "
+        f"removed API; move them before upgrading to {target}"
+    )
+    if failing:
+        return Check(name, "fail", f"{len(failing)} insight(s) in ERROR for {target}: " + "; ".join(failing), fix)
+    if doubtful:
+        return Check(name, "warn", f"{len(doubtful)} insight(s) to look at for {target}: " + "; ".join(doubtful), fix)
+    return Check(name, "pass", f"{passing} upgrade insight(s) for {target}, all passing")
 
 
 # --- live prices ----------------------------------------------------------------------------------------

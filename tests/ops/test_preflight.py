@@ -263,18 +263,32 @@ def test_local_addresses_are_ipv4_and_not_loopback():
 
 
 def test_version_drift_after_eks_upgraded_the_cluster():
-    cfg = config.load("dev")
+    cfg = stack_config({"cluster": {**DEV_CLUSTER, "kubernetesVersion": "1.35"}})
     session = boto3.session.Session(region_name=cfg.region)
     assert preflight.version_drift(cfg, session).status == "pass"
     iam = session.client("iam")
     role = iam.create_role(RoleName="eks", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
     session.client("eks").create_cluster(
-        name=cfg.cluster_name, version="1.34", roleArn=role, resourcesVpcConfig={"subnetIds": []}
+        name=cfg.cluster_name, version="1.36", roleArn=role, resourcesVpcConfig={"subnetIds": []}
     )
     check = preflight.version_drift(cfg, session)
     assert check.status == "warn"
-    assert f"runs 1.34 but cluster.kubernetesVersion pins {versions.DEFAULT_KUBERNETES_VERSION}" in check.detail
-    assert check.fix == 'Set cluster.kubernetesVersion: "1.34" in the stack file (EKS never downgrades)'
+    assert "runs 1.36 but cluster.kubernetesVersion pins 1.35" in check.detail
+    assert check.fix == 'Set cluster.kubernetesVersion: "1.36" in the stack file (EKS never downgrades)'
+
+
+def test_a_cluster_older_than_the_stack_is_an_upgrade_not_drift():
+    cfg = config.load("dev")
+    session = boto3.session.Session(region_name=cfg.region)
+    role = session.client("iam").create_role(RoleName="eks", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    session.client("eks").create_cluster(
+        name=cfg.cluster_name, version="1.35", roleArn=role, resourcesVpcConfig={"subnetIds": []}
+    )
+    check = preflight.version_drift(cfg, session)
+    assert (check.status, check.detail) == (
+        "pass",
+        f"cluster {cfg.cluster_name} runs 1.35: the stack upgrades it to {versions.DEFAULT_KUBERNETES_VERSION}",
+    )
 
 
 def test_pulumi_yaml_requires_the_same_minimum_as_preflight():

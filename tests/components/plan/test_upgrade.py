@@ -1,0 +1,123 @@
+"""A Kubernetes upgrade by changing one version: the path, the nodes' versions, the GPU stack's ranges."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplane.components.config import NodeGroupArgs
+from gpuplane.components.plan import addons, upgrade
+from gpuplane.manifests import versions
+from tests.conftest import stack_config
+
+
+@pytest.mark.parametrize(
+    ("running", "target", "path"),
+    [
+        ("1.35", "1.35", []),
+        ("1.35", "1.36", ["1.36"]),
+        ("1.33", "1.36", ["1.34", "1.35", "1.36"]),
+        ("1.35.4", "v1.36", ["1.36"]),
+    ],
+)
+def test_the_path_is_every_minor_in_between_the_target_last(running: str, target: str, path: list[str]) -> None:
+    assert upgrade.upgrade_path(running, target) == path
+
+
+def test_one_minor_is_one_step_and_more_is_refused_with_the_path() -> None:
+    assert upgrade.jump_problem("1.35", "1.36") is None
+    assert upgrade.jump_problem("1.36", "1.36") is None
+    problem = upgrade.jump_problem("1.33", "1.36")
+    assert problem is not None
+    assert "3 minors ahead" in problem
+    assert "1.33 -> 1.34 -> 1.35 -> 1.36" in problem
+    assert "set '1.34'" in problem
+
+
+def test_a_downgrade_has_no_path() -> None:
+    problem = upgrade.jump_problem("1.36", "1.35")
+    assert problem is not None and "never downgrades" in problem and "'1.36'" in problem
+
+
+@pytest.mark.parametrize("bad", ["1", "one.two", "", "1.x"])
+def test_a_version_that_is_not_one_is_named(bad: str) -> None:
+    with pytest.raises(ValueError, match=f"'{bad}' is not a Kubernetes version"):
+        upgrade.minor_of(bad)
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "parameter"),
+    [
+        (
+            versions.AMI_AL2023_X86_NVIDIA,
+            "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/nvidia/recommended/release_version",
+        ),
+        (
+            versions.AMI_AL2023_ARM_STANDARD,
+            "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard/recommended/release_version",
+        ),
+        (
+            versions.AMI_BOTTLEROCKET_X86_NVIDIA,
+            "/aws/service/bottlerocket/aws-k8s-1.36-nvidia/x86_64/latest/image_version",
+        ),
+        (versions.AMI_BOTTLEROCKET_ARM, "/aws/service/bottlerocket/aws-k8s-1.36/arm64/latest/image_version"),
+    ],
+)
+def test_the_release_version_is_the_recommended_ami_release_of_the_minor(ami_type: str, parameter: str) -> None:
+    assert upgrade.release_version_parameter(ami_type, "1.36") == parameter
+
+
+def test_a_node_group_is_told_the_cluster_minor() -> None:
+    group = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g6.xlarge"], min_size=0, max_size=2)
+    node = upgrade.node_version(group, "1.35")
+    assert node.version == "1.35"
+    assert node.release_parameter == upgrade.release_version_parameter(group.resolved_ami_type, "1.35")
+    assert "/1.35/" in node.release_parameter and "/nvidia/" in node.release_parameter
+
+
+def test_the_order_puts_system_groups_before_node_needing_add_ons_and_gpu_groups_last() -> None:
+    args = stack_config({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}}).platform
+    before, after = addons.by_nodes(args)
+    assert set(before) == set(addons.BEFORE_NODES)
+    assert versions.ADDON_COREDNS in after
+    steps = upgrade.upgrade_order(args, before, after)
+    assert [s.tier for s in steps] == list(upgrade.ORDER)
+    system = {g.name for g in args.system_node_groups}
+    assert set(steps[2].members) == system
+    assert set(steps[4].members) == {g.name for g in args.resolved_node_groups} - system
+
+
+def test_add_on_versions_are_eks_default_for_the_minor_not_the_newest() -> None:
+    query = addons.version_query(versions.ADDON_KUBE_PROXY, "1.36")
+    assert (query.addon_name, query.kubernetes_version, query.most_recent) == ("kube-proxy", "1.36", False)
+
+
+def by_part(found: list[upgrade.PartSupport]) -> dict[str, tuple[str, str]]:
+    return {p.part: (p.status, p.detail) for p in found}
+
+
+def test_gpu_stack_at_136_passes_and_says_where_upstream_publishes_no_range() -> None:
+    found = by_part(upgrade.gpu_stack_support("1.36", gpu=True, queue=True, autoscaler=True))
+    assert {status for status, _ in found.values()} == {"pass"}
+    assert found["nvidia-driver"][1].startswith("1.36 is within 1.32 to 1.36")
+    assert found["jobset"][1].startswith("1.36 is within any to newest (JobSet publishes no Kubernetes support matrix")
+    assert found["cluster-autoscaler"] == ("pass", "v1.36.1 for Kubernetes 1.36")
+
+
+def test_gpu_stack_below_a_published_minimum_fails_and_a_minor_without_an_autoscaler_image_fails() -> None:
+    found = by_part(upgrade.gpu_stack_support("1.28", gpu=False, queue=True, autoscaler=False))
+    assert found["kueue"][0] == "fail" and "1.29 or newer" in found["kueue"][1]
+    assert "nvidia-driver" not in found
+    later = by_part(upgrade.gpu_stack_support("1.37", gpu=True, queue=False, autoscaler=True))
+    assert (
+        later["cluster-autoscaler"][0] == "fail"
+        and "no cluster-autoscaler image pinned for 1.37" in later["cluster-autoscaler"][1]
+    )
+    assert later["nvidia-driver"][0] == "warn"
+
+
+def test_every_part_of_the_table_names_its_source_and_bounds_parse() -> None:
+    for part, (low, high, source) in versions.GPU_STACK_KUBERNETES.items():
+        assert source, part
+        for bound in (low, high):
+            if bound:
+                upgrade.minor_of(bound)

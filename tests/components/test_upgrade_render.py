@@ -1,0 +1,121 @@
+"""The same stack rendered at two adjacent minors: exactly what changes, and in which order it moves.
+
+Changing `cluster.kubernetesVersion` from 1.35 to 1.36 in the prod stack must move the control plane, every
+EKS add-on (its `addonVersion` for the new minor) and every managed node group (`version` and the AMI
+`releaseVersion` of the new minor), and nothing else on the AWS side; and each must move after the control
+plane, the node groups after the add-ons nodes need, the GPU groups after the system groups and coredns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuplane.infra import config, mockrun, render
+from gpuplane.manifests import versions
+from tests.shipped import PROD
+
+ADDON = "aws:eks/addon:Addon"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+CLUSTER = "aws:eks/cluster:Cluster"
+
+
+def render_at(version: str) -> mockrun.Recording:
+    raw: dict[str, Any] = yaml.safe_load(PROD.read_text())["config"]
+    raw["gpuplane:cluster"] = {**raw["gpuplane:cluster"], "kubernetesVersion": version}
+    return render.run_stack(config.parse(raw, "prod"))
+
+
+@pytest.fixture(scope="module")
+def both() -> tuple[mockrun.Recording, mockrun.Recording]:
+    assert yaml.safe_load(PROD.read_text())["config"]["gpuplane:cluster"]["kubernetesVersion"] == "1.35"
+    return render_at("1.35"), render_at("1.36")
+
+
+def changes(old: mockrun.Recording, new: mockrun.Recording) -> dict[str, tuple[str, list[str]]]:
+    """URN -> (type, the input keys whose values differ)."""
+    before = {r.urn: r for r in old.resources}
+    assert set(before) == {r.urn for r in new.resources}, "a new minor must not add or remove resources"
+    found = {}
+    for resource in new.resources:
+        was = before[resource.urn].inputs
+        keys = sorted(k for k in {*was, *resource.inputs} if was.get(k) != resource.inputs.get(k))
+        if keys:
+            found[resource.urn] = (resource.type, keys)
+    return found
+
+
+def test_every_add_on_and_node_group_moves_to_the_new_minor_and_nothing_else_on_aws(
+    both: tuple[mockrun.Recording, mockrun.Recording],
+) -> None:
+    old, new = both
+    changed = changes(old, new)
+    aws_changes = {urn: c for urn, c in changed.items() if c[0].startswith("aws:")}
+    expected = {r.urn for r in new.resources if r.type in {ADDON, NODE_GROUP, CLUSTER}}
+    assert set(aws_changes) == expected
+    for urn, (type_, keys) in aws_changes.items():
+        resource = new.get(urn)
+        if type_ == CLUSTER:
+            assert keys == ["version"] and resource.inputs["version"] == "1.36"
+        elif type_ == ADDON:
+            assert keys == ["addonVersion"]
+            name = resource.inputs["addonName"]
+            assert resource.inputs["addonVersion"] == f"[default of {name} for 1.36]"
+            assert old.get(urn).inputs["addonVersion"] == f"[default of {name} for 1.35]"
+        else:
+            assert keys == ["releaseVersion", "version"]
+            assert resource.inputs["version"] == "1.36"
+            assert "/1.36/" in resource.inputs["releaseVersion"] and "/1.35/" in old.get(urn).inputs["releaseVersion"]
+    assert len([c for c in aws_changes.values() if c[0] == ADDON]) >= 5
+    assert len([c for c in aws_changes.values() if c[0] == NODE_GROUP]) >= 2
+
+
+def test_in_cluster_changes_are_only_what_follows_the_minor(
+    both: tuple[mockrun.Recording, mockrun.Recording],
+) -> None:
+    """Pod Security labels pin the policy version; the autoscaler's image matches the minor."""
+    old, new = both
+    kube = {urn: c for urn, c in changes(old, new).items() if not c[0].startswith("aws:")}
+    for urn, (type_, keys) in kube.items():
+        assert type_ in {"kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release"}, urn
+        if type_ == "kubernetes:core/v1:Namespace":
+            assert keys == ["metadata"], urn
+            labels = new.get(urn).inputs["metadata"]["labels"]
+            assert labels["pod-security.kubernetes.io/enforce-version"] == "v1.36"
+        else:
+            assert keys == ["values"], urn
+            assert new.get(urn).inputs["values"]["image"]["tag"] == versions.CLUSTER_AUTOSCALER_IMAGES["1.36"]
+
+
+def closure(recording: mockrun.Recording, urn: str) -> set[str]:
+    """Every URN `urn` waits for, directly or through what it waits for."""
+    seen: set[str] = set()
+    todo = list(recording.get(urn).dependencies)
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(recording.get(current).dependencies)
+    return seen
+
+
+def test_the_order_is_control_plane_add_ons_system_nodes_then_gpu_nodes(
+    both: tuple[mockrun.Recording, mockrun.Recording],
+) -> None:
+    _, new = both
+    cluster = new.one(CLUSTER).urn
+    addons = {r.inputs["addonName"]: r.urn for r in new.by_type(ADDON)}
+    groups = {r.name: r.urn for r in new.by_type(NODE_GROUP)}
+    system, gpu = groups["gpuplane-prod-system-ng"], groups["gpuplane-prod-gpu-ng"]
+    for urn in [*addons.values(), *groups.values()]:
+        assert cluster in closure(new, urn), urn
+    for name in (versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY, versions.ADDON_POD_IDENTITY_AGENT):
+        assert addons[name] in closure(new, system), name
+        assert system not in closure(new, addons[name]), name
+    # coredns and the other add-ons that need nodes move after the system groups; GPU groups after them.
+    for name in (versions.ADDON_COREDNS, versions.ADDON_EFS_CSI, versions.ADDON_NODE_MONITORING_AGENT):
+        assert system in closure(new, addons[name]), name
+    assert {system, addons[versions.ADDON_COREDNS]} <= closure(new, gpu)
+    assert gpu not in closure(new, system)
