@@ -9,7 +9,6 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplane.components.config import NodeGroupArgs, Taint
-from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.control_plane import ControlPlane, deprecated_keyword
 from gpuplane.components.plan import capacity, iam_policies
 from gpuplane.components.plan.gpu_nodes import GpuPlan
@@ -63,13 +62,14 @@ class NodeGroup(pulumi.ComponentResource):
         `efa_security_group_ids`: an EFA group's interfaces carry these (default with the cluster's `network`:
         the cluster security group and the network's EFA group); required when `args.efa`.
         `startup_taints`: deprecated, the cluster's (`Cluster(startup_taints=...)`).
-        `after`: what the group waits for besides the pre-node add-ons (default: for a GPU or other tainted
-        group, the system groups added so far; `Platform` adds coredns, `cluster.services_ready`). The same
-        dependency orders an upgrade: such a group moves to a new minor after them (plan/upgrade.py `ORDER`).
+        `after`: what the group waits for besides the pre-node add-ons (default: nothing more). Every group
+        is created, deleted and moved to a new minor beside the others, as terraform-aws-eks and EKS Blueprints
+        do: a GPU group that waited for the system groups would add a node group's create (about 2 minutes)
+        to every `pulumi up` of a new stack and its delete (5) to every destroy. A program that wants its GPU
+        groups to roll after the system groups at an upgrade passes `after=cluster.services_ready`.
         """
         if after is None:
-            system = args.kind == "cpu" and not blocks_scheduling(args)
-            after = [] if system else cluster.system_nodes
+            after = []
         if startup_taints is None:
             startup_taints = cluster.startup_taints
         else:

@@ -112,7 +112,8 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
-        # System groups first: the GPU and tainted groups wait for them and coredns (EKS's upgrade order).
+        # System groups first in the cluster's list of groups (coredns waits for them); every group is created and
+        # upgraded beside the others (NodeGroup's `after` says why).
         system = {g.name for g in args.system_node_groups}
         groups = {
             group.name: NodeGroup(
@@ -122,7 +123,6 @@ class Platform(pulumi.ComponentResource):
                 subnet_ids=self._subnets_of(group, args),
                 # The whole plan decides (another group's driver labels this one's nodes too).
                 gpu_operator=self.gpu_plan.operator,
-                after=self.cluster.services_ready if group.name not in system and system else None,
                 opts=child,
             )
             for group in sorted(args.resolved_node_groups, key=lambda g: g.name not in system)

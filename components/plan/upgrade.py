@@ -101,24 +101,17 @@ def node_version(group: NodeGroupArgs, kubernetes_version: str) -> NodeVersion:
 
 
 # --- EKS's order --------------------------------------------------------------------------------------------
-Tier = Literal[
-    "control plane", "add-ons before nodes", "system node groups", "add-ons after nodes", "other node groups"
-]
-ORDER: Final[tuple[Tier, ...]] = (
-    "control plane",
-    "add-ons before nodes",
-    "system node groups",
-    "add-ons after nodes",
-    "other node groups",
-)
+Tier = Literal["control plane", "add-ons before nodes", "node groups", "add-ons after nodes"]
+ORDER: Final[tuple[Tier, ...]] = ("control plane", "add-ons before nodes", "node groups", "add-ons after nodes")
 """What a `pulumi up` of a new minor moves, in this order (each tier depends on the ones before it).
 
 EKS's upgrade guide: the control plane first (nodes and add-ons may be one minor behind it, never ahead),
 then the add-ons, then the nodes. The add-ons that need running nodes to become healthy (coredns, the CSI
 drivers, the monitoring agents, metrics-server) wait for the system groups at creation, and the same
-dependency holds at an upgrade, so they move right after the system groups; GPU and other tainted groups
-go last, one group by its `maxUnavailablePercentage`, so a GPU node drains onto a cluster whose DNS and
-add-ons already run the new minor.
+dependency holds at an upgrade, so they move right after the system groups. Every node group moves at once,
+each by its own `maxUnavailablePercentage`, as terraform-aws-eks and EKS Blueprints order them: holding the
+GPU groups back until the system groups finish would lengthen every create by a node group's create and every
+destroy by a node group's delete (`NodeGroup`'s `after` lets a program choose that order).
 """
 
 
@@ -132,14 +125,11 @@ class UpgradeStep:
 
 def upgrade_order(args: PlatformArgs, addons_before: Sequence[str], addons_after: Sequence[str]) -> list[UpgradeStep]:
     """The tiers of `ORDER` for a stack, with the add-ons and node groups in each; empty tiers left out."""
-    system = [g.name for g in args.system_node_groups]
-    others = [g.name for g in args.resolved_node_groups if g.name not in system]
     members: dict[Tier, Sequence[str]] = {
         "control plane": [args.cluster_name or "cluster"],
         "add-ons before nodes": addons_before,
-        "system node groups": system,
+        "node groups": [g.name for g in args.resolved_node_groups],
         "add-ons after nodes": addons_after,
-        "other node groups": others,
     }
     return [UpgradeStep(tier, tuple(members[tier])) for tier in ORDER if members[tier]]
 

@@ -767,7 +767,7 @@ def upgrade_checks(config: StackConfig, eks: Any) -> list[Check]:
             Check(
                 name,
                 "pass",
-                f"{running} -> {target}: control plane, then add-ons, system node groups, GPU node groups "
+                f"{running} -> {target}: control plane, then add-ons, node groups, the add-ons that need nodes "
                 "(docs/upgrades.md)",
             )
         )

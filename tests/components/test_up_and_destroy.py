@@ -184,11 +184,8 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(requ
     # Nothing that waits for GPU nodes, NAT or EFS. No chart waits for kube-prometheus-stack: the ServiceMonitors
     # of Kueue and dcgm-exporter are ours, applied after it. Only the AWS managed collector follows the stack
     # (it scrapes the stack's kube-state-metrics), on a stack with AMP.
-    # GPU groups come after coredns (EKS's upgrade order, which a create follows too) and nothing waits for them,
-    # so the last GPU group can close the path too.
     stack_release = (RELEASE, f"gpuplane-{stack}-metrics-kube-prometheus-stack")
     assert slow[4:] in (
-        [(NODE_GROUP, f"gpuplane-{stack}-gpu-ng")],
         [(RELEASE, f"gpuplane-{stack}-autoscaler-release")],
         [(ADDON, f"gpuplane-{stack}-addon-metrics-server")],
         [(RELEASE, f"gpuplane-{stack}-jobset")],
@@ -199,10 +196,7 @@ def test_create_critical_path_is_cluster_cni_one_cpu_group_and_what_follows(requ
     kueue = (RELEASE, f"gpuplane-{stack}-queue-kueue")
     dcgm = (RELEASE, f"gpuplane-{stack}-gpu-dcgm-exporter")
     assert not (stack_release in slow and (kueue in slow or dcgm in slow))
-    assert not any("nat" in name or "efs" in name for name in path.names())
-    names = path.names()
-    gpu = f"gpuplane-{stack}-gpu-ng"
-    assert gpu not in names or names.index(gpu) > names.index(f"gpuplane-{stack}-cluster-addon-coredns")
+    assert not any("gpu-ng" in name or "nat" in name or "efs" in name for name in path.names())
 
 
 def test_destroy_skips_objects_deleted_with_the_cluster(prod_run):
@@ -255,22 +249,17 @@ def test_destroy_path_is_node_groups_then_cluster_then_network(request, fixture)
     plan = render.plan_document(stack_config_for(fixture.removesuffix("_run")), rec)
     path = model.critical_path(plan, "destroy")
     timing = model.schedule(plan, "destroy")
-    # The slow steps on the way: a GPU group, then the system group it waits for (EKS's upgrade order: GPU groups
-    # move after the system groups, so they are deleted before them), then the cluster; no add-on, release or
-    # namespace.
+    # The slow steps on the way: one node group (every group is deleted at once), then the cluster; no add-on,
+    # release or namespace.
     slow = [t for t, (_, _, secs) in zip(path.types(), path.steps, strict=True) if secs >= 60]
-    assert slow == [NODE_GROUP, NODE_GROUP, CLUSTER]
+    assert slow == [NODE_GROUP, CLUSTER]
     assert not {ADDON, RELEASE, "kubernetes:core/v1:Namespace"} & set(path.types())
     assert all(timing.cost[a.urn] == 0 for a in rec.by_type(ADDON))
-    # What destroy deletes first: the GPU groups, with only their own ASG tags before them; the system groups
-    # once the GPU groups are gone.
+    # What destroy deletes first: the node groups, with only their own ASG tags before them.
     groups = rec.by_type(NODE_GROUP)
     first = {rec.get(u).type for u, c in timing.cost.items() if c > 0 and timing.start(u) == 0}
     assert "aws:autoscaling/tag:Tag" in first and not first & {ADDON, CLUSTER}
-    gpu = [g for g in groups if "-gpu-" in g.name]
-    system = [g for g in groups if "-system-" in g.name]
-    assert gpu and system and all(timing.start(g.urn) <= 5 for g in gpu)
-    assert min(timing.start(g.urn) for g in system) >= max(timing.finish[g.urn] for g in gpu)
+    assert all(timing.start(g.urn) <= 5 for g in groups)
     # What still goes in order: the cluster after every node group, the VPC after the cluster, and
     # vpc-cni's IRSA role only once every node (whose pods' addresses it releases) is gone.
     cluster = rec.one(CLUSTER)
@@ -284,14 +273,19 @@ def test_destroy_path_is_node_groups_then_cluster_then_network(request, fixture)
     assert path.total == phases["network"][1]
 
 
-def test_upgrade_path_is_control_plane_add_on_system_nodes_coredns_then_gpu_nodes(dev_run):
+def test_upgrade_path_is_control_plane_add_on_system_nodes_then_coredns(dev_run):
     model = timeline()
     plan = render.plan_document(stack_config_for("dev"), dev_run)
     path = model.critical_path(plan, "upgrade")
-    assert [t for t in path.types()] == [CLUSTER, ADDON, NODE_GROUP, ADDON, NODE_GROUP]
-    assert path.names()[2:] == ["gpuplane-dev-system-ng", "gpuplane-dev-cluster-addon-coredns", "gpuplane-dev-gpu-ng"]
+    # metrics-server waits for coredns (it needs DNS), so it closes the path; no GPU group on it.
+    assert [t for t in path.types()] == [CLUSTER, ADDON, NODE_GROUP, ADDON, ADDON]
+    assert path.names()[2:] == [
+        "gpuplane-dev-system-ng",
+        "gpuplane-dev-cluster-addon-coredns",
+        "gpuplane-dev-addon-metrics-server",
+    ]
     # Only what moves at a new minor costs time: no release, namespace or IAM call on the path.
-    assert path.total == 600 + 60 + path.steps[2][2] + 60 + path.steps[4][2]
+    assert path.total == 600 + 60 + path.steps[2][2] + 60 + 60
 
 
 @pytest.mark.parametrize(

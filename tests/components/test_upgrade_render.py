@@ -101,7 +101,7 @@ def closure(recording: mockrun.Recording, urn: str) -> set[str]:
     return seen
 
 
-def test_the_order_is_control_plane_add_ons_system_nodes_then_gpu_nodes(
+def test_the_order_is_control_plane_add_ons_node_groups_then_add_ons_that_need_nodes(
     both: tuple[mockrun.Recording, mockrun.Recording],
 ) -> None:
     _, new = both
@@ -112,10 +112,13 @@ def test_the_order_is_control_plane_add_ons_system_nodes_then_gpu_nodes(
     for urn in [*addons.values(), *groups.values()]:
         assert cluster in closure(new, urn), urn
     for name in (versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY, versions.ADDON_POD_IDENTITY_AGENT):
-        assert addons[name] in closure(new, system), name
-        assert system not in closure(new, addons[name]), name
-    # coredns and the other add-ons that need nodes move after the system groups; GPU groups after them.
+        for group in (system, gpu):
+            assert addons[name] in closure(new, group), name
+            assert group not in closure(new, addons[name]), name
+    # coredns and the other add-ons that need nodes move after the system groups; every group moves at once
+    # (NodeGroup's `after` says why), so neither group waits for the other.
     for name in (versions.ADDON_COREDNS, versions.ADDON_EFS_CSI, versions.ADDON_NODE_MONITORING_AGENT):
         assert system in closure(new, addons[name]), name
-    assert {system, addons[versions.ADDON_COREDNS]} <= closure(new, gpu)
     assert gpu not in closure(new, system)
+    assert system not in closure(new, gpu)
+    assert addons[versions.ADDON_COREDNS] not in closure(new, gpu)

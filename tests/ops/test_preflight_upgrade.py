@@ -77,7 +77,7 @@ def test_one_minor_with_passing_insights_passes() -> None:
         ("Kubernetes upgrade", "pass"),
         ("Kubernetes upgrade: insights for 1.36", "pass"),
     ]
-    assert checks[0].detail.startswith("1.35 -> 1.36: control plane, then add-ons, system node groups")
+    assert checks[0].detail.startswith("1.35 -> 1.36: control plane, then add-ons, node groups")
     assert checks[1].detail == "1 upgrade insight(s) for 1.36, all passing"
 
 

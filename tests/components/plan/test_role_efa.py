@@ -122,7 +122,7 @@ def test_the_stack_refuses_a_run_on_efa_and_plain_groups_under_its_node_groups_k
 
 def test_a_run_on_groups_of_different_shares_asks_for_the_smallest():
     from gpuplane.components.plan.placement import WorkloadContext  # noqa: PLC0415
-    from gpuplane.components.training import training_spec  # noqa: PLC0415
+    from gpuplane.components.plan.training import training_spec  # noqa: PLC0415
     from tests.conftest import stack_config  # noqa: PLC0415
 
     overrides = {"cluster": DEV_CLUSTER, "nodeGroups": [SYSTEM, P5, P5EN], "training": [run(8)]}

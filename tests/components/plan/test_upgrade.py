@@ -74,16 +74,16 @@ def test_a_node_group_is_told_the_cluster_minor() -> None:
     assert "/1.35/" in node.release_parameter and "/nvidia/" in node.release_parameter
 
 
-def test_the_order_puts_system_groups_before_node_needing_add_ons_and_gpu_groups_last() -> None:
+def test_the_order_puts_every_node_group_before_the_add_ons_that_need_nodes() -> None:
     args = stack_config({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}}).platform
     before, after = addons.by_nodes(args)
     assert set(before) == set(addons.BEFORE_NODES)
     assert versions.ADDON_COREDNS in after
     steps = upgrade.upgrade_order(args, before, after)
     assert [s.tier for s in steps] == list(upgrade.ORDER)
-    system = {g.name for g in args.system_node_groups}
-    assert set(steps[2].members) == system
-    assert set(steps[4].members) == {g.name for g in args.resolved_node_groups} - system
+    assert set(steps[2].members) == {g.name for g in args.resolved_node_groups}
+    assert {g.name for g in args.system_node_groups} < set(steps[2].members)
+    assert set(steps[3].members) == set(after)
 
 
 def test_add_on_versions_are_eks_default_for_the_minor_not_the_newest() -> None:

@@ -1,0 +1,420 @@
+"""gpuplane as a Pulumi component package: the components, served to programs in any Pulumi language.
+
+`PulumiPlugin.yaml` at the repository root makes the repository a plugin (`pulumi package add <git URL>`);
+the Python language host runs this module, which hosts the components with the SDK's component provider
+(`pulumi.provider.experimental`). Its analyzer infers the package schema from one annotated `args`
+parameter of plain `pulumi.Input` fields, and its `construct` calls `Component(name, args, opts)`; the
+components take a pydantic model plus the cluster they belong to, so each served component has an adapter
+here. The adapters' args are made from the pydantic models (one field per model field, camelCase in the
+schema, required where the model requires it, the model's description), and validated by the same models
+with the stack file's error text, so a TypeScript program and a stack file are refused alike.
+
+An adapter's `__new__` returns the component itself: the engine asked for `gpuplane:index:<Name>` named
+`name`, and that is exactly what the Python program registers, so both programs make the same resource tree.
+
+What crosses a language boundary is data: a served component that needs a cluster (`NodeGroup`,
+`GpuEnablement`, `ClusterAutoscaler`) takes the *name* of a `Cluster` (or `Platform`) constructed earlier
+in the same program, which this provider process still holds (`pulumi.Output`s cannot carry Python objects);
+the caller's `dependsOn` on that cluster (and, for `GpuEnablement`, on its node groups) makes the engine
+construct them first.
+
+Inputs that shape the resource tree (sizes, kinds, instance types, which add-ons) must be known when the
+program runs. One given as the output of another resource (a `pulumi.Output`, unknown at preview) is
+refused with an error naming it, at preview and at `up` alike; `Cluster.subnetIds` alone may be an output
+(it only flows into the resources' inputs).
+"""
+
+import json
+import sys
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeAlias, TypeVar, get_args, get_origin
+
+import pulumi
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+from pulumi.runtime import rpc
+from pydantic import BaseModel, ValidationError
+
+from gpuplane.components import autoscaler as autoscaler_component
+from gpuplane.components import cluster as cluster_component
+from gpuplane.components import gpu as gpu_component
+from gpuplane.components import node_group as node_group_component
+from gpuplane.components import platform as platform_component
+from gpuplane.components.config import AutoscalerArgs, ClusterArgs, NodeGroupArgs, PlatformArgs
+from gpuplane.infra import config
+
+M = TypeVar("M", bound=BaseModel)
+
+PACKAGE = "gpuplane"
+"""The package name: the first part of every type token (`gpuplane:index:Platform`)."""
+VERSION = "0.1.0"
+"""The package version other languages pin (`pulumi package add ... @<tag>`); the distribution's version."""
+
+_CLUSTERS: dict[str, cluster_component.Cluster] = {}
+"""The clusters constructed by this provider process, by resource name: what `cluster: <name>` refers to."""
+
+
+## The args: one class per served component, its fields made from the pydantic model's
+
+
+def _input_type(annotation: Any) -> Any:
+    """The analyzer's type for a pydantic field's annotation: scalars and lists of them as such, objects as maps.
+
+    The analyzer refuses unions, so `X | None` is unwrapped (optionality is the field's `required`), literals
+    and enums become their value's type, and a nested model or a list of them is a map of any (its keys are
+    the stack file's, checked by the model).
+    """
+    origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        return _input_type(members[0]) if len(members) == 1 else Any
+    if origin is Literal:
+        return type(get_args(annotation)[0])
+    if origin is typing.Annotated:
+        return _input_type(get_args(annotation)[0])
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return type(next(iter(annotation)).value)
+    if annotation in (str, int, float, bool):
+        return annotation
+    if origin in (list, tuple, Sequence, set, frozenset):
+        (item, *_) = get_args(annotation) or (Any,)
+        inner = _input_type(item)
+        return list[inner] if inner in (str, int, float, bool) else list[dict[str, Any]]  # type: ignore[valid-type]
+    if origin in (dict, Mapping):
+        value = get_args(annotation)[1] if get_args(annotation) else Any
+        inner = _input_type(value)
+        return dict[str, inner] if inner in (str, int, float, bool) else dict[str, Any]  # type: ignore[valid-type]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return dict[str, Any]
+    return Any
+
+
+def _args_class(name: str, model: type[BaseModel], extra: Mapping[str, Any] = {}) -> type:
+    """A class of `pulumi.Input` fields named like `model`'s (snake_case; the schema camelCases them)."""
+    annotations: dict[str, Any] = {}
+    for field, info in model.model_fields.items():
+        kind = pulumi.Input[_input_type(info.annotation)]  # type: ignore[misc,valid-type]
+        annotations[field] = kind if info.is_required() else Optional[kind]  # noqa: UP045 (the analyzer reads Optional)
+    annotations.update(extra)
+    return type(name, (), {"__annotations__": annotations, "__module__": __name__, "__doc__": model.__doc__})
+
+
+if TYPE_CHECKING:
+    # Made at run time from the models (what the analyzer reads); a type checker sees the mapping the host passes.
+    PlatformInputs: TypeAlias = Mapping[str, Any]
+    ClusterInputs: TypeAlias = Mapping[str, Any]
+    NodeGroupInputs: TypeAlias = Mapping[str, Any]
+    AutoscalerInputs: TypeAlias = Mapping[str, Any]
+else:
+    PlatformInputs = _args_class("PlatformInputs", PlatformArgs)
+    ClusterInputs = _args_class(
+        "ClusterInputs",
+        ClusterArgs,
+        {"subnet_ids": pulumi.Input[list[str]], "cluster_name": Optional[str]},  # noqa: UP045
+    )
+    NodeGroupInputs = _args_class("NodeGroupInputs", NodeGroupArgs, {"cluster": str})
+    AutoscalerInputs = _args_class("AutoscalerInputs", AutoscalerArgs, {"cluster": str})
+
+
+class GpuEnablementInputs:
+    """What a cluster's GPU node groups need: the NVIDIA device plugin, GPU feature discovery, DCGM exporter."""
+
+    cluster: str
+    """The name of a `Cluster` (or `Platform`) made earlier in this program; its GPU groups are served."""
+    dcgm_exporter: Optional[pulumi.Input[bool]]  # noqa: UP045 (the analyzer reads Optional)
+    """GPU metrics from every GPU node. Default true."""
+    metrics: Optional[pulumi.Input[bool]]  # noqa: UP045
+    """The Prometheus Operator's CRDs exist, so the exporter gets a ServiceMonitor. Default false."""
+
+
+EXTRA_DESCRIPTIONS: dict[str, dict[str, str]] = {
+    "Cluster": {
+        "subnetIds": "The private subnets of the control plane's interfaces and of the nodes (may be an output).",
+        "clusterName": "The EKS cluster's name. Default `<project>-<stack>`.",
+    },
+    "NodeGroup": {"cluster": "The name of a `Cluster` (or `Platform`) made earlier in this program."},
+    "ClusterAutoscaler": {"cluster": "The name of a `Cluster` (or `Platform`) made earlier in this program."},
+}
+"""Descriptions of the args that are the adapters' own (not a model field)."""
+
+
+## Inputs that decide the resource tree must be known
+
+
+def _is_unknown(value: Any) -> bool:
+    """An output of another resource (its value is not readable here) or the engine's unknown marker."""
+    if isinstance(value, pulumi.Output) or value == rpc.UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(_is_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_is_unknown(v) for v in value)
+    return False
+
+
+def _settings(component: str, name: str, args: Mapping[str, Any], passed: Sequence[str] = ()) -> dict[str, Any]:
+    """The args as the stack file would write them (camelCase keys), refusing any that is not known yet."""
+    settings: dict[str, Any] = {}
+    for key, value in args.items():
+        camel = config_key(key)
+        if key in passed:
+            continue
+        if _is_unknown(value):
+            raise ValueError(
+                f"{component} '{name}': input '{camel}' is the output of another resource (unknown until it "
+                "exists); it decides which resources gpuplane makes, so it must be a plain value when the program "
+                "runs (a literal or a stack config value)"
+            )
+        settings[camel] = value
+    return settings
+
+
+def config_key(field: str) -> str:
+    """The camelCase key of a snake_case field, as the schema and the stack file spell it."""
+    head, *rest = field.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def _validated(component: str, name: str, model: type[M], settings: Mapping[str, Any]) -> M:
+    """`model` from `settings`, refused with the stack file's error lines (each naming key, value, allowed)."""
+    try:
+        return model.model_validate(settings)
+    except ValidationError as exc:
+        # The stack file's lines, keyed by the component's own arg (no `gpuplane:` namespace here).
+        lines = [line.removeprefix(f"{config.NAMESPACE}:") for line in config.format_errors(exc)]
+        raise ValueError(f"{component} '{name}': " + "; ".join(lines)) from None
+
+
+def _cluster(component: str, name: str, cluster: str) -> cluster_component.Cluster:
+    if cluster not in _CLUSTERS:
+        made = ", ".join(sorted(_CLUSTERS)) or "none yet"
+        raise ValueError(
+            f"{component} '{name}': cluster '{cluster}' is not a Cluster or Platform made earlier in this program "
+            f"by this package (name its resource name, and depend on it: `dependsOn`); made so far: {made}"
+        )
+    return _CLUSTERS[cluster]
+
+
+## The served components
+
+
+class Platform(pulumi.ComponentResource):
+    """A GPU-ready EKS platform for TensorFlow: network, cluster, node groups, storage, GPU add-ons, workloads.
+
+    Its args are the stack file's `gpuplane:` keys, validated the same way (and against the stack's
+    `aws:region`).
+    """
+
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The Kubernetes API endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (token from `aws eks get-token`)."""
+    vpc_id: pulumi.Output[str]
+    """The VPC's id."""
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, args: PlatformInputs, opts: pulumi.ResourceOptions | None = None
+    ) -> platform_component.Platform:
+        """The `Platform` component, for `args` validated like a stack file's `gpuplane:` keys."""
+        settings = _settings("Platform", name, args)
+        raw: dict[str, Any] = {f"{config.NAMESPACE}:{k}": v for k, v in settings.items()}
+        for key in ("region", "profile", "assumeRoles", "assumeRole"):
+            value = pulumi.Config("aws").get(key)
+            if value is not None:
+                raw[f"aws:{key}"] = value
+        try:
+            stack = config.parse(config.from_engine_strings(raw), pulumi.get_stack(), pulumi.get_project())
+        except config.ConfigError as exc:
+            raise ValueError(f"Platform '{name}': " + "; ".join(exc.problems)) from None
+        platform = platform_component.Platform(
+            name,
+            stack.platform,
+            region=stack.region,
+            aws_profile=stack.profile,
+            assume_roles=stack.assume_roles,
+            opts=opts,
+        )
+        _CLUSTERS[name] = platform.cluster
+        served = {
+            "cluster_name": platform.cluster.cluster_name,
+            "endpoint": platform.cluster.endpoint,
+            "kubeconfig": platform.cluster.kubeconfig,
+            "vpc_id": platform.network.vpc_id,
+        }
+        for attribute, output in served.items():
+            setattr(platform, attribute, output)
+        return platform
+
+    def __init__(self, name: str, args: PlatformInputs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Never runs (`__new__` returns the component); declares `args` for the schema."""
+        super().__init__("gpuplane:index:Platform", name, None, opts)  # pragma: no cover
+
+
+class Cluster(pulumi.ComponentResource):
+    """An EKS cluster secured by default (access entries, KMS-encrypted Secrets, logs, OIDC provider)."""
+
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The Kubernetes API endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (token from `aws eks get-token`)."""
+    oidc_provider_arn: pulumi.Output[str]
+    """The IAM OIDC provider of the cluster (IRSA)."""
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, args: ClusterInputs, opts: pulumi.ResourceOptions | None = None
+    ) -> cluster_component.Cluster:
+        """The `Cluster` component in the given subnets."""
+        values = args
+        settings = _settings("Cluster", name, values, passed=("subnet_ids", "cluster_name"))
+        made = cluster_component.Cluster(
+            name,
+            _validated("Cluster", name, ClusterArgs, settings),
+            subnet_ids=values["subnet_ids"],
+            cluster_name=values.get("cluster_name"),
+            opts=opts,
+        )
+        _CLUSTERS[name] = made
+        return made
+
+    def __init__(self, name: str, args: ClusterInputs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Never runs (`__new__` returns the component); declares `args` for the schema."""
+        super().__init__("gpuplane:index:Cluster", name, None, opts)  # pragma: no cover
+
+
+class NodeGroup(pulumi.ComponentResource):
+    """A managed node group of a cluster: CPU or GPU (with the GPU taint and labels), in the cluster's subnets."""
+
+    node_group_name: pulumi.Output[str]
+    """The EKS node group's name."""
+    role_arn: pulumi.Output[str]
+    """The nodes' IAM role."""
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, args: NodeGroupInputs, opts: pulumi.ResourceOptions | None = None
+    ) -> node_group_component.NodeGroup:
+        """The `NodeGroup` component of the named cluster."""
+        values = args
+        settings = _settings("NodeGroup", name, values, passed=("cluster",))
+        cluster = _cluster("NodeGroup", name, values["cluster"])
+        group = _validated("NodeGroup", name, NodeGroupArgs, settings)
+        return node_group_component.NodeGroup(name, group, cluster=cluster, opts=opts)
+
+    def __init__(self, name: str, args: NodeGroupInputs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Never runs (`__new__` returns the component); declares `args` for the schema."""
+        super().__init__("gpuplane:index:NodeGroup", name, None, opts)  # pragma: no cover
+
+
+class GpuEnablement(pulumi.ComponentResource):
+    """What a cluster's GPU node groups need: the NVIDIA device plugin, GPU feature discovery, DCGM exporter."""
+
+    releases: pulumi.Output[list[str]]
+    """The Helm releases installed."""
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, args: GpuEnablementInputs, opts: pulumi.ResourceOptions | None = None
+    ) -> gpu_component.GpuEnablement:
+        """The `GpuEnablement` component for the GPU groups the named cluster has so far."""
+        values = typing.cast(Mapping[str, Any], args)
+        settings = _settings("GpuEnablement", name, values, passed=("cluster",))
+        cluster = _cluster("GpuEnablement", name, values["cluster"])
+        return gpu_component.GpuEnablement(
+            name,
+            cluster=cluster,
+            dcgm_exporter=bool(settings.get("dcgmExporter", True)),
+            metrics=bool(settings.get("metrics", False)),
+            opts=opts,
+        )
+
+    def __init__(self, name: str, args: GpuEnablementInputs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Never runs (`__new__` returns the component); declares `args` for the schema."""
+        super().__init__("gpuplane:index:GpuEnablement", name, None, opts)  # pragma: no cover
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    """The cluster-autoscaler: scales every node group of the cluster, GPU groups from zero."""
+
+    role_arn: pulumi.Output[str]
+    """The autoscaler's IAM role."""
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, args: AutoscalerInputs, opts: pulumi.ResourceOptions | None = None
+    ) -> autoscaler_component.ClusterAutoscaler:
+        """The `ClusterAutoscaler` component of the named cluster."""
+        values = args
+        settings = _settings("ClusterAutoscaler", name, values, passed=("cluster",))
+        cluster = _cluster("ClusterAutoscaler", name, values["cluster"])
+        scaler = _validated("ClusterAutoscaler", name, AutoscalerArgs, settings)
+        return autoscaler_component.ClusterAutoscaler(name, scaler, cluster=cluster, opts=opts)
+
+    def __init__(self, name: str, args: AutoscalerInputs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Never runs (`__new__` returns the component); declares `args` for the schema."""
+        super().__init__("gpuplane:index:ClusterAutoscaler", name, None, opts)  # pragma: no cover
+
+
+COMPONENTS: list[type[pulumi.ComponentResource]] = [Platform, Cluster, NodeGroup, GpuEnablement, ClusterAutoscaler]
+"""The served components, in the schema's order."""
+
+MODELS: dict[str, type[BaseModel]] = {
+    "Platform": PlatformArgs,
+    "Cluster": ClusterArgs,
+    "NodeGroup": NodeGroupArgs,
+    "ClusterAutoscaler": AutoscalerArgs,
+}
+"""The pydantic model each served component's args are made from (their descriptions are the schema's)."""
+
+
+## The schema and the provider
+
+
+def package_schema() -> dict[str, Any]:
+    """The package schema, inferred offline by the SDK's analyzer, with the models' field descriptions.
+
+    The analyzer reads property descriptions from the source text after each annotation, which the args
+    made from the models do not have; the models' descriptions are filled in here, one text for both.
+    """
+    result = Analyzer(PACKAGE).analyze(COMPONENTS)
+    spec = generate_schema(
+        PACKAGE,
+        VERSION,
+        None,
+        result["component_definitions"],
+        result["type_definitions"],
+        sorted(result["dependencies"], key=lambda d: f"{d.name}{d.version}"),
+    ).to_json()
+    for token, resource in spec["resources"].items():
+        component = token.rsplit(":", 1)[-1]
+        model = MODELS.get(component)
+        described = {config_key(f): i.description for f, i in model.model_fields.items()} if model else {}
+        described.update(EXTRA_DESCRIPTIONS.get(component, {}))
+        for key, prop in resource.get("inputProperties", {}).items():
+            if described.get(key):
+                prop["description"] = described[key]
+    spec["description"] = "A GPU-ready EKS platform for TensorFlow, as Pulumi components."
+    return spec
+
+
+class GpuplaneProvider(ComponentProvider):
+    """The SDK's component provider, serving `package_schema()` (with the models' descriptions)."""
+
+    def __init__(self) -> None:
+        super().__init__(COMPONENTS, PACKAGE, None, VERSION)
+        self.schema = json.dumps(package_schema())
+
+
+def main() -> None:
+    """Serve the components to the Pulumi engine (the plugin's entry point, run by `PulumiPlugin.yaml`)."""
+    from pulumi.provider import main as serve  # noqa: PLC0415 (only the plugin process serves)
+
+    serve(GpuplaneProvider(), sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""The component package: its schema (offline, from the SDK's analyzer) and `construct` under mocks."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pulumi
+import pytest
+from pulumi.provider.server import ComponentInitError
+from pulumi.runtime import rpc
+
+from gpuplane.infra import config, mockrun, provider, render
+from tests.conftest import DEV_CLUSTER, stack_config
+
+METASCHEMA = Path(__file__).parents[1] / "fixtures" / "pulumi" / "package-metaschema.json"
+REGION = "us-west-2"
+
+
+@pytest.fixture(scope="module")
+def served() -> provider.GpuplaneProvider:
+    return provider.GpuplaneProvider()
+
+
+@pytest.fixture(scope="module")
+def schema(served: provider.GpuplaneProvider) -> dict[str, Any]:
+    assert served.schema is not None
+    return json.loads(served.schema)
+
+
+def test_schema_is_a_valid_pulumi_package_schema(schema: dict[str, Any]) -> None:
+    # The metaschema's patterns name groups the ECMAScript way (`(?<name>`); Python's re spells it `(?P<name>`.
+    metaschema = json.loads(METASCHEMA.read_text().replace("(?<", "(?P<"))
+    validator = jsonschema.Draft202012Validator(metaschema)
+    assert [e.message for e in validator.iter_errors(schema)] == []
+    # And a wrong one is caught: the check can fail.
+    broken = {**schema, "resources": {"gpuplane:index:Platform": {"isComponent": "yes"}}}
+    assert list(validator.iter_errors(broken))
+
+
+def test_schema_serves_every_component_with_its_token(schema: dict[str, Any]) -> None:
+    assert schema["name"] == "gpuplane"
+    assert schema["version"] == provider.VERSION
+    assert sorted(schema["resources"]) == sorted(
+        f"gpuplane:index:{name}" for name in ("Platform", "Cluster", "NodeGroup", "GpuEnablement", "ClusterAutoscaler")
+    )
+    assert all(r["isComponent"] for r in schema["resources"].values())
+    gpu = schema["resources"]["gpuplane:index:GpuEnablement"]
+    assert gpu["requiredInputs"] == ["cluster"]
+    assert gpu["inputProperties"]["dcgmExporter"] == {
+        "type": "boolean",
+        "description": "GPU metrics from every GPU node. Default true.",
+    }
+    assert all(
+        r["inputProperties"][k].get("description") for r in schema["resources"].values() for k in r["inputProperties"]
+    )
+
+
+@pytest.mark.parametrize("component", sorted(provider.MODELS))
+def test_schema_args_are_the_models_fields(schema: dict[str, Any], component: str) -> None:
+    """Every documented field, camelCase, required as the model says, with the model's description."""
+    model = provider.MODELS[component]
+    resource = schema["resources"][f"gpuplane:index:{component}"]
+    properties = resource["inputProperties"]
+    for field, info in model.model_fields.items():
+        key = info.alias or provider.config_key(field)
+        assert key == provider.config_key(field)  # the stack file's key is the schema's
+        assert key in properties, f"{component}.{key} missing"
+        assert properties[key].get("description") == info.description
+    required = {provider.config_key(f) for f, i in model.model_fields.items() if i.is_required()}
+    own_required = {"subnetIds"} if component == "Cluster" else {"cluster"} if component != "Platform" else set()
+    assert set(resource.get("requiredInputs", [])) == required | own_required
+    extra = set(properties) - {provider.config_key(f) for f in model.model_fields}
+    assert extra == set(provider.EXTRA_DESCRIPTIONS.get(component, {}))
+
+
+def test_schema_types_follow_the_fields(schema: dict[str, Any]) -> None:
+    group = schema["resources"]["gpuplane:index:NodeGroup"]["inputProperties"]
+    assert group["minSize"]["type"] == "integer"
+    assert group["instanceTypes"] == {**group["instanceTypes"], "type": "array"}
+    assert group["instanceTypes"]["items"]["type"] == "string"
+    assert group["gpuTaint"]["type"] == "boolean"
+    assert group["labels"]["additionalProperties"]["type"] == "string"
+    platform = schema["resources"]["gpuplane:index:Platform"]["inputProperties"]
+    assert platform["nodeGroups"]["type"] == "array"
+    assert platform["cluster"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
+
+
+## construct under mocks
+
+
+def _construct(served: provider.GpuplaneProvider, calls: list[tuple[str, str, dict[str, Any]]]) -> mockrun.Recording:
+    def program() -> dict[str, Any]:
+        for name, component, inputs in calls:
+            served.construct(name, f"gpuplane:index:{component}", inputs, None)
+        return {}
+
+    return mockrun.run(program, config.PROJECT, "test", REGION, {"aws:region": REGION})
+
+
+def _tree(recording: mockrun.Recording) -> list[tuple[str, str, str | None, str]]:
+    return sorted(
+        (r.urn, r.type, r.parent, json.dumps(r.inputs, sort_keys=True, default=str)) for r in recording.resources
+    )
+
+
+def test_construct_of_platform_makes_what_the_python_program_makes(served: provider.GpuplaneProvider) -> None:
+    settings = {"cluster": DEV_CLUSTER, "profile": "dev", "tags": {"team": "ml"}}
+    expected = render.run_stack(stack_config(settings))
+    made = _construct(served, [("gpuplane-test", "Platform", settings)])
+    assert len(made.resources) == len(expected.resources) > 50
+    assert _tree(made) == _tree(expected)
+    assert made.warnings == expected.warnings
+
+
+def test_platform_refuses_bad_config_with_the_stack_files_words(served: provider.GpuplaneProvider) -> None:
+    settings = {"cluster": DEV_CLUSTER, "nodeGroups": [{"name": "gpu", "instanceTypes": ["g5.xlarge"], "minSize": -1}]}
+    with pytest.raises(config.ConfigError) as stack_error:
+        stack_config(settings)
+    with pytest.raises(ComponentInitError) as construct_error:
+        _construct(served, [("p", "Platform", settings)])
+    message = str(construct_error.value.__cause__ or construct_error.value)
+    assert message.startswith("Platform 'p': ")
+    for problem in stack_error.value.problems:
+        assert problem in message
+
+
+@pytest.mark.parametrize("unknown", [pulumi.Output.from_input("dev"), rpc.UNKNOWN], ids=["output", "engine-unknown"])
+def test_an_input_that_is_not_known_yet_is_refused_by_name(served: provider.GpuplaneProvider, unknown: Any) -> None:
+    """At preview another resource's output is unknown: what decides the resource tree must be plain."""
+    with pytest.raises(ComponentInitError, match=r"Platform 'p': input 'profile' is the output of another resource"):
+        _construct(served, [("p", "Platform", {"cluster": DEV_CLUSTER, "profile": unknown})])
+    nested = {"cluster": {**DEV_CLUSTER, "publicAccessCidrs": [unknown]}}
+    with pytest.raises(ComponentInitError, match=r"input 'cluster' is the output of another resource"):
+        _construct(served, [("p", "Platform", nested)])
+
+
+def test_cluster_subnets_may_be_an_output_and_node_groups_name_their_cluster(
+    served: provider.GpuplaneProvider,
+) -> None:
+    subnets = pulumi.Output.from_input(["subnet-a", "subnet-b"])
+    made = _construct(
+        served,
+        [
+            ("eks", "Cluster", {"subnetIds": subnets, "publicAccessCidrs": ["198.51.100.7/32"]}),
+            ("eks-system", "NodeGroup", {"cluster": "eks", "name": "system", "instanceTypes": ["m6i.large"]}),
+            ("eks-gpu", "NodeGroup", {"cluster": "eks", "name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"]}),
+            ("eks-gpu-stack", "GpuEnablement", {"cluster": "eks"}),
+            ("eks-autoscaler", "ClusterAutoscaler", {"cluster": "eks"}),
+        ],
+    )
+    by_type = {r.type: r for r in made.resources if r.type.startswith("gpuplane:index:") and r.name != "eks-system"}
+    assert sorted(by_type) == [
+        "gpuplane:index:Cluster",
+        "gpuplane:index:ClusterAutoscaler",
+        "gpuplane:index:GpuEnablement",
+        "gpuplane:index:NodeGroup",
+    ]
+    node_group = next(r for r in made.resources if r.type == "aws:eks/nodeGroup:NodeGroup" and "gpu" in r.name)
+    assert node_group.inputs["subnetIds"] == ["subnet-a", "subnet-b"]
+    assert node_group.inputs["instanceTypes"] == ["g5.xlarge"]
+    assert node_group.parent == by_type["gpuplane:index:NodeGroup"].urn
+
+
+def test_a_component_naming_an_unknown_cluster_is_refused(served: provider.GpuplaneProvider) -> None:
+    with pytest.raises(ComponentInitError, match=r"NodeGroup 'g': cluster 'nope' is not a Cluster or Platform made"):
+        _construct(served, [("g", "NodeGroup", {"cluster": "nope", "name": "g", "instanceTypes": ["m6i.large"]})])
+
+
+def test_cluster_args_are_validated_by_the_model(served: provider.GpuplaneProvider) -> None:
+    refused = r"Cluster 'c': kubernetesVersion: '0.1' is not a Kubernetes version EKS supports; allowed: 1\.\d+"
+    with pytest.raises(ComponentInitError, match=refused):
+        _construct(served, [("c", "Cluster", {"subnetIds": ["s"], "kubernetesVersion": "0.1"})])
