@@ -408,9 +408,9 @@ def _janitor_table(found: janitor_ops.Plan) -> Table:
     from rich.table import Table  # noqa: PLC0415
 
     config = found.config
-    table = Table(
-        title=f"janitor: stack {config.stack} ({config.cluster_name}, {found.vpc_id or 'no VPC'}, {config.region})"
-    )
+    title = f"janitor: stack {config.stack} ({config.cluster_name}, {found.vpc_id or 'no VPC'}, {config.region})"
+    # As wide as its title (Rich wraps a title at the table's width; the console's width still caps it).
+    table = Table(title=title, min_width=len(title))
     for column in ("action", "kind", "id", "name", "identified by"):
         table.add_column(column, overflow="fold")
     for orphan in found.findings.orphans:

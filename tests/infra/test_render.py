@@ -17,6 +17,7 @@ from gpuplane.components.plan import cost
 from gpuplane.infra import render as render_module
 from gpuplane.infra.cli import app
 from gpuplane.infra.render import reduce_edges
+from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 
 runner = CliRunner()
@@ -187,7 +188,7 @@ def test_dev_idles_without_a_gpu_node_and_says_how_to_start_its_gpu_variant(dev_
     picture = (dev_out / "stack.md").read_text()
     assert "## Cost per hour (USD)" in picture and f"**{priced['idle']:,.2f}**" in picture
     # The one line that starts it is in the shipped stack file, with what it costs.
-    stack = (Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml").read_text()
+    stack = shipped.DEV.read_text()
     assert "          replicas: 0  # 1 starts it (a GPU node, see above)\n" in stack
 
 

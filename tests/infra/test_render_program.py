@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import shipped
+
 ROOT = Path(__file__).resolve().parents[2]
 GPUPLANE = Path(sys.executable).parent / "gpuplane"
 
@@ -27,7 +29,7 @@ def test_a_copy_of_the_project_lists_and_checks_its_training_runs(tmp_path):
     project = tmp_path / "team"
     (project / "program").mkdir(parents=True)
     shutil.copy(ROOT / "infra" / "__main__.py", project / "program" / "__main__.py")
-    shutil.copytree(ROOT / "stacks", project / "stacks")
+    shutil.copytree(shipped.STACKS, project / "stacks")
     (project / "Pulumi.yaml").write_text("name: gpuplane\nruntime: python\nmain: program/\nstackConfigDir: stacks\n")
     own, copy = tmp_path / "own", tmp_path / "copy"
     mine = render("dev", "--out", str(own))

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests import interrupts
 from tests.verify.fakeapi import FakeApi, Server
 from tests.verify.fakes import healthy_nodes, node, stack_expect
 
@@ -36,11 +37,6 @@ def dev_version() -> str:
 def api(dev_version: str) -> Iterator[Server]:
     with Server(FakeApi(version=dev_version, nodes=healthy_nodes(stack_expect("dev")))) as server:
         yield server
-
-
-def _default_sigint() -> None:
-    """The child handles Ctrl-C as a terminal would make it (a background job's children inherit it ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _start(server: Server, tmp_path: Path, *args: str, out: str = "r") -> tuple[subprocess.Popen[str], float]:
@@ -61,7 +57,7 @@ def _start(server: Server, tmp_path: Path, *args: str, out: str = "r") -> tuple[
         text=True,
         env=env,
         cwd=tmp_path,
-        preexec_fn=_default_sigint,  # noqa: PLW1509 - only resets a signal's disposition
+        preexec_fn=interrupts.as_from_a_terminal,  # noqa: PLW1509 - only resets a signal's disposition
     )
     return child, started
 
