@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import botocore.session
+from gpuplane.components.facts import partition
 
 Architecture = Literal["x86_64", "arm64"]
 
@@ -252,7 +252,7 @@ def aws_instance_types() -> frozenset[str]:
 
     This is the source of truth for "does AWS know this type at all", independent of our data file.
     """
-    model = botocore.session.get_session().get_service_model("ec2")
+    model = partition.botocore_session().get_service_model("ec2")
     return frozenset(model.shape_for("InstanceType").enum)
 
 
