@@ -80,10 +80,35 @@ def test_the_order_puts_every_node_group_before_the_add_ons_that_need_nodes() ->
     assert set(before) == set(addons.BEFORE_NODES)
     assert versions.ADDON_COREDNS in after
     steps = upgrade.upgrade_order(args, before, after)
-    assert [s.tier for s in steps] == list(upgrade.ORDER)
+    # At the default `parallel` order every group is in one tier, and the GPU groups' own tier is empty.
+    assert args.cluster.node_upgrade_order == "parallel"
+    assert [s.tier for s in steps] == ["control plane", "add-ons before nodes", "node groups", "add-ons after nodes"]
     assert set(steps[2].members) == {g.name for g in args.resolved_node_groups}
     assert {g.name for g in args.system_node_groups} < set(steps[2].members)
     assert set(steps[3].members) == set(after)
+
+
+def test_at_system_first_the_gpu_groups_are_the_last_tier() -> None:
+    args = stack_config(
+        {"cluster": {"publicAccessCidrs": ["198.51.100.7/32"], "nodeUpgradeOrder": "systemFirst"}}
+    ).platform
+    before, after = addons.by_nodes(args)
+    steps = upgrade.upgrade_order(args, before, after)
+    assert [s.tier for s in steps] == list(upgrade.ORDER)
+    gpu = {g.name for g in args.resolved_node_groups if g.kind == "gpu"}
+    assert gpu and set(steps[-1].members) == gpu
+    assert set(steps[2].members) == {g.name for g in args.resolved_node_groups} - gpu
+    assert {g.name for g in args.system_node_groups} <= set(steps[2].members)
+
+
+@pytest.mark.parametrize(
+    ("order", "kind", "waits"),
+    [("parallel", "gpu", False), ("systemFirst", "gpu", True), ("systemFirst", "cpu", False)],
+)
+def test_only_a_gpu_group_at_system_first_waits_for_the_system_groups(order: str, kind: str, waits: bool) -> None:
+    types = ["g6.xlarge"] if kind == "gpu" else ["m6i.large"]
+    group = NodeGroupArgs(name="pool", kind=kind, instance_types=types, min_size=0)
+    assert upgrade.waits_for_system_groups(group, order) is waits  # type: ignore[arg-type]
 
 
 def test_add_on_versions_are_eks_default_for_the_minor_not_the_newest() -> None:
