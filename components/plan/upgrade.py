@@ -167,16 +167,23 @@ class PartSupport:
     detail: str
 
 
-def gpu_stack_support(target: str, *, gpu: bool, queue: bool, autoscaler: bool) -> list[PartSupport]:
+def gpu_stack_support(
+    target: str, *, gpu: bool, queue: bool, autoscaler: bool, operator: bool = False
+) -> list[PartSupport]:
     """Each GPU-stack part the stack runs, judged against `target` by its published range (`versions`).
 
-    `fail` where a per-minor pin is missing (nothing to install), `warn` outside a published or tested range,
-    `pass` inside it or where upstream publishes no range (said so in the detail).
+    `gpu`: the stack has GPU groups (the AMI's driver line, the device plugin); `operator`: the GPU Operator
+    manages them (some group has `driver: operator`); `queue`: Kueue and JobSet run; `autoscaler`: its image.
+    `fail` below a published range or where a per-minor pin is missing (nothing to install), `warn` past the
+    newest minor upstream publishes or tests, `pass` inside the range or where upstream publishes none (said so
+    in the detail).
     """
     wanted = minor_of(target)
     parts: list[str] = []
     if gpu:
-        parts += ["nvidia-driver", "nvidia-device-plugin", "gpu-operator"]
+        parts += ["nvidia-driver", "nvidia-device-plugin"]
+    if gpu and operator:
+        parts += ["gpu-operator"]
     if queue:
         parts += ["kueue", "jobset"]
     found: list[PartSupport] = []
