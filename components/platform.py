@@ -111,8 +111,8 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
-        # System groups first in the cluster's list of groups (coredns waits for them); every group is created and
-        # upgraded beside the others (NodeGroup's `after` says why).
+        # System groups first in the cluster's list of groups: coredns waits for them, and so does each GPU group
+        # at `cluster.nodeUpgradeOrder: systemFirst` (otherwise every group moves beside the others).
         system = {g.name for g in args.system_node_groups}
         groups = {
             group.name: NodeGroup(
