@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,8 +146,14 @@ def build_scene() -> Scene:
     return scene
 
 
+@functools.cache
+def _clients(_session: object) -> tuple[Any, Any, Any]:
+    """The EC2, ELBv2 and ELB clients of boto3's default session (one per test: `mock_aws` makes a new one)."""
+    return boto3.client("ec2"), boto3.client("elbv2"), boto3.client("elb")
+
+
 def exists(kind: str, ident: str) -> bool:
-    ec2, elbv2, elb = boto3.client("ec2"), boto3.client("elbv2"), boto3.client("elb")
+    ec2, elbv2, elb = _clients(boto3._get_default_session())
     if kind == "load-balancer":
         return any(lb["LoadBalancerArn"] == ident for lb in elbv2.describe_load_balancers()["LoadBalancers"])
     if kind == "target-group":
