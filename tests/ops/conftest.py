@@ -9,6 +9,7 @@ backends, which the decorator and `ThreadedMotoServer` share.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from moto import mock_aws
 from moto.servicequotas.models import ServiceQuotasBackend
 from moto.ssm.models import Parameter, ssm_backends
 
-from gpuplane.infra import config
+from gpuplane.infra import config, mockrun, render
 from gpuplane.infra.aws.preflight import ami_parameter
 from gpuplane.manifests import versions
 from tests import shipped
@@ -81,6 +82,29 @@ def deployable_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(config, "STACKS_DIR", root / "stacks")
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture(scope="module")
+def one_render_per_config() -> Iterator[None]:
+    """Each stack config rendered once in the module that asks, however many preflight runs or renders read it.
+
+    Why: preflight's `default versions` check, like `gpuplane render`, runs the whole program under mocks
+    (seconds each), and a module may run preflight on the same config again and again, each time against
+    another account. A render depends on the config alone (its raw keys, stack, project and region), never on
+    the account moto plays, so sharing it changes no check.
+    """
+    renders: dict[tuple[str, str, str, str], mockrun.Recording] = {}
+    original = render.run_stack
+
+    def once(cfg: config.StackConfig) -> mockrun.Recording:
+        key = (cfg.project, cfg.stack, cfg.region, json.dumps(cfg.raw, sort_keys=True, default=str))
+        if key not in renders:
+            renders[key] = original(cfg)
+        return renders[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render, "run_stack", once)
+        yield
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from gpuplane.infra.cli import app
 from tests import team_project
 
+pytestmark = pytest.mark.usefixtures("one_render_per_config")
 runner = CliRunner()
 WHERE = ["", "src/deep"]
 

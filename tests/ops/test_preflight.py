@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import boto3
 import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpuplane.infra import config, mockrun, render
+from gpuplane.infra import config
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
 from gpuplane.manifests import versions
@@ -18,29 +17,7 @@ from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
 
-pytestmark = pytest.mark.usefixtures("aws")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_render_per_config() -> Iterator[None]:
-    """Each stack config rendered once in this module, however many preflight runs read it.
-
-    Why: preflight's `default versions` check runs the whole program under mocks (seconds each), and these tests
-    run preflight on the same two configs again and again, each against another account. A render depends on the
-    config alone (its raw keys, stack, project and region), never on the account, so sharing it changes no check.
-    """
-    renders: dict[tuple[str, str, str, str], mockrun.Recording] = {}
-    original = render.run_stack
-
-    def once(cfg: config.StackConfig) -> mockrun.Recording:
-        key = (cfg.project, cfg.stack, cfg.region, json.dumps(cfg.raw, sort_keys=True, default=str))
-        if key not in renders:
-            renders[key] = original(cfg)
-        return renders[key]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(render, "run_stack", once)
-        yield
+pytestmark = pytest.mark.usefixtures("aws", "one_render_per_config")
 
 
 def _run(cfg: config.StackConfig) -> dict[str, preflight.Check]:
