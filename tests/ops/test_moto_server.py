@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from botocore.retries.standard import ExponentialBackoff
 from moto.moto_server import werkzeug_app
 from moto.server import ThreadedMotoServer
 from typer.testing import CliRunner
@@ -30,7 +32,24 @@ def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.stop()
 
 
-def test_preflight_over_http(moto_server, set_quotas):
+@pytest.fixture
+def backoffs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """botocore's retries without its back-off sleeps: the retries a client makes, recorded, none waited for.
+
+    Why: the server has no Price List API and answers 500, which standard mode retries with exponential back-off
+    (up to the product's max_attempts), several seconds of sleep that test nothing here.
+    """
+    seen: list[Any] = []
+
+    def delay_amount(_self: ExponentialBackoff, context: Any) -> float:
+        seen.append(context)
+        return 0.0
+
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", delay_amount)
+    return seen
+
+
+def test_preflight_over_http(moto_server, set_quotas, backoffs):
     seed_amis()  # the server shares this process's moto backends
     set_quotas(GOOD_QUOTAS)
     result = CliRunner().invoke(app, ["preflight", "dev", "--json"])
@@ -39,3 +58,6 @@ def test_preflight_over_http(moto_server, set_quotas):
     assert document["ok"] is True
     statuses = {c["name"]: c["status"] for c in document["checks"]}
     assert statuses["credentials"] == "pass" and statuses["instance types: gpu"] == "pass"
+    # The Price List API's 500s were retried as every client of the commands retries, only without the sleeps:
+    # max_attempts 8 in standard mode, which botocore counts as retries after the first try.
+    assert [c.operation_model.name for c in backoffs] == ["GetProducts"] * 8
