@@ -275,10 +275,16 @@ def _cluster(source: Source, timeout: tuple[float, float] | None = None) -> Any:
 
 
 def _aws(config: StackConfig, profile: str | None) -> Any:
-    from gpuplane.infra.aws.session import stack_session  # noqa: PLC0415
     from gpuplane.infra.verify.aws import StackAws  # noqa: PLC0415
 
-    return StackAws(config, lambda: stack_session(config.region, profile or config.profile, config.assume_roles))
+    def session() -> Any:
+        # Imported at the first AWS call: boto3 and the teardown module it shares retries with take a second to
+        # load, which a run of cluster checks alone (`--only nodes`) never needs.
+        from gpuplane.infra.aws.session import stack_session  # noqa: PLC0415
+
+        return stack_session(config.region, profile or config.profile, config.assume_roles)
+
+    return StackAws(config, session)
 
 
 def _objects(cluster: Any, expect: Expectations, run_id: str) -> Any:

@@ -108,16 +108,16 @@ def test_escape_sequences_from_the_cluster_are_shown_not_sent(api: Server, tmp_p
 
 def test_a_stalled_list_fails_its_check_and_the_process_ends(api: Server, tmp_path: Path):
     api.api.rules[("GET", "^/api/v1/nodes$")] = "stall"
-    code, _out, err, report = _verify(api, tmp_path, 3, "--only", "nodes")
+    code, _out, err, report = _verify(api, tmp_path, 2, "--only", "nodes")
     assert code == 1
     nodes = _checks(report)["nodes"]
-    assert nodes["status"] == "fail" and nodes["evidence"].startswith("did not return within 3 s (+1 s)")
+    assert nodes["status"] == "fail" and nodes["evidence"].startswith("did not return within 2 s (+1 s)")
     assert "0 passed" not in err and "1 passed, 1 failed" in err
 
 
 def test_a_stalled_delete_is_listed_as_left_behind_with_its_command(api: Server, tmp_path: Path):
     api.api.rules[("DELETE", "^/api/v1/namespaces/gpuplane-verify-[^/]+$")] = "stall"
-    code, _out, err, report = _verify(api, tmp_path, 3, "--only", "runtime", cleanup=True)
+    code, _out, err, report = _verify(api, tmp_path, 2, "--only", "runtime", cleanup=True)
     assert code == 1
     namespace = next(k.rsplit("/", 1)[1] for k in api.api.objects if re.fullmatch("/api/v1/namespaces/[^/]+", k))
     assert report["cleanup"]["problems"] == [
@@ -140,12 +140,12 @@ def test_a_409_on_create_is_someone_elses_and_is_not_deleted(api: Server, tmp_pa
 
 
 def test_a_create_answered_after_clean_up_began_is_removed_too(api: Server, tmp_path: Path):
-    # The pod's create trickles for 10 s: the check is abandoned at 6 + 1.5 s, clean-up begins (and may take 6 s),
-    # then the answer comes.
-    api.api.rules[("POST", "^/api/v1/namespaces/[^/]+/pods$")] = ("late", 10)
-    code, _out, _err, report = _verify(api, tmp_path, 6, "--only", "runtime", cleanup=True)
+    # The pod's create trickles for 7 s: the check is abandoned at 4 + 1 s, clean-up begins (and may take 4 s),
+    # then the answer comes, 2 s from either edge.
+    api.api.rules[("POST", "^/api/v1/namespaces/[^/]+/pods$")] = ("late", 7)
+    code, _out, _err, report = _verify(api, tmp_path, 4, "--only", "runtime", cleanup=True)
     assert code == 1
-    assert _checks(report)["runtime"]["evidence"].startswith("did not return within 6 s")
+    assert _checks(report)["runtime"]["evidence"].startswith("did not return within 4 s")
     (pod,) = [p for p in api.api.seen("POST") if p.endswith("/pods")]
     deleted = api.api.seen("DELETE", r"/pods/gv-runtime-")
     assert len(deleted) == 1 and deleted[0].startswith(pod)
@@ -176,7 +176,9 @@ def test_a_redirect_is_not_followed(dev_version: str, tmp_path: Path):
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_prints_the_report_and_what_was_left(api: Server, tmp_path: Path, presses: int):
     api.api.rules[("DELETE", "^/api/v1/namespaces/gpuplane-verify-[^/]+$")] = "stall"
-    deadline = 8 if presses == 1 else 30  # two presses do not wait for the clean-up's deadline
+    # One press waits out the clean-up's deadline (the stalled delete); two presses do not wait for it. The
+    # check's deadline (the same number) must outlast the wait for its first poll below and the press.
+    deadline = 4 if presses == 1 else 30
     child, started = _start(api, tmp_path, "--deadline", str(deadline), "--only", "runtime")
     end = time.monotonic() + 30 + START_UP_S
     while not api.api.seen("GET", "/pods/gv-runtime-") and time.monotonic() < end:
@@ -203,10 +205,10 @@ def test_ctrl_c_prints_the_report_and_what_was_left(api: Server, tmp_path: Path,
 
 
 def test_two_runs_on_one_stack_remove_only_their_own(api: Server, tmp_path: Path):
-    runs = [_start(api, tmp_path, "--deadline", "4", "--only", "runtime", out=out) for out in ("a", "b")]
+    runs = [_start(api, tmp_path, "--deadline", "2", "--only", "runtime", out=out) for out in ("a", "b")]
     reports = []
     for (child, started), out in zip(runs, ("a", "b"), strict=True):
-        code, _out, _err, _took = _finish(child, started, 4, api)
+        code, _out, _err, _took = _finish(child, started, 2, api)
         assert code == 1
         reports.append(json.loads((tmp_path / out / "report.json").read_text()))
     run_ids = {r["runId"] for r in reports}

@@ -256,6 +256,33 @@ def test_ctrl_c_stops_the_checks_cleans_up_and_marks_the_run_interrupted(dev, ct
     assert ("Namespace", None, f"gpuplane-verify-{RUN}") in cluster.deleted
 
 
+def test_ctrl_c_wakes_a_check_sleeping_through_its_poll_interval(dev, ctrl_c):
+    # Real time, as `gpuplane verify` runs: the check sleeps a minute between polls, and a Ctrl-C must not wait
+    # for that sleep (nor for the grace given a check stuck in a call) before the clean-up.
+    cluster = FakeCluster(healthy_nodes(dev))
+    created = threading.Event()
+
+    def waits(ctx: Context) -> Outcome:
+        ctx.objects.ensure_namespace()
+        created.set()
+        while True:
+            ctx.wait(60)
+
+    def interrupt(_ctx: Context) -> Outcome:
+        created.wait(5)
+        time.sleep(0.2)  # the other check is asleep by now
+        _thread.interrupt_main()
+        return passed("sent")
+
+    checks = [Check("w", "W", waits, deadline_s=120), Check("i", "I", interrupt)]
+    started = time.monotonic()
+    report = _runner(dev, cluster, grace_s=60).run(checks)
+    assert time.monotonic() - started < 10
+    assert report.interrupted
+    assert {r.name: r.outcome.evidence for r in report.results}["w"] == "interrupted"  # it stopped, not abandoned
+    assert ("Namespace", None, f"gpuplane-verify-{RUN}") in cluster.deleted
+
+
 def test_select_adds_needs_and_expands_families(dev):
     command.load_checks()
     model_checks = model.checks_for(dev)
