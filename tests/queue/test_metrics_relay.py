@@ -82,8 +82,11 @@ class FakeKueue:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-@pytest.fixture
-def relay(tmp_path: Path) -> Iterator[tuple[str, FakeKueue, Path]]:
+@pytest.fixture(scope="module")
+def running_relay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FakeKueue, Path, Any]]:
+    """One relay process and one fake Kueue for the module: the relay keeps no state between requests (it reads
+    the token file each time), so the tests share them, each from the state `relay` resets."""
+    tmp_path = tmp_path_factory.mktemp("relay")
     kueue = FakeKueue(tmp_path)
     token = tmp_path / "token"
     token.write_text("first-token\n")
@@ -106,11 +109,22 @@ def relay(tmp_path: Path) -> Iterator[tuple[str, FakeKueue, Path]]:
             assert proc.poll() is None and time.monotonic() < deadline, "the relay did not start"
             time.sleep(0.1)
     try:
-        yield base, kueue, token
+        yield base, kueue, token, proc
     finally:
         proc.terminate()
         proc.wait(timeout=5)
         kueue.server.shutdown()
+
+
+@pytest.fixture
+def relay(running_relay: tuple[str, FakeKueue, Path, Any]) -> tuple[str, FakeKueue, Path]:
+    """The module's relay, as it started: the first token on both sides, no request seen yet."""
+    base, kueue, token, proc = running_relay
+    assert proc.poll() is None, "the relay ended"
+    kueue.token = "first-token"
+    token.write_text("first-token\n")
+    kueue.seen.clear()
+    return base, kueue, token
 
 
 def _get(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
