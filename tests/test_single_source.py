@@ -1,6 +1,6 @@
 """Each platform constant and the GPU toleration have one home: a second copy drifts silently.
 
-The GPU taint is decided by `versions.GPU_TAINT` and tolerated only through `scheduling.gpu_tolerations()`;
+The GPU taint is decided by `wellknown.GPU_TAINT` and tolerated only through `scheduling.gpu_tolerations()`;
 the GPU resource name, the node-group label, the EFS CSI driver name and the Helm release type token are
 declared once in `manifests/versions.py` and imported everywhere else. These tests read the package's source
 (not the tests) for a second declaration or a hand-written literal.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.manifests import scheduling, versions
+from gpuplane.manifests import scheduling, wellknown
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("components", "infra", "manifests")
@@ -69,7 +69,7 @@ def test_gpu_toleration_written_once() -> None:
 
 
 def test_gpu_taint_key_is_the_resource_and_tolerated() -> None:
-    assert versions.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
+    assert wellknown.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
     assert scheduling.gpu_tolerations() == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gpuplane.infra import config, mockrun, render
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from tests.shipped import PROD
 
 ADDON = "aws:eks/addon:Addon"
@@ -111,14 +111,14 @@ def test_the_order_is_control_plane_add_ons_node_groups_then_add_ons_that_need_n
     system, gpu = groups["gpuplane-prod-system-ng"], groups["gpuplane-prod-gpu-ng"]
     for urn in [*addons.values(), *groups.values()]:
         assert cluster in closure(new, urn), urn
-    for name in (versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY, versions.ADDON_POD_IDENTITY_AGENT):
+    for name in (wellknown.ADDON_VPC_CNI, wellknown.ADDON_KUBE_PROXY, wellknown.ADDON_POD_IDENTITY_AGENT):
         for group in (system, gpu):
             assert addons[name] in closure(new, group), name
             assert group not in closure(new, addons[name]), name
     # coredns and the other add-ons that need nodes move after the system groups; every group moves at once
     # (NodeGroup's `after` says why), so neither group waits for the other.
-    for name in (versions.ADDON_COREDNS, versions.ADDON_EFS_CSI, versions.ADDON_NODE_MONITORING_AGENT):
+    for name in (wellknown.ADDON_COREDNS, wellknown.ADDON_EFS_CSI, wellknown.ADDON_NODE_MONITORING_AGENT):
         assert system in closure(new, addons[name]), name
     assert gpu not in closure(new, system)
     assert system not in closure(new, gpu)
-    assert addons[versions.ADDON_COREDNS] not in closure(new, gpu)
+    assert addons[wellknown.ADDON_COREDNS] not in closure(new, gpu)
