@@ -1229,7 +1229,7 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
             ],
         },
         {
-            # The chart's Service in front of the autoscaler: plain HTTP, no authentication (versions.py,
+            # The chart's Service in front of the autoscaler: plain HTTP, no authentication (wellknown.py,
             # CLUSTER_AUTOSCALER_SERVICE), so the collector reads it directly. Without the autoscaler the job
             # finds no target and costs nothing.
             "job_name": "cluster-autoscaler",

@@ -3,7 +3,7 @@
 Why one place: the render refuses a stack that needs an add-on its region does not have (metrics-server is
 not offered in the China and GovCloud regions), and `gpuplane preflight` asks EKS (DescribeAddonVersions)
 about exactly the same list; a list kept twice would drift. The offering table is in
-`manifests/versions.py` (`ADDON_UNAVAILABLE_REGION_PREFIXES`).
+`manifests/lifecycle.py` (`ADDON_UNAVAILABLE_REGION_PREFIXES`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Why from the plan's resources and not from the stack config: `gpuplane render --project` prices any program
 that uses the components, and the plan is what `pulumi up` would create (node groups, NAT gateways, the
 cluster, file systems, load balancers), whatever config produced it. `usage_from_resources` reads plan.json's
-resources (plain dicts) into a `StackUsage`; `estimate` prices it with the dated table of `facts.prices` and
-the service prices of `manifests/versions.py`.
+resources (plain dicts) into a `StackUsage`; `estimate` prices it with `facts.prices`: its dated instance table
+and its dated service prices.
 
 "Idle" is what runs with no training submitted: every node group at its minimum, plus the GPU nodes that
 always-on workloads keep up (a serving Deployment with one GPU replica keeps a GPU node up even when its
@@ -199,7 +199,7 @@ class Estimate:
                 for x in self.lines
             ],
             "instancePrices": {"source": self.price_source, "date": self.price_date},
-            "servicePrices": {"source": "manifests/versions.py", "date": self.service_price_date},
+            "servicePrices": {"source": "components/facts/prices.py", "date": self.service_price_date},
             "notes": list(self.notes),
         }
 
@@ -606,7 +606,7 @@ def cloudwatch_line(usage: StackUsage) -> CostLine:
 
     Observations scale with nodes (and pods): the estimate takes `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE` per
     node, so idle and maximum differ with the node groups' sizes. Alarms and dashboards are monthly prices per
-    hour. All of it is an estimate (the price per observation is not read from AWS in this session: versions.py).
+    hour. All of it is an estimate (the price per observation is not read from AWS in this session: facts/prices.py).
     """
     idle_nodes = sum(g.idle_nodes for g in usage.groups)
     max_nodes = sum(g.max_size for g in usage.groups)
@@ -625,7 +625,7 @@ def cloudwatch_line(usage: StackUsage) -> CostLine:
         round(max_nodes * per_node + fixed, 4),
         (
             f"estimate: ${per_node:.4f}/h per node at the assumed observation rate; CloudWatch prices as of "
-            f"{prices.CLOUDWATCH_PRICES_DATE}, not read from AWS here (manifests/versions.py)",
+            f"{prices.CLOUDWATCH_PRICES_DATE}, not read from AWS here (components/facts/prices.py)",
             "the first 3 dashboards of an account are free; container logs are off (no CloudWatch Logs ingestion)",
         ),
     )

@@ -4,7 +4,7 @@ The probe asks for one allocatable unit of the group's GPU resource, so a group 
 times that make up "time to first GPU pod" come from the node's and the pod's own timestamps plus what the
 CLI saw while polling. Inside, the serving image's helper check, then the training image's helper check and
 TensorFlow's device list; the driver, compute capability, allocatable count and memory share are compared
-with the plan's node labels and `versions.py`'s facts.
+with the plan's node labels and the driver and CUDA facts of `lifecycle.py`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The price table and the cost estimate: values computed by hand from the table and versions.py."""
+"""The price table and the cost estimate: values computed by hand from the tables of facts/prices.py."""
 
 from __future__ import annotations
 
