@@ -47,7 +47,7 @@ def _imported() -> dict[str, str]:
 
 def _literal_assignments() -> set[str]:
     """Names assigned a literal (a string, number, f-string or a container of literals) at the top level."""
-    literal = set()
+    literal: set[str] = set()
     for node in TREE.body:
         if isinstance(node, ast.AnnAssign | ast.Assign) and node.value is not None:
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
