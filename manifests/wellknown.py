@@ -40,9 +40,9 @@ AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
 
 # --- EKS add-ons -------------------------------------------------------------------------------------
 # Add-on versions: looked up per Kubernetes minor at `pulumi up` (`aws.eks.get_addon_version`, not most recent:
-# the version EKS marks default for the minor, as terraform-aws-eks resolves them), never pinned here: a fixed
-# version is valid for only a few minors, AWS publishes eksbuilds every few weeks, Renovate cannot read them and
-# no credential-free source lists them. Every add-on then carries `addonVersion` for the stack's minor, so a new
+# the version EKS marks default for the minor, as terraform-aws-eks resolves them), never pinned in versions.py: a
+# fixed version is valid for only a few minors, AWS publishes eksbuilds every few weeks, Renovate cannot read them
+# and no credential-free source lists them. Every add-on then carries `addonVersion` for the stack's minor, so a new
 # `kubernetesVersion` moves them too (components/addon_versions.py; the render shows the minor it asked for).
 # `gpuplane preflight` reads DescribeAddonVersions for the same minor. Names from the EKS user guide
 # "eks-add-ons"; `before_compute` mirrors terraform-aws-eks: vpc-cni and the pod identity agent must be
