@@ -57,9 +57,10 @@ _console: dict[bool, Any] = {}
 def console(*, stderr: bool = True, wide: bool = False) -> Console:
     """A rich console (stderr by default; `wide`: stdout, for tables), made on first use.
 
-    Markup, highlighting and emoji codes are off: every string printed (titles, table cells, statuses) is shown as it is,
-    so a path, stack name, run id or server message holding `[/x]` is text, never a style tag. Our own colours
-    come as `styled(...)` text; `gpuplane:x:` stays those characters, never an emoji. Its width is the terminal's (or `COLUMNS`): a table printed on it is laid out
+    Markup, highlighting and emoji codes are off: every string printed (titles, table cells, statuses) is shown
+    as it is, so a path, stack name, run id or server message holding `[/x]` is text, never a style tag, and
+    `gpuplane:x:` stays those characters, never an emoji. Our own colours come as `styled(...)` text. Its width
+    is the terminal's (or `COLUMNS`): a table printed on it is laid out
     so that no line is wider and no word is broken (`fit`), one record per block when its columns cannot fit.
     """
     if wide:
