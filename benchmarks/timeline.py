@@ -9,7 +9,8 @@ durations are typical values per resource type, each with where it comes from, a
 magnitude matters: the result to read is WHICH resources sit on the critical path.
 
 Run: .venv/bin/python -m benchmarks.timeline [--plan build/prod/plan.json ...]   (default: dev and prod,
-rendered in-process). Prints the path and total per stack, for create and for destroy.
+rendered in-process). Prints the path and total per stack, for create, destroy and upgrade, and (for dev and
+prod) the totals at each `cluster.nodeUpgradeOrder`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from gpuplane.components.config import NodeUpgradeOrder
 from gpuplane.infra import config, render
 
 Operation = Literal["create", "destroy", "upgrade"]
@@ -256,10 +258,53 @@ def destroy_phases(plan: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return phases
 
 
-def render_plan(stack: str) -> dict[str, Any]:
-    """plan.json of a shipped stack, rendered in-process under mocks."""
-    stack_config = config.load(stack)
+def render_plan(
+    stack: str, node_upgrade_order: str | None = None, raw: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """plan.json of a shipped stack (or of the config map `raw`), rendered in-process under mocks.
+
+    `node_upgrade_order`: sets `cluster.nodeUpgradeOrder` over the stack's own.
+    """
+    raw = dict(config.read_stack_file(stack) if raw is None else raw)
+    if node_upgrade_order is not None:
+        key = f"{config.NAMESPACE}:cluster"
+        raw[key] = {**(raw.get(key) or {}), "nodeUpgradeOrder": node_upgrade_order}
+    stack_config = config.parse(raw, config.stack_short_name(stack))
     return render.plan_document(stack_config, render.run_stack(stack_config))
+
+
+NODE_UPGRADE_ORDERS: tuple[str, ...] = get_args(NodeUpgradeOrder)
+"""The values of `cluster.nodeUpgradeOrder`, compared by `order_report`."""
+
+
+def order_totals(stack: str, raw: Mapping[str, Any] | None = None) -> dict[str, dict[Operation, float]]:
+    """`cluster.nodeUpgradeOrder` value -> operation -> modelled seconds, for a shipped stack (or `raw`)."""
+    operations: tuple[Operation, ...] = ("create", "destroy", "upgrade")
+    return {
+        order: {op: critical_path(plan, op).total for op in operations}
+        for order in NODE_UPGRADE_ORDERS
+        for plan in [render_plan(stack, order, raw)]
+    }
+
+
+def order_report(stack: str, raw: Mapping[str, Any] | None = None) -> str:
+    """Markdown: create, destroy and upgrade totals of a shipped stack (or `raw`) at each node upgrade order."""
+    totals = order_totals(stack, raw)
+    lines = [
+        f"**{stack}, cluster.nodeUpgradeOrder (model, min)**",
+        "",
+        "| order | create | destroy | upgrade |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {order} | " + " | ".join(f"{totals[order][op] / 60:.1f}" for op in ("create", "destroy", "upgrade")) + " |"
+        for order in NODE_UPGRADE_ORDERS
+    ]
+    extra = {op: (totals["systemFirst"][op] - totals["parallel"][op]) / 60 for op in ("create", "destroy", "upgrade")}
+    lines.append(
+        "| systemFirst costs | " + " | ".join(f"+{extra[op]:.1f}" for op in ("create", "destroy", "upgrade")) + " |"
+    )
+    return "\n".join(lines)
 
 
 def report(path: Path_) -> str:
@@ -289,6 +334,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         without = critical_path(plan, "destroy", deleted_with=False)
         print(f"{without.stack}, destroy if nothing were deletedWith the cluster: {without.total / 60:.1f} min")
         print(" -> ".join(without.names()), end="\n\n")
+    if not args.plan:
+        for stack in ("dev", "prod"):
+            print(order_report(stack), end="\n\n")
     return 0
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
+from gpuplane.components import kube_objects
 from gpuplane.components.config import AutoscalerArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
@@ -143,13 +143,13 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             description=f"cluster-autoscaler of {cluster.eks_name}",
             tags=tags,
         )
-        k8s.helm.v3.Release(
+        kube_objects.HelmRelease(
             f"{name}-release",
             name=wellknown.CLUSTER_AUTOSCALER_RELEASE,
             namespace=wellknown.CLUSTER_AUTOSCALER_NAMESPACE,
             chart=versions.CLUSTER_AUTOSCALER_CHART,
             version=versions.CLUSTER_AUTOSCALER_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.CLUSTER_AUTOSCALER_REPO),
+            repo=versions.CLUSTER_AUTOSCALER_REPO,
             values=autoscaler_values(
                 args,
                 cluster_name=cluster.eks_name,

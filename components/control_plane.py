@@ -21,7 +21,7 @@ import pulumi_kubernetes as k8s
 
 from gpuplane.components import kms
 from gpuplane.components.addon_versions import addon_version
-from gpuplane.components.config import ClusterArgs, NodeGroupArgs, Taint
+from gpuplane.components.config import ClusterArgs, NodeGroupArgs, NodeUpgradeOrder, Taint
 from gpuplane.components.config.node_groups import blocks_scheduling
 from gpuplane.components.destroy import teardown
 from gpuplane.components.facts.partition import Partition, of_region
@@ -145,6 +145,9 @@ class ControlPlane(pulumi.ComponentResource):
     kubernetes_version: str
     """The control plane's Kubernetes minor (`ClusterArgs.kubernetes_version`): namespaces' Pod Security
     version, image pins that follow the minor."""
+    node_upgrade_order: NodeUpgradeOrder
+    """`ClusterArgs.node_upgrade_order`: at `systemFirst` a GPU `NodeGroup` waits for the system groups added
+    before it."""
     startup_taints: tuple[Taint, ...]
     """Taints every new node carries until an agent lifts them (the EFS driver's, with shared storage)."""
     subnet_ids: pulumi.Input[Sequence[str]]
@@ -219,6 +222,7 @@ class ControlPlane(pulumi.ComponentResource):
         self.region = region
         self.kms_key_administrators = list(args.kms_key_administrators)
         self.kubernetes_version = args.kubernetes_version
+        self.node_upgrade_order = args.node_upgrade_order
         self.startup_taints = tuple(startup_taints)
         self.subnet_ids = subnet_ids
         self.network = network

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 import yaml
 
+from gpuplane.components import kube_objects
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.manifests import observability, scheduling, versions, wellknown
@@ -239,19 +239,19 @@ class GpuEnablement(pulumi.ComponentResource):
         self.releases = [release for release, *_ in charts]
         if charts:
             ns_doc = namespace(wellknown.NVIDIA_NAMESPACE, "privileged", cluster.kubernetes_version)
-            ns = k8s.core.v1.Namespace(
+            ns = kube_objects.apply(
                 f"{name}-ns",
-                metadata=ns_doc["metadata"],
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource),
+                ns_doc,
+                pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource),
             )
             for release, chart, repo, version, values in charts:
-                k8s.helm.v3.Release(
+                kube_objects.HelmRelease(
                     f"{name}-{release}",
                     name=release,
                     namespace=wellknown.NVIDIA_NAMESPACE,
                     chart=chart,
                     version=version,
-                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
+                    repo=repo,
                     values=values,
                     create_namespace=False,
                     opts=pulumi.ResourceOptions(

@@ -14,7 +14,7 @@ from gpuplane.components.plan import capacity, iam_policies
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
-from gpuplane.components.plan.upgrade import node_version
+from gpuplane.components.plan.upgrade import node_version, waits_for_system_groups
 from gpuplane.manifests import wellknown
 
 
@@ -62,14 +62,24 @@ class NodeGroup(pulumi.ComponentResource):
         `efa_security_group_ids`: an EFA group's interfaces carry these (default with the cluster's `network`:
         the cluster security group and the network's EFA group); required when `args.efa`.
         `startup_taints`: deprecated, the cluster's (`Cluster(startup_taints=...)`).
-        `after`: what the group waits for besides the pre-node add-ons (default: nothing more). Every group
-        is created, deleted and moved to a new minor beside the others, as terraform-aws-eks and EKS Blueprints
-        do: a GPU group that waited for the system groups would add a node group's create (about 2 minutes)
-        to every `pulumi up` of a new stack and its delete (5) to every destroy. A program that wants its GPU
-        groups to roll after the system groups at an upgrade passes `after=cluster.services_ready`.
+        `after`: what the group waits for besides the pre-node add-ons and, for a GPU group of a cluster at
+        `nodeUpgradeOrder: systemFirst`, the system groups added to the cluster before it (default: nothing
+        more). At `parallel` (the default) every group is created, deleted and moved to a new minor beside the
+        others, as terraform-aws-eks and EKS Blueprints do; `systemFirst` is EKS's upgrade order and costs a
+        node group's create on every `pulumi up` of a new stack and its delete on every destroy
+        (`ClusterArgs.node_upgrade_order`).
         """
         if after is None:
             after = []
+        system_first: list[pulumi.Resource] = []
+        if waits_for_system_groups(args, cluster.node_upgrade_order):
+            system_first = cluster.system_nodes
+            if not system_first:
+                raise ValueError(
+                    f"node group '{args.name}' is a GPU group and cluster.nodeUpgradeOrder is 'systemFirst': "
+                    "add the system groups (untainted CPU groups) to the cluster before it, or set "
+                    "nodeUpgradeOrder: parallel"
+                )
         if startup_taints is None:
             startup_taints = cluster.startup_taints
         else:
@@ -182,7 +192,8 @@ class NodeGroup(pulumi.ComponentResource):
                 parent=self,
                 # vpc-cni and the pod identity agent must be on the cluster before a node joins, and the
                 # private routes must exist or nodes cannot pull images or reach the endpoint, and never join.
-                depends_on=[*attachments, *cluster.before_compute, *routes, *after],
+                # At `systemFirst` a GPU group also waits for the system groups (EKS's upgrade order).
+                depends_on=[*attachments, *cluster.before_compute, *routes, *system_first, *after],
                 # The cluster-autoscaler owns the size once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
             ),

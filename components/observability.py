@@ -8,9 +8,8 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
-from gpuplane.components import kms
+from gpuplane.components import kms, kube_objects
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
@@ -29,7 +28,7 @@ class Observability(pulumi.ComponentResource):
     creates such objects (the dcgm-exporter and Kueue charts, the objects below) depends on `release`.
     """
 
-    release: k8s.helm.v3.Release
+    release: kube_objects.HelmRelease
     alert_topic_arn: pulumi.Input[str]
     workspace: aws.amp.Workspace | None = None
     """The AMP workspace, with `observability.metrics: managedPrometheus` (None with the in-cluster Prometheus)."""
@@ -82,7 +81,7 @@ class Observability(pulumi.ComponentResource):
         super().__init__("gpuplane:index:Observability", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(wellknown.MONITORING_NAMESPACE, "privileged", kubernetes_version)
-        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
+        ns = kube_objects.apply(f"{name}-ns", ns_doc, k8s_opts)
         # The stack's pods mount no EFS: they tolerate the EFS driver's startup taint, like the autoscaler.
         tolerations = [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
         if args.metrics == "managedPrometheus":
@@ -104,16 +103,7 @@ class Observability(pulumi.ComponentResource):
         # Prometheus's data on an EBS volume that outlives its pod: the EBS CSI driver and an encrypted gp3 class.
         self.ebs_csi = ebs_csi_driver(name, parent=self, cluster=cluster, after=after, tags=tags)
         sc_doc = observability.prometheus_storage_class(cluster_name)
-        storage_class = k8s.storage.v1.StorageClass(
-            f"{name}-storage-class",
-            metadata=sc_doc["metadata"],
-            provisioner=sc_doc["provisioner"],
-            parameters=sc_doc["parameters"],
-            reclaim_policy=sc_doc["reclaimPolicy"],
-            volume_binding_mode=sc_doc["volumeBindingMode"],
-            allow_volume_expansion=sc_doc["allowVolumeExpansion"],
-            opts=k8s_opts,
-        )
+        storage_class = kube_objects.apply(f"{name}-storage-class", sc_doc, k8s_opts)
         self.release = self._stack_release(
             name,
             observability.stack_values(
@@ -137,45 +127,27 @@ class Observability(pulumi.ComponentResource):
         rule = observability.prometheus_rule(
             "gpuplane", wellknown.MONITORING_NAMESPACE, observability.alert_rule_groups(bounds)
         )
-        k8s.apiextensions.CustomResource(
-            f"{name}-rules",
-            api_version=rule["apiVersion"],
-            kind=rule["kind"],
-            metadata=rule["metadata"],
-            spec=rule["spec"],
-            opts=after_release,
-        )
+        kube_objects.apply(f"{name}-rules", rule, after_release)
         if args.grafana:
             for file_name, dashboard in observability.dashboards().items():
                 doc = observability.dashboard_config_map(file_name, dashboard, wellknown.MONITORING_NAMESPACE)
-                k8s.core.v1.ConfigMap(
+                kube_objects.apply(
                     f"{name}-{doc['metadata']['name']}",
-                    metadata=doc["metadata"],
-                    data=doc["data"],
-                    opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns])),
+                    doc,
+                    pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns])),
                 )
         if workload_namespace is not None:
             owners = [self.release, *([workload_namespace_resource] if workload_namespace_resource else [])]
             monitor = observability.serving_pod_monitor(workload_namespace)
-            k8s.apiextensions.CustomResource(
+            kube_objects.apply(
                 f"{name}-serving-monitor",
-                api_version=monitor["apiVersion"],
-                kind=monitor["kind"],
-                metadata=monitor["metadata"],
-                spec=monitor["spec"],
-                opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=owners)),
+                monitor,
+                pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=owners)),
             )
         if autoscaler:
             # In kube-system (always there), after the stack's CRD; it finds the chart's Service whenever it exists.
             scaler = observability.autoscaler_service_monitor()
-            k8s.apiextensions.CustomResource(
-                f"{name}-autoscaler-monitor",
-                api_version=scaler["apiVersion"],
-                kind=scaler["kind"],
-                metadata=scaler["metadata"],
-                spec=scaler["spec"],
-                opts=after_release,
-            )
+            kube_objects.apply(f"{name}-autoscaler-monitor", scaler, after_release)
         # In `monitoring` (Kueue's and the GPU namespace may come later); each finds its Service whenever it exists.
         monitors = {"kueue": queue, "dcgm-exporter": dcgm_exporter}
         for monitor_name, builder in (
@@ -184,14 +156,7 @@ class Observability(pulumi.ComponentResource):
         ):
             if monitors[monitor_name]:
                 doc = builder()
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{monitor_name}-monitor",
-                    api_version=doc["apiVersion"],
-                    kind=doc["kind"],
-                    metadata=doc["metadata"],
-                    spec=doc["spec"],
-                    opts=after_release,
-                )
+                kube_objects.apply(f"{name}-{monitor_name}-monitor", doc, after_release)
         self.register_outputs({"release": self.release.name, "alertTopicArn": self.alert_topic_arn})
 
     def _stack_release(
@@ -201,15 +166,15 @@ class Observability(pulumi.ComponentResource):
         *,
         depends_on: Sequence[pulumi.Resource],
         k8s_opts: pulumi.ResourceOptions,
-    ) -> k8s.helm.v3.Release:
+    ) -> kube_objects.HelmRelease:
         """kube-prometheus-stack in `monitoring`: the whole stack in-cluster, kube-state-metrics alone with AMP."""
-        return k8s.helm.v3.Release(
+        return kube_objects.HelmRelease(
             f"{name}-kube-prometheus-stack",
             name="kube-prometheus-stack",
             namespace=wellknown.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK_REPO),
+            repo=versions.KUBE_PROMETHEUS_STACK_REPO,
             values=values,
             create_namespace=False,
             opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=list(depends_on))),
@@ -255,7 +220,7 @@ class Observability(pulumi.ComponentResource):
         args: ObservabilityArgs,
         *,
         cluster: ControlPlane,
-        ns: k8s.core.v1.Namespace,
+        ns: kube_objects.KubeObject,
         tolerations: list[dict[str, str]],
         after: Sequence[pulumi.Resource],
         region: str,

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
 from gpuplane.components.addon_versions import addon_version
@@ -112,8 +111,8 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         self.gpu_plan = GpuPlan(tuple(args.resolved_node_groups))
-        # System groups first in the cluster's list of groups (coredns waits for them); every group is created and
-        # upgraded beside the others (NodeGroup's `after` says why).
+        # System groups first in the cluster's list of groups: coredns waits for them, and so does each GPU group
+        # at `cluster.nodeUpgradeOrder: systemFirst` (otherwise every group moves beside the others).
         system = {g.name for g in args.system_node_groups}
         groups = {
             group.name: NodeGroup(
@@ -245,7 +244,7 @@ class Platform(pulumi.ComponentResource):
             parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
         )
         ns_doc = namespace(wellknown.KEDA_NAMESPACE, "restricted", self.cluster.kubernetes_version)
-        ns = k8s.core.v1.Namespace(f"{name}-keda-ns", metadata=ns_doc["metadata"], opts=provider)
+        ns = kube_objects.apply(f"{name}-keda-ns", ns_doc, provider)
         startup = self.cluster.startup_taint_keys
         # With AMP, the operator queries the workspace with its own Pod Identity role (aps:QueryMetrics on it).
         workspace = self.observability.workspace if self.observability else None
@@ -263,13 +262,13 @@ class Platform(pulumi.ComponentResource):
                     tags=tags,
                 )
             ]
-        release = k8s.helm.v3.Release(
+        release = kube_objects.HelmRelease(
             f"{name}-keda",
             name="keda",
             namespace=wellknown.KEDA_NAMESPACE,
             chart=versions.KEDA_CHART,
             version=versions.KEDA_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KEDA_REPO),
+            repo=versions.KEDA_REPO,
             # It mounts no EFS: it tolerates the EFS driver's startup taint, like the autoscaler.
             values={"tolerations": [{"key": k, "operator": "Exists", "effect": "NoExecute"} for k in startup]},
             create_namespace=False,
@@ -400,8 +399,8 @@ class Platform(pulumi.ComponentResource):
         # The controller's manager and webhook run non-root with a restricted securityContext (its chart);
         # its namespace enforces `restricted` like ours.
         ns_doc = namespace(wellknown.JOBSET_NAMESPACE, "restricted", self.cluster.kubernetes_version)
-        ns = k8s.core.v1.Namespace(f"{name}-jobset-ns", metadata=ns_doc["metadata"], opts=provider)
-        controller = k8s.helm.v3.Release(
+        ns = kube_objects.apply(f"{name}-jobset-ns", ns_doc, provider)
+        controller = kube_objects.HelmRelease(
             f"{name}-jobset",
             name="jobset",
             namespace=wellknown.JOBSET_NAMESPACE,

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from gpuplane.components import kube_objects
 from gpuplane.components.config.queue import QueueArgs
@@ -80,8 +79,8 @@ class TrainingQueue(pulumi.ComponentResource):
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(wellknown.KUEUE_NAMESPACE, "restricted", cluster.kubernetes_version)
-        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
-        self.release = k8s.helm.v3.Release(
+        ns = kube_objects.apply(f"{name}-ns", ns_doc, k8s_opts)
+        self.release = kube_objects.HelmRelease(
             f"{name}-kueue",
             name="kueue",
             namespace=wellknown.KUEUE_NAMESPACE,
@@ -108,16 +107,7 @@ class TrainingQueue(pulumi.ComponentResource):
         objects_opts = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[self.release]))
         for doc in queue.objects(spec):
             meta: dict[str, Any] = doc["metadata"]
-            self.objects.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{doc['kind'].lower()}-{meta['name']}",
-                    api_version=doc["apiVersion"],
-                    kind=doc["kind"],
-                    metadata=meta,
-                    spec=doc["spec"],
-                    opts=objects_opts,
-                )
-            )
+            self.objects.append(kube_objects.apply(f"{name}-{doc['kind'].lower()}-{meta['name']}", doc, objects_opts))
         self.register_outputs({"clusterQueue": spec.name, "localQueue": spec.local_queue})
 
 

@@ -8,9 +8,8 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
-from gpuplane.components import kms, pod_identity
+from gpuplane.components import kms, kube_objects, pod_identity
 from gpuplane.components.addon_versions import addon_version
 from gpuplane.components.config import StorageArgs
 from gpuplane.components.control_plane import ControlPlane
@@ -185,14 +184,18 @@ class SharedStorage(pulumi.ComponentResource):
                 fs_id, uid=args.uid, gid=args.gid, base_path=args.base_path, directory_perms=args.directory_perms
             )
         )
-        k8s.storage.v1.StorageClass(
+        kube_objects.apply(
             f"{name}-sc",
-            metadata={"name": objects.STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
-            provisioner=wellknown.EFS_CSI_PROVISIONER,
-            reclaim_policy="Retain",
-            volume_binding_mode="Immediate",
-            parameters=sc.apply(lambda d: d["parameters"]),
-            opts=k8s_opts,
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": objects.STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+                "provisioner": wellknown.EFS_CSI_PROVISIONER,
+                "reclaimPolicy": "Retain",
+                "volumeBindingMode": "Immediate",
+                "parameters": sc.apply(lambda d: d["parameters"]),
+            },
+            k8s_opts,
         )
         # Not protected: volumes and claims point at directories; the next `up` makes them again. Protecting
         # them would make `--exclude-protected` keep the cluster they depend on (docs/data-safety.md).
@@ -217,21 +220,23 @@ class SharedStorage(pulumi.ComponentResource):
                 pv = pulumi.Output.all(fs.id, ap.id).apply(
                     functools.partial(_static_pv, volume.name, namespace, volume.size)
                 )
-                k8s.core.v1.PersistentVolume(
+                kube_objects.apply(
                     f"{name}-pv-{volume.name}",
-                    metadata={
-                        "name": objects.persistent_volume_name(namespace, volume.name),
-                        "labels": {"app.kubernetes.io/managed-by": "gpuplane", "gpuplane.io/volume": volume.name},
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolume",
+                        "metadata": {
+                            "name": objects.persistent_volume_name(namespace, volume.name),
+                            "labels": {"app.kubernetes.io/managed-by": "gpuplane", "gpuplane.io/volume": volume.name},
+                        },
+                        "spec": pv.apply(lambda d: d["spec"]),
                     },
-                    spec=pv.apply(lambda d: d["spec"]),
-                    opts=claim_opts,
+                    claim_opts,
                 )
             pvc = objects.persistent_volume_claim(
                 volume.name, namespace, provisioning=volume.provisioning, size=volume.size
             )
-            k8s.core.v1.PersistentVolumeClaim(
-                f"{name}-pvc-{volume.name}", metadata=pvc["metadata"], spec=pvc["spec"], opts=claim_opts
-            )
+            kube_objects.apply(f"{name}-pvc-{volume.name}", pvc, claim_opts)
 
         self.file_system_id = fs.id
         self.security_group_id = sg.id

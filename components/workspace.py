@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from gpuplane.components import kube_objects
 from gpuplane.components.control_plane import ControlPlane, deprecated_context
 from gpuplane.manifests.namespaces import namespace
 from gpuplane.manifests.tf_runtime import runtime_configmap
@@ -18,7 +18,7 @@ class Workspace(pulumi.ComponentResource):
     """
 
     namespace: pulumi.Output[str]
-    namespace_resource: k8s.core.v1.Namespace
+    namespace_resource: kube_objects.KubeObject
     """For `depends_on` of objects that live in the namespace."""
 
     def __init__(
@@ -37,14 +37,12 @@ class Workspace(pulumi.ComponentResource):
         # In-cluster only: deleting the cluster deletes them, so a destroy need not wait for each one.
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
         ns_doc = namespace(namespace_name, "restricted", cluster.kubernetes_version)
-        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata=ns_doc["metadata"], opts=k8s_opts)
-        cm_doc = runtime_configmap(namespace_name)
-        k8s.core.v1.ConfigMap(
+        ns = kube_objects.apply(f"{name}-ns", ns_doc, k8s_opts)
+        kube_objects.apply(
             f"{name}-runtime",
-            metadata=cm_doc["metadata"],
-            data=cm_doc["data"],
-            opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns])),
+            runtime_configmap(namespace_name),
+            pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[ns])),
         )
         self.namespace_resource = ns
-        self.namespace = ns.metadata.apply(lambda m: m.name or namespace_name)
+        self.namespace = ns.metadata.apply(lambda m: (m or {}).get("name") or namespace_name)
         self.register_outputs({"namespace": self.namespace})

@@ -10,8 +10,11 @@ and invalid config writes nothing at all.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +35,7 @@ from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
+    InvalidConfigExit,
     Project,
     StackConfig,
     eks_regions,
@@ -223,9 +227,7 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
     files: dict[str, str] = {}
     for rule in recording.by_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule"):
         name = rule.inputs.get("metadata", {}).get("name", rule.name)
-        files[f"rules-{name}.yaml"] = yaml.safe_dump(
-            {"groups": rule.inputs.get("spec", {}).get("groups", [])}, sort_keys=True
-        )
+        files[f"rules-{name}.yaml"] = yaml_text({"groups": rule.inputs.get("spec", {}).get("groups", [])})
     # Amazon Managed Service for Prometheus: the collector's scrape configuration (`promtool check config
     # observability/scrape.yaml`), the rule groups loaded into the workspace, its Alertmanager definition.
     for scraper in recording.by_type("aws:amp/scraper:Scraper"):
@@ -797,6 +799,17 @@ def cost_caption(priced: dict[str, Any]) -> str:
     )
 
 
+def yaml_text(document: Any) -> str:
+    """A rendered document as YAML, keys sorted, with libyaml's emitter where PyYAML was built with it.
+
+    Why libyaml: PyYAML's pure-Python emitter took about a tenth of a render's CPU (tens of manifests, some with
+    long strings). The two emitters write the same YAML; they fold long double-quoted strings at different
+    places, so a render on a PyYAML without libyaml differs in line breaks only.
+    """
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(document, Dumper=dumper, sort_keys=True)
+
+
 def write(config: StackConfig, out_dir: Path, console: Console | None = None) -> dict[str, Any]:
     """Render gpuplane's program for `config` into `out_dir`; returns the summary (printed if `console`)."""
     with mockrun.no_cycle_collection():  # the files are written from a heap the collector need not walk
@@ -827,21 +840,40 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         problems.append(
             f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
         )
+    # Which file to fix (the project's render names its stacks folder in the heading).
+    path = stack_file(stack, project.stacks_dir)
+    where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
     if problems:
-        # Which file to fix (the project's render names its stacks folder in the heading).
-        path = stack_file(stack, project.stacks_dir)
-        where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
         raise ConfigError([f"{where}: {problem}" for problem in problems])
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
     with mockrun.no_cycle_collection():
+        said = io.StringIO()  # the program's own stderr: shown after it ran, unless it was its config refusal
         try:
-            recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+            with contextlib.redirect_stderr(said):
+                recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+        except InvalidConfigExit as exc:  # a copy of gpuplane's own entry point: its config problems, as ours
+            raise ConfigError([f"{where}: {problem}" for problem in exc.problems]) from None
+        except SystemExit as exc:
+            if exc.code != 2:
+                sys.stderr.write(said.getvalue())
+                raise
+            # A program that printed why and exited with 2, the exit status of invalid config.
+            lines = [line.strip() for line in said.getvalue().splitlines() if line.strip()]
+            if lines and lines[0].endswith(":") and len(lines) > 1:
+                lines = lines[1:]
+            told = lines or [f"{entry.name} exited with status 2 and said nothing"]
+            raise ConfigError([f"{where}: {line}" for line in told]) from None
         except ValueError as exc:
+            sys.stderr.write(said.getvalue())
             refused = program_problems(exc, entry.parent)
             if refused is None:
                 raise
             raise ConfigError(refused) from None
+        except BaseException:
+            sys.stderr.write(said.getvalue())
+            raise
+        sys.stderr.write(said.getvalue())
         target = Target(
             project=project.name,
             stack=short,
@@ -951,7 +983,7 @@ def write_recording(
         ):
             (staging / folder).mkdir(exist_ok=True)
             for file_name, document in items.items():
-                (staging / folder / file_name).write_text(yaml.safe_dump(document, sort_keys=True))
+                (staging / folder / file_name).write_text(yaml_text(document))
         for file_name, text in observability_files(recording).items():
             (staging / "observability" / file_name).parent.mkdir(parents=True, exist_ok=True)
             (staging / "observability" / file_name).write_text(text)

@@ -114,17 +114,23 @@ GPU_STACK_KUBERNETES: Final[dict[str, tuple[str, str, str]]] = {
         "v1beta1, stable since 1.10",
     ),
     "gpu-operator": (
-        "",
-        "",
-        "NVIDIA's platform-support page lists the validated Kubernetes range per OS; its rows for 26.7 were not "
-        "readable from here (2026-11-28): `gpuplane verify` checks the GPUs after the upgrade",
+        "1.33",
+        "1.36",
+        "NVIDIA's GPU Operator platform-support page for v26.7.0, 'Cloud Service Providers', Amazon EKS column: "
+        "1.33 to 1.36 for every OS it lists (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/"
+        "platform-support.html; source NVIDIA/cloud-native-docs gpu-operator/platform-support.rst at main 52dcb7b, "
+        "2026-08-21, whose component matrix and release notes are v26.7.0's; 1.36 added in 26.3.2), read "
+        "2026-11-29",
     ),
     "kueue": ("1.29", "", "Kueue README at v0.19.2: 'Requires Kubernetes 1.29 or newer'"),
     "jobset": (
-        "",
-        "",
-        "JobSet publishes no Kubernetes support matrix; its newest E2E lane at v0.12.0 (f22e565) is 1.35, so a newer "
-        "minor is untested upstream: `gpuplane verify` runs a queued training run after the upgrade",
+        "1.33",
+        "1.36",
+        "JobSet README at tag v0.12.0 (f22e565, 2026-05-08; github.com/kubernetes-sigs/jobset): 'Requires a "
+        "Kubernetes cluster running one of the last 3 Kubernetes minor versions', 1.34 to 1.36 at the release, "
+        "which builds against the 1.36 libraries (CHANGELOG-0.12: Kubernetes dependencies 0.36.0); its release-0.12 "
+        "E2E lanes run 1.33, 1.34 and 1.35 (kubernetes/test-infra config/jobs/kubernetes-sigs/jobset/"
+        "jobset-presubmit-release-0-12.yaml, 3039433): from the oldest tested to the newest claimed, read 2026-11-29",
     ),
 }
 

@@ -19,7 +19,7 @@ This module re-exports the public names only; helpers private to a module stay i
 """
 
 from gpuplane.components.config.base import FieldError, FieldErrors
-from gpuplane.components.config.cluster import ClusterArgs, LogType
+from gpuplane.components.config.cluster import ClusterArgs, LogType, NodeUpgradeOrder
 from gpuplane.components.config.common import LOG_RETENTION_DAYS, Profile
 from gpuplane.components.config.gpu import GpuSharingArgs, MigArgs, MpsArgs, TimeSlicingArgs
 from gpuplane.components.config.network import MAX_AZS_PER_REGION, NatMode, NetworkArgs
@@ -69,6 +69,7 @@ __all__ = [
     "NetworkArgs",
     "NodeGroupArgs",
     "NodeRepairArgs",
+    "NodeUpgradeOrder",
     "ObservabilityArgs",
     "PlatformArgs",
     "Profile",

@@ -15,6 +15,8 @@ from gpuplane.components.facts.addresses import check_cidr
 from gpuplane.manifests import lifecycle, versions
 
 LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+NodeUpgradeOrder = Literal["parallel", "systemFirst"]
+"""How the node groups are ordered among themselves (`ClusterArgs.node_upgrade_order`)."""
 _IAM_PRINCIPAL_RE: Final = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 _SG_ID_RE: Final = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
 
@@ -79,6 +81,16 @@ class ClusterArgs(_Args):
         default="STANDARD",
         description="EKS support type at the end of standard support: `STANDARD` (EKS upgrades the control plane "
         "itself, $0.10/h) or `EXTENDED` (stays on the old minor, $0.60/h). Default `STANDARD`.",
+    )
+    node_upgrade_order: NodeUpgradeOrder = Field(
+        default="parallel",
+        description="When the GPU node groups move to a new minor: `parallel` (every group at once, each by its "
+        "`maxUnavailablePercentage`, as terraform-aws-eks and EKS Blueprints do) or `systemFirst` (EKS's upgrade "
+        "guide: each GPU group waits for every system group, the untainted CPU groups). The same dependency orders "
+        "create and destroy: in the project's timeline model `systemFirst` adds 2 min to the create of a new stack "
+        "(dev and prod), 5 min to every destroy (the system group's delete waits for the GPU group's) and to an "
+        "upgrade what the GPU group's roll outlasts coredns's (dev 0 with its empty GPU group, prod 6) "
+        "(docs/upgrades.md). Default `parallel`.",
     )
     encrypt_logs: bool = Field(
         default=True,

@@ -30,13 +30,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-import boto3
 import botocore.exceptions
 import pulumi
-from botocore.config import Config
 
-# Standard mode backs off exponentially on throttling and transient errors, bounded in attempts.
-RETRY_CONFIG: Final = Config(retries={"max_attempts": 8, "mode": "standard"}, connect_timeout=10, read_timeout=60)
+# Standard mode backs off exponentially on throttling and transient errors, bounded in attempts. Settings for
+# botocore's `Config`, made where a client is: `botocore.config` loads botocore's HTTP stack (urllib3,
+# http.client: half a second of CPU), which a render, importing this module for its hook names, never uses.
+RETRY_SETTINGS: Final[dict[str, Any]] = {
+    "retries": {"max_attempts": 8, "mode": "standard"},
+    "connect_timeout": 10,
+    "read_timeout": 60,
+}
 
 ClientFactory = Callable[[str], Any]
 """Service name -> boto3 client (in one region, with retries)."""
@@ -504,12 +508,16 @@ def await_cluster_gone(
 
 def default_clients(region: str) -> ClientFactory:
     """Clients in `region` with the environment's credentials (the program's, during `pulumi destroy`)."""
+    import boto3  # noqa: PLC0415 - here, not at import: see RETRY_SETTINGS
+    from botocore.config import Config  # noqa: PLC0415
+
     session = boto3.session.Session(region_name=region)
+    config = Config(**RETRY_SETTINGS)
     cache: dict[str, Any] = {}
 
     def factory(service: str) -> Any:
         if service not in cache:
-            cache[service] = session.client(service, config=RETRY_CONFIG)
+            cache[service] = session.client(service, config=config)
         return cache[service]
 
     return factory

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from gpuplane.manifests import lifecycle, versions, wellknown
 
 if TYPE_CHECKING:
-    from gpuplane.components.config import NodeGroupArgs, PlatformArgs
+    from gpuplane.components.config import NodeGroupArgs, NodeUpgradeOrder, PlatformArgs
 
 
 def minor_of(version: str) -> tuple[int, int]:
@@ -101,18 +101,35 @@ def node_version(group: NodeGroupArgs, kubernetes_version: str) -> NodeVersion:
 
 
 # --- EKS's order --------------------------------------------------------------------------------------------
-Tier = Literal["control plane", "add-ons before nodes", "node groups", "add-ons after nodes"]
-ORDER: Final[tuple[Tier, ...]] = ("control plane", "add-ons before nodes", "node groups", "add-ons after nodes")
-"""What a `pulumi up` of a new minor moves, in this order (each tier depends on the ones before it).
+Tier = Literal["control plane", "add-ons before nodes", "node groups", "add-ons after nodes", "GPU node groups"]
+ORDER: Final[tuple[Tier, ...]] = (
+    "control plane",
+    "add-ons before nodes",
+    "node groups",
+    "add-ons after nodes",
+    "GPU node groups",
+)
+"""What a `pulumi up` of a new minor moves, in this order (each tier waits for the ones before it, the last
+for the system groups only).
 
 EKS's upgrade guide: the control plane first (nodes and add-ons may be one minor behind it, never ahead),
 then the add-ons, then the nodes. The add-ons that need running nodes to become healthy (coredns, the CSI
 drivers, the monitoring agents, metrics-server) wait for the system groups at creation, and the same
-dependency holds at an upgrade, so they move right after the system groups. Every node group moves at once,
-each by its own `maxUnavailablePercentage`, as terraform-aws-eks and EKS Blueprints order them: holding the
-GPU groups back until the system groups finish would lengthen every create by a node group's create and every
-destroy by a node group's delete (`NodeGroup`'s `after` lets a program choose that order).
+dependency holds at an upgrade, so they move right after the system groups.
+
+The node groups among themselves follow `cluster.nodeUpgradeOrder`. `parallel` (the default): every group
+moves at once, each by its own `maxUnavailablePercentage`, as terraform-aws-eks and EKS Blueprints order them,
+and the "GPU node groups" tier is empty. `systemFirst` (EKS's guide): each GPU group waits for every system
+group, so the GPU groups form the last tier; they move beside the add-ons after nodes, which wait for the
+system groups only. The price of `systemFirst`: the dependency also holds at every create and destroy, where
+it puts a GPU group's create and delete on the critical path (docs/upgrades.md gives the timeline model's
+minutes).
 """
+
+
+def waits_for_system_groups(group: NodeGroupArgs, order: NodeUpgradeOrder) -> bool:
+    """Whether `group` is created and moved only after every system group: a GPU group at `systemFirst`."""
+    return order == "systemFirst" and group.kind == "gpu"
 
 
 @dataclass(frozen=True)
@@ -125,11 +142,15 @@ class UpgradeStep:
 
 def upgrade_order(args: PlatformArgs, addons_before: Sequence[str], addons_after: Sequence[str]) -> list[UpgradeStep]:
     """The tiers of `ORDER` for a stack, with the add-ons and node groups in each; empty tiers left out."""
+    order = args.cluster.node_upgrade_order
+    groups = args.resolved_node_groups
+    last = [g.name for g in groups if waits_for_system_groups(g, order)]
     members: dict[Tier, Sequence[str]] = {
         "control plane": [args.cluster_name or "cluster"],
         "add-ons before nodes": addons_before,
-        "node groups": [g.name for g in args.resolved_node_groups],
+        "node groups": [g.name for g in groups if g.name not in last],
         "add-ons after nodes": addons_after,
+        "GPU node groups": last,
     }
     return [UpgradeStep(tier, tuple(members[tier])) for tier in ORDER if members[tier]]
 
@@ -146,16 +167,23 @@ class PartSupport:
     detail: str
 
 
-def gpu_stack_support(target: str, *, gpu: bool, queue: bool, autoscaler: bool) -> list[PartSupport]:
+def gpu_stack_support(
+    target: str, *, gpu: bool, queue: bool, autoscaler: bool, operator: bool = False
+) -> list[PartSupport]:
     """Each GPU-stack part the stack runs, judged against `target` by its published range (`versions`).
 
-    `fail` where a per-minor pin is missing (nothing to install), `warn` outside a published or tested range,
-    `pass` inside it or where upstream publishes no range (said so in the detail).
+    `gpu`: the stack has GPU groups (the AMI's driver line, the device plugin); `operator`: the GPU Operator
+    manages them (some group has `driver: operator`); `queue`: Kueue and JobSet run; `autoscaler`: its image.
+    `fail` below a published range or where a per-minor pin is missing (nothing to install), `warn` past the
+    newest minor upstream publishes or tests, `pass` inside the range or where upstream publishes none (said so
+    in the detail).
     """
     wanted = minor_of(target)
     parts: list[str] = []
     if gpu:
-        parts += ["nvidia-driver", "nvidia-device-plugin", "gpu-operator"]
+        parts += ["nvidia-driver", "nvidia-device-plugin"]
+    if gpu and operator:
+        parts += ["gpu-operator"]
     if queue:
         parts += ["kueue", "jobset"]
     found: list[PartSupport] = []

@@ -713,9 +713,11 @@ def gpu_stack_checks(config: StackConfig) -> list[Check]:
     """The GPU stack's parts the stack runs, each against its upstream's Kubernetes range for the stack's minor."""
     platform = config.platform
     target = platform.cluster.kubernetes_version
+    plan = GpuPlan(tuple(platform.resolved_node_groups))
     found = upgrade.gpu_stack_support(
         target,
-        gpu=bool(GpuPlan(tuple(platform.resolved_node_groups)).gpu_groups),
+        gpu=bool(plan.gpu_groups),
+        operator=plan.operator,
         queue=bool(platform.training),
         autoscaler=platform.autoscaler.enabled,
     )

@@ -13,7 +13,10 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from gpuplane.components.destroy.teardown import RETRY_CONFIG
+from gpuplane.components.destroy.teardown import RETRY_SETTINGS
+
+RETRY_CONFIG = Config(**RETRY_SETTINGS)
+"""Standard-mode retries for every client the commands make (the teardown hooks' settings)."""
 
 __all__ = [
     "RETRY_CONFIG",

@@ -3,7 +3,9 @@
 Changing `cluster.kubernetesVersion` from 1.35 to 1.36 in the prod stack must move the control plane, every
 EKS add-on (its `addonVersion` for the new minor) and every managed node group (`version` and the AMI
 `releaseVersion` of the new minor), and nothing else on the AWS side; and each must move after the control
-plane, the node groups after the add-ons nodes need, the GPU groups after the system groups and coredns.
+plane, the node groups after the add-ons nodes need. At `cluster.nodeUpgradeOrder: parallel` (the default) the
+system and GPU groups move at once; at `systemFirst` the same render moves the same inputs, and each GPU group
+moves after the system groups.
 """
 
 from __future__ import annotations
@@ -22,16 +24,24 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 CLUSTER = "aws:eks/cluster:Cluster"
 
 
-def render_at(version: str) -> mockrun.Recording:
+def render_at(version: str, order: str | None = None) -> mockrun.Recording:
     raw: dict[str, Any] = yaml.safe_load(PROD.read_text())["config"]
     raw["gpuplane:cluster"] = {**raw["gpuplane:cluster"], "kubernetesVersion": version}
+    if order is not None:
+        raw["gpuplane:cluster"]["nodeUpgradeOrder"] = order
     return render.run_stack(config.parse(raw, "prod"))
 
 
 @pytest.fixture(scope="module")
 def both() -> tuple[mockrun.Recording, mockrun.Recording]:
     assert yaml.safe_load(PROD.read_text())["config"]["gpuplane:cluster"]["kubernetesVersion"] == "1.35"
+    assert "nodeUpgradeOrder" not in yaml.safe_load(PROD.read_text())["config"]["gpuplane:cluster"]
     return render_at("1.35"), render_at("1.36")
+
+
+@pytest.fixture(scope="module")
+def system_first() -> tuple[mockrun.Recording, mockrun.Recording]:
+    return render_at("1.35", "systemFirst"), render_at("1.36", "systemFirst")
 
 
 def changes(old: mockrun.Recording, new: mockrun.Recording) -> dict[str, tuple[str, list[str]]]:
@@ -47,10 +57,11 @@ def changes(old: mockrun.Recording, new: mockrun.Recording) -> dict[str, tuple[s
     return found
 
 
+@pytest.mark.parametrize("renders", ["both", "system_first"])
 def test_every_add_on_and_node_group_moves_to_the_new_minor_and_nothing_else_on_aws(
-    both: tuple[mockrun.Recording, mockrun.Recording],
+    request: pytest.FixtureRequest, renders: str
 ) -> None:
-    old, new = both
+    old, new = request.getfixturevalue(renders)
     changed = changes(old, new)
     aws_changes = {urn: c for urn, c in changed.items() if c[0].startswith("aws:")}
     expected = {r.urn for r in new.resources if r.type in {ADDON, NODE_GROUP, CLUSTER}}
@@ -72,11 +83,10 @@ def test_every_add_on_and_node_group_moves_to_the_new_minor_and_nothing_else_on_
     assert len([c for c in aws_changes.values() if c[0] == NODE_GROUP]) >= 2
 
 
-def test_in_cluster_changes_are_only_what_follows_the_minor(
-    both: tuple[mockrun.Recording, mockrun.Recording],
-) -> None:
+@pytest.mark.parametrize("renders", ["both", "system_first"])
+def test_in_cluster_changes_are_only_what_follows_the_minor(request: pytest.FixtureRequest, renders: str) -> None:
     """Pod Security labels pin the policy version; the autoscaler's image matches the minor."""
-    old, new = both
+    old, new = request.getfixturevalue(renders)
     kube = {urn: c for urn, c in changes(old, new).items() if not c[0].startswith("aws:")}
     for urn, (type_, keys) in kube.items():
         assert type_ in {"kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release"}, urn
@@ -122,3 +132,30 @@ def test_the_order_is_control_plane_add_ons_node_groups_then_add_ons_that_need_n
     assert gpu not in closure(new, system)
     assert system not in closure(new, gpu)
     assert addons[wellknown.ADDON_COREDNS] not in closure(new, gpu)
+
+
+def test_at_system_first_gpu_groups_move_after_system_groups_after_add_ons_after_the_control_plane(
+    system_first: tuple[mockrun.Recording, mockrun.Recording],
+) -> None:
+    _, new = system_first
+    cluster = new.one(CLUSTER).urn
+    addons = {r.inputs["addonName"]: r.urn for r in new.by_type(ADDON)}
+    groups = {r.name: r.urn for r in new.by_type(NODE_GROUP)}
+    system, gpu = groups["gpuplane-prod-system-ng"], groups["gpuplane-prod-gpu-ng"]
+    before_nodes = [
+        addons[n] for n in (wellknown.ADDON_VPC_CNI, wellknown.ADDON_KUBE_PROXY, wellknown.ADDON_POD_IDENTITY_AGENT)
+    ]
+    # control plane <- add-ons before nodes <- system group <- GPU group: each waits for the one before it.
+    assert all(cluster in closure(new, a) for a in before_nodes)
+    assert set(before_nodes) <= closure(new, system)
+    assert system in new.get(gpu).dependencies
+    assert {cluster, *before_nodes, system} <= closure(new, gpu)
+    # and never the other way round.
+    assert gpu not in closure(new, system)
+    assert not {system, gpu} & set().union(*(closure(new, a) for a in before_nodes))
+    # coredns and the other add-ons that need nodes wait for the system groups, not for the GPU groups, which
+    # do not wait for them either (they move beside each other).
+    for name in (wellknown.ADDON_COREDNS, wellknown.ADDON_EFS_CSI, wellknown.ADDON_NODE_MONITORING_AGENT):
+        assert system in closure(new, addons[name]), name
+        assert gpu not in closure(new, addons[name]), name
+        assert addons[name] not in closure(new, gpu), name

@@ -196,3 +196,20 @@ def test_gpu_stack_checks_name_each_part_the_stack_runs() -> None:
     assert {"GPU stack at 1.36: nvidia-driver", "GPU stack at 1.36: cluster-autoscaler"} <= set(checks)
     assert checks["GPU stack at 1.36: cluster-autoscaler"].detail == "v1.36.1 for Kubernetes 1.36"
     assert {c.status for c in checks.values()} == {"pass"}
+
+
+def test_gpu_stack_checks_judge_the_gpu_operator_only_on_a_stack_that_installs_it() -> None:
+    ami = {c.name for c in preflight.gpu_stack_checks(stack("1.36"))}
+    assert "GPU stack at 1.36: gpu-operator" not in ami
+    operator = stack_config(
+        {
+            "cluster": {**DEV_CLUSTER, "kubernetesVersion": "1.36"},
+            "nodeGroups": [
+                {"name": "system", "instanceTypes": ["m6i.large"]},
+                {"name": "gpu", "kind": "gpu", "instanceTypes": ["g6.xlarge"], "minSize": 0, "driver": "operator"},
+            ],
+        }
+    )
+    checks = {c.name: c for c in preflight.gpu_stack_checks(operator)}
+    found = checks["GPU stack at 1.36: gpu-operator"]
+    assert found.status == "pass" and found.detail.startswith("1.36 is within 1.33 to 1.36 (NVIDIA's GPU Operator")

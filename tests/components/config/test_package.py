@@ -22,7 +22,7 @@ from gpuplane.components.config import (
 
 # The public names the package has offered since `components/config.py` became a package, and those added
 # since (the queue's settings, the several-errors exception). Private helpers are not re-exported: each
-# stays in the module that uses it. Node repair's settings.
+# stays in the module that uses it. Node repair's settings. The node groups' upgrade order.
 PUBLIC_NAMES = (
     "AmiType", "AutoscalerArgs", "CapacityReservationArgs", "CapacityType", "ClusterArgs",
     "EFS_BASE_PATH_MAX_COMPONENTS", "EFS_PATH_MAX_CHARS", "EFS_UNIQUE_SUFFIX_CHARS", "FieldError", "FieldErrors",
@@ -31,6 +31,7 @@ PUBLIC_NAMES = (
     "QueueArgs", "ReservationPreference", "ServingArgs", "StorageArgs", "Taint", "TaintEffect", "TimeSlicingArgs",
     "TrainingArgs", "VolumeArgs",
     "NodeRepairArgs", "RepairAction", "RepairOverrideArgs",
+    "NodeUpgradeOrder",
 )  # fmt: skip
 
 

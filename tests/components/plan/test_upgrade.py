@@ -80,10 +80,35 @@ def test_the_order_puts_every_node_group_before_the_add_ons_that_need_nodes() ->
     assert set(before) == set(addons.BEFORE_NODES)
     assert wellknown.ADDON_COREDNS in after
     steps = upgrade.upgrade_order(args, before, after)
-    assert [s.tier for s in steps] == list(upgrade.ORDER)
+    # At the default `parallel` order every group is in one tier, and the GPU groups' own tier is empty.
+    assert args.cluster.node_upgrade_order == "parallel"
+    assert [s.tier for s in steps] == ["control plane", "add-ons before nodes", "node groups", "add-ons after nodes"]
     assert set(steps[2].members) == {g.name for g in args.resolved_node_groups}
     assert {g.name for g in args.system_node_groups} < set(steps[2].members)
     assert set(steps[3].members) == set(after)
+
+
+def test_at_system_first_the_gpu_groups_are_the_last_tier() -> None:
+    args = stack_config(
+        {"cluster": {"publicAccessCidrs": ["198.51.100.7/32"], "nodeUpgradeOrder": "systemFirst"}}
+    ).platform
+    before, after = addons.by_nodes(args)
+    steps = upgrade.upgrade_order(args, before, after)
+    assert [s.tier for s in steps] == list(upgrade.ORDER)
+    gpu = {g.name for g in args.resolved_node_groups if g.kind == "gpu"}
+    assert gpu and set(steps[-1].members) == gpu
+    assert set(steps[2].members) == {g.name for g in args.resolved_node_groups} - gpu
+    assert {g.name for g in args.system_node_groups} <= set(steps[2].members)
+
+
+@pytest.mark.parametrize(
+    ("order", "kind", "waits"),
+    [("parallel", "gpu", False), ("systemFirst", "gpu", True), ("systemFirst", "cpu", False)],
+)
+def test_only_a_gpu_group_at_system_first_waits_for_the_system_groups(order: str, kind: str, waits: bool) -> None:
+    types = ["g6.xlarge"] if kind == "gpu" else ["m6i.large"]
+    group = NodeGroupArgs(name="pool", kind=kind, instance_types=types, min_size=0)
+    assert upgrade.waits_for_system_groups(group, order) is waits  # type: ignore[arg-type]
 
 
 def test_add_on_versions_are_eks_default_for_the_minor_not_the_newest() -> None:
@@ -96,11 +121,34 @@ def by_part(found: list[upgrade.PartSupport]) -> dict[str, tuple[str, str]]:
 
 
 def test_gpu_stack_at_136_passes_and_says_where_upstream_publishes_no_range() -> None:
-    found = by_part(upgrade.gpu_stack_support("1.36", gpu=True, queue=True, autoscaler=True))
+    found = by_part(upgrade.gpu_stack_support("1.36", gpu=True, operator=True, queue=True, autoscaler=True))
+    assert set(found) == {
+        "nvidia-driver",
+        "nvidia-device-plugin",
+        "gpu-operator",
+        "kueue",
+        "jobset",
+        "cluster-autoscaler",
+    }
     assert {status for status, _ in found.values()} == {"pass"}
     assert found["nvidia-driver"][1].startswith("1.36 is within 1.32 to 1.36")
-    assert found["jobset"][1].startswith("1.36 is within any to newest (JobSet publishes no Kubernetes support matrix")
+    assert found["nvidia-device-plugin"][1].startswith("1.36 is within any to newest (NVIDIA publishes no Kubernetes")
+    assert found["gpu-operator"][1].startswith("1.36 is within 1.33 to 1.36 (NVIDIA's GPU Operator platform-support")
+    assert found["jobset"][1].startswith("1.36 is within 1.33 to 1.36 (JobSet README at tag v0.12.0")
     assert found["cluster-autoscaler"] == ("pass", "v1.36.1 for Kubernetes 1.36")
+
+
+def test_the_gpu_operator_is_judged_only_where_it_runs_and_by_its_eks_range() -> None:
+    assert "gpu-operator" not in by_part(upgrade.gpu_stack_support("1.36", gpu=True, queue=False, autoscaler=False))
+    older = by_part(upgrade.gpu_stack_support("1.32", gpu=True, operator=True, queue=True, autoscaler=False))
+    assert older["gpu-operator"][0] == "fail" and older["gpu-operator"][1].startswith(
+        "needs Kubernetes 1.33 or newer, not 1.32 (NVIDIA's GPU Operator platform-support page for v26.7.0"
+    )
+    assert older["jobset"][0] == "fail" and "needs Kubernetes 1.33 or newer, not 1.32" in older["jobset"][1]
+    assert older["nvidia-driver"][0] == "pass" and older["kueue"][0] == "pass"
+    newer = by_part(upgrade.gpu_stack_support("1.37", gpu=True, operator=True, queue=True, autoscaler=False))
+    for part in ("gpu-operator", "jobset", "nvidia-driver"):
+        assert newer[part][0] == "warn" and newer[part][1].startswith("tested up to Kubernetes 1.36, not 1.37"), part
 
 
 def test_gpu_stack_below_a_published_minimum_fails_and_a_minor_without_an_autoscaler_image_fails() -> None:
