@@ -147,8 +147,6 @@ PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
     "1.36": "v1.36.0",
 }
 
-# `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
-VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
 # Oldest Pulumi CLI with resource hooks and delete hooks on `pulumi destroy --run-program` (Pulumi release
 # notes 3.182.0; pulumi #19933). Also `requiredPulumiVersion` in Pulumi.yaml.
 PULUMI_CLI_MIN_VERSION: Final = "3.182.0"

@@ -31,9 +31,7 @@ from typing import Any, Final
 from gpuplane.components.facts import prices
 from gpuplane.manifests import cloudwatch, lifecycle, observability, versions, wellknown
 
-_GROUP_LABEL: Final = wellknown.LABEL_NODE_GROUP
 _GPU_TAG_SUFFIX: Final = f"node-template/resources/{wellknown.GPU_RESOURCE}"
-_EFS_DRIVER: Final = wellknown.EFS_CSI_PROVISIONER
 CAVEATS: Final = (
     "an estimate: on-demand list prices; leaves out data transfer, NAT and EFS data processed, EFS storage "
     "beyond the volumes' stated size, load-balancer capacity units, log ingestion and taxes; spot groups are "
@@ -510,7 +508,9 @@ def usage_from_resources(
     groups = []
     for r in sorted(by_type.get("aws:eks/nodeGroup:NodeGroup", []), key=lambda r: str(r["urn"])):
         inputs = r["inputs"]
-        name = inputs.get("labels", {}).get(_GROUP_LABEL) or inputs.get("nodeGroupName") or r.get("name", "")
+        name = (
+            inputs.get("labels", {}).get(wellknown.LABEL_NODE_GROUP) or inputs.get("nodeGroupName") or r.get("name", "")
+        )
         sc = inputs.get("scalingConfig", {})
         template: Mapping[str, Any] = next(
             (templates[d]["inputs"] for d in r.get("dependencies", []) if d in templates), {}
@@ -543,7 +543,7 @@ def usage_from_resources(
     efs_gib = sum(
         _gib(r["inputs"].get("spec", {}).get("capacity", {}).get("storage", "0"))
         for r in by_type.get("kubernetes:core/v1:PersistentVolume", [])
-        if r["inputs"].get("spec", {}).get("csi", {}).get("driver") == _EFS_DRIVER
+        if r["inputs"].get("spec", {}).get("csi", {}).get("driver") == wellknown.EFS_CSI_PROVISIONER
     )
     services = by_type.get("kubernetes:core/v1:Service", [])
     return StackUsage(
@@ -754,14 +754,14 @@ def _kept_up(
 
 def target_group(pod: Mapping[str, Any]) -> str | None:
     """The node group a pod must run on (`gpuplane.io/node-group` in its nodeSelector or required affinity)."""
-    selected = pod.get("nodeSelector", {}).get(_GROUP_LABEL)
+    selected = pod.get("nodeSelector", {}).get(wellknown.LABEL_NODE_GROUP)
     if selected:
         return str(selected)
     required = pod.get("affinity", {}).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {})
     for term in required.get("nodeSelectorTerms", []):
         for expression in term.get("matchExpressions", []):
             if (
-                expression.get("key") == _GROUP_LABEL
+                expression.get("key") == wellknown.LABEL_NODE_GROUP
                 and expression.get("operator") == "In"
                 and expression.get("values")
             ):
