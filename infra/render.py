@@ -10,8 +10,11 @@ and invalid config writes nothing at all.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +35,7 @@ from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
+    InvalidConfigExit,
     Project,
     StackConfig,
     eks_regions,
@@ -42,8 +46,8 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
-from gpuplane.manifests import lifecycle, observability, versions
-from gpuplane.manifests.versions import HELM_RELEASE
+from gpuplane.manifests import lifecycle, observability, versions, wellknown
+from gpuplane.manifests.wellknown import HELM_RELEASE
 
 # Resources drawn in the picture; everything else is counted in its component's box.
 _PICTURE_TYPES = {
@@ -252,7 +256,7 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
     if alarms:
         files["cloudwatch/alarms.json"] = json.dumps(sorted(alarms, key=lambda a: str(a.get("name"))), indent=2) + "\n"
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
-        if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
+        if config_map.inputs.get("metadata", {}).get("labels", {}).get(wellknown.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():
                 files[f"dashboards/{file_name}"] = text if text.endswith("\n") else text + "\n"
     return files
@@ -286,7 +290,7 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
     if recording.by_type("aws:amp/workspace:Workspace"):
         metrics = "managedPrometheus"
     elif any(
-        r.inputs.get("addonName") == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+        r.inputs.get("addonName") == wellknown.ADDON_CLOUDWATCH_OBSERVABILITY
         for r in recording.by_type("aws:eks/addon:Addon")
     ):
         metrics = "cloudwatch"
@@ -417,7 +421,7 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                         f"{inputs.get('capacityType')}, {sc.get('minSize')}-{sc.get('maxSize')} nodes"
                     )
                     line = group_costs.get(
-                        f"node group {inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, child.name)}"
+                        f"node group {inputs.get('labels', {}).get(wellknown.LABEL_NODE_GROUP, child.name)}"
                     )
                     if line:
                         extra += f"<br/>${line['idle']:,.2f}-{line['max']:,.2f}/h idle-max"
@@ -485,7 +489,7 @@ def _observability_section(recording: mockrun.Recording) -> str:
     """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
     facts = observability_summary(recording)
     rows = [
-        f"| `{r.inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, r.name)}` | {_repair(r.inputs)} |"
+        f"| `{r.inputs.get('labels', {}).get(wellknown.LABEL_NODE_GROUP, r.name)}` | {_repair(r.inputs)} |"
         for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
     ]
     lines = [
@@ -584,8 +588,8 @@ def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedRe
     else:
         parts = [f"{spec.get('replicas', 1)} replica(s)"]
     parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
-    if versions.GPU_RESOURCE in limits:
-        parts.append(f"{limits[versions.GPU_RESOURCE]} GPU")
+    if wellknown.GPU_RESOURCE in limits:
+        parts.append(f"{limits[wellknown.GPU_RESOURCE]} GPU")
     return "<br/>" + ", ".join(parts)
 
 
@@ -607,7 +611,7 @@ def summary(
         inputs = r.inputs
         # A Capacity Block group names its one type in its launch template, none on the group.
         template = next((templates[d] for d in r.dependencies if d in templates), {})
-        name = inputs.get("labels", {}).get(versions.LABEL_NODE_GROUP, r.name)
+        name = inputs.get("labels", {}).get(wellknown.LABEL_NODE_GROUP, r.name)
         sc = inputs.get("scalingConfig", {})
         groups.append(
             {
@@ -686,7 +690,7 @@ def workloads(recording: mockrun.Recording) -> list[dict[str, Any]]:
             else str(spec.get("replicas", 1))
         )
         gpus = sum(
-            int(c.get("resources", {}).get("limits", {}).get(versions.GPU_RESOURCE, 0))
+            int(c.get("resources", {}).get("limits", {}).get(wellknown.GPU_RESOURCE, 0))
             for c in pod.get("containers", [])
         )
         found.append(
@@ -836,21 +840,40 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         problems.append(
             f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
         )
+    # Which file to fix (the project's render names its stacks folder in the heading).
+    path = stack_file(stack, project.stacks_dir)
+    where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
     if problems:
-        # Which file to fix (the project's render names its stacks folder in the heading).
-        path = stack_file(stack, project.stacks_dir)
-        where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
         raise ConfigError([f"{where}: {problem}" for problem in problems])
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
     with mockrun.no_cycle_collection():
+        said = io.StringIO()  # the program's own stderr: shown after it ran, unless it was its config refusal
         try:
-            recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+            with contextlib.redirect_stderr(said):
+                recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+        except InvalidConfigExit as exc:  # a copy of gpuplane's own entry point: its config problems, as ours
+            raise ConfigError([f"{where}: {problem}" for problem in exc.problems]) from None
+        except SystemExit as exc:
+            if exc.code != 2:
+                sys.stderr.write(said.getvalue())
+                raise
+            # A program that printed why and exited with 2, the exit status of invalid config.
+            lines = [line.strip() for line in said.getvalue().splitlines() if line.strip()]
+            if lines and lines[0].endswith(":") and len(lines) > 1:
+                lines = lines[1:]
+            told = lines or [f"{entry.name} exited with status 2 and said nothing"]
+            raise ConfigError([f"{where}: {line}" for line in told]) from None
         except ValueError as exc:
+            sys.stderr.write(said.getvalue())
             refused = program_problems(exc, entry.parent)
             if refused is None:
                 raise
             raise ConfigError(refused) from None
+        except BaseException:
+            sys.stderr.write(said.getvalue())
+            raise
+        sys.stderr.write(said.getvalue())
         target = Target(
             project=project.name,
             stack=short,

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import pytest
 
 from gpuplane.infra import config, mockrun, render
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle
 from tests import checkout_guard, interrupts, shipped, slowest, tools
 
 # From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
@@ -30,9 +30,9 @@ PINNED_TODAY = "2026-11-24"
 
 @pytest.fixture(scope="session", autouse=True)
 def pinned_today() -> Iterator[None]:
-    """`versions.today()` reads GPUPLANE_TODAY; set for the session (subprocesses inherit it)."""
+    """`lifecycle.today()` reads GPUPLANE_TODAY; set for the session (subprocesses inherit it)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
+        patch.setenv(lifecycle.TODAY_ENV, PINNED_TODAY)
         yield
 
 

@@ -21,7 +21,7 @@ from gpuplane.infra.verify.amp import Amp
 from gpuplane.infra.verify.cluster import ClusterUnreachable
 from gpuplane.infra.verify.expect import Expectations, from_config
 from gpuplane.manifests import verify as probes
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def node(
         "metadata": {
             "name": name,
             "creationTimestamp": created,
-            "labels": {versions.LABEL_NODE_GROUP: group, probes.ZONE_LABEL: zone, **(labels or {})},
+            "labels": {wellknown.LABEL_NODE_GROUP: group, probes.ZONE_LABEL: zone, **(labels or {})},
         },
         "spec": {"taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints]},
         "status": {
@@ -307,9 +307,11 @@ class FakeCluster:
     def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         assert label_selector == "kueue.x-k8s.io/job-uid=uid-1"
         step = self.jobset_states[min(self.jobset_polls - 1, len(self.jobset_states) - 1)]
-        if step == "Deactivated":
-            # As Kueue 0.19 leaves it past waitForPodsReady's requeue limit (requeueState cleared on deactivation).
-            evicted = {"type": "Evicted", "status": "True", "reason": "DeactivatedDueToRequeuingLimitExceeded"}
+        if step.startswith("Deactivated"):
+            # As Kueue 0.19 leaves it past waitForPodsReady's requeue limit (requeueState cleared on deactivation),
+            # or ("DeactivatedAdmissionCheck") once the ProvisioningRequest check failed its last retry.
+            cause = step.removeprefix("Deactivated") or "RequeuingLimitExceeded"
+            evicted = {"type": "Evicted", "status": "True", "reason": f"DeactivatedDueTo{cause}"}
             return [{"metadata": {"name": "w"}, "spec": {"active": False}, "status": {"conditions": [evicted]}}]
         conditions = {
             "Queued": [],
