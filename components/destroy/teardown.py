@@ -33,14 +33,25 @@ from typing import Any, Final, Literal
 import botocore.exceptions
 import pulumi
 
-# Standard mode backs off exponentially on throttling and transient errors, bounded in attempts. Settings for
-# botocore's `Config`, made where a client is: `botocore.config` loads botocore's HTTP stack (urllib3,
-# http.client: half a second of CPU), which a render, importing this module for its hook names, never uses.
-RETRY_SETTINGS: Final[dict[str, Any]] = {
-    "retries": {"max_attempts": 8, "mode": "standard"},
-    "connect_timeout": 10,
-    "read_timeout": 60,
-}
+# Standard mode backs off exponentially on throttling and transient errors, bounded in attempts: the first try
+# and 8 retries (botocore's `total_max_attempts`).
+RETRY_TOTAL_ATTEMPTS: Final = 9
+
+
+def retry_config() -> Any:
+    """A botocore `Config` with the retries every client of gpuplane makes, new for each caller.
+
+    New each time: botocore rewrites the `retries` dict it is given when it makes a client, so a shared one
+    would not keep saying what it said. Made here, not at import: `botocore.config` loads botocore's HTTP stack
+    (urllib3, http.client: half a second of CPU), which a render, importing this module for its hook names,
+    never uses.
+    """
+    from botocore.config import Config  # noqa: PLC0415
+
+    return Config(
+        retries={"total_max_attempts": RETRY_TOTAL_ATTEMPTS, "mode": "standard"}, connect_timeout=10, read_timeout=60
+    )
+
 
 ClientFactory = Callable[[str], Any]
 """Service name -> boto3 client (in one region, with retries)."""
@@ -508,11 +519,10 @@ def await_cluster_gone(
 
 def default_clients(region: str) -> ClientFactory:
     """Clients in `region` with the environment's credentials (the program's, during `pulumi destroy`)."""
-    import boto3  # noqa: PLC0415 - here, not at import: see RETRY_SETTINGS
-    from botocore.config import Config  # noqa: PLC0415
+    import boto3  # noqa: PLC0415 - here, not at import: see retry_config
 
     session = boto3.session.Session(region_name=region)
-    config = Config(**RETRY_SETTINGS)
+    config = retry_config()
     cache: dict[str, Any] = {}
 
     def factory(service: str) -> Any:

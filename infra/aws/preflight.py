@@ -28,7 +28,7 @@ from gpuplane.components.facts.addresses import unreachable
 from gpuplane.components.facts.catalog import lookup
 from gpuplane.components.plan import addons, upgrade
 from gpuplane.components.plan.gpu_nodes import GpuPlan
-from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
+from gpuplane.infra.aws.session import AwsError, caller_identity, client, explain, retry_config
 from gpuplane.infra.config import StackConfig
 from gpuplane.manifests import lifecycle, versions, wellknown
 
@@ -929,7 +929,7 @@ def live_prices(config: StackConfig, session: boto3.session.Session) -> list[Che
     """Live on-demand and spot prices for the stack's types in its region; warnings when they cannot be read."""
     types = sorted({t for g in config.platform.resolved_node_groups for t in g.instance_types})
     try:
-        pricing = session.client("pricing", region_name=PRICING_ENDPOINT_REGION, config=RETRY_CONFIG)
+        pricing = session.client("pricing", region_name=PRICING_ENDPOINT_REGION, config=retry_config())
         live = {t: on_demand_price(pricing, t, config.region) for t in types}
     except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
         error = explain(exc, "reading on-demand prices (pricing:GetProducts)")

@@ -13,19 +13,17 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from gpuplane.components.destroy.teardown import RETRY_SETTINGS
-
-RETRY_CONFIG = Config(**RETRY_SETTINGS)
-"""Standard-mode retries for every client the commands make (the teardown hooks' settings)."""
+from gpuplane.components.destroy.teardown import RETRY_TOTAL_ATTEMPTS, retry_config
 
 __all__ = [
-    "RETRY_CONFIG",
+    "RETRY_TOTAL_ATTEMPTS",
     "AwsError",
     "Identity",
     "caller_identity",
     "client",
     "explain",
     "make_session",
+    "retry_config",
     "stack_session",
 ]
 
@@ -88,7 +86,8 @@ def client(session: boto3.session.Session, service: str, config: Config | None =
     `AWS_ENDPOINT_URL` (botocore's own setting) redirects every client, which is how the tests point the
     commands at a moto server.
     """
-    return session.client(service, config=RETRY_CONFIG.merge(config) if config else RETRY_CONFIG)
+    retries = retry_config()
+    return session.client(service, config=retries.merge(config) if config else retries)
 
 
 _CREDENTIAL_CODES = frozenset(
@@ -144,7 +143,7 @@ def explain(exc: BaseException, doing: str) -> AwsError:
             )
         if code in _THROTTLE_CODES:
             return AwsError(
-                f"{doing}: AWS kept throttling after {RETRY_CONFIG.retries['max_attempts']} attempts ({code})",
+                f"{doing}: AWS kept throttling after {RETRY_TOTAL_ATTEMPTS} attempts ({code})",
                 "Wait a minute and run again; it is safe to repeat",
             )
         if code in {"OptInRequired", "InvalidRegion"} or "not enabled" in message.lower():

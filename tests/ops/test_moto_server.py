@@ -59,5 +59,5 @@ def test_preflight_over_http(moto_server, set_quotas, backoffs):
     statuses = {c["name"]: c["status"] for c in document["checks"]}
     assert statuses["credentials"] == "pass" and statuses["instance types: gpu"] == "pass"
     # The Price List API's 500s were retried as every client of the commands retries, only without the sleeps:
-    # max_attempts 8 in standard mode, which botocore counts as retries after the first try.
+    # 9 attempts in standard mode (total_max_attempts), the first try and 8 retries.
     assert [c.operation_model.name for c in backoffs] == ["GetProducts"] * 8
