@@ -126,6 +126,15 @@ def checkov_kubernetes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ch
     )
 
 
+@pytest.fixture(scope="session")
+def package_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The component package's schema, made once for the session: the SDK's analyzer reads every component's
+    inputs and outputs (seconds of CPU), and two modules read the result."""
+    from gpuplane.infra import provider  # noqa: PLC0415 - Pulumi loads with it
+
+    return once_per_session(tmp_path_factory, "package-schema", provider.package_schema)
+
+
 def stack_config(overrides: dict[str, Any], stack: str = "test", region: str = "us-west-2") -> config.StackConfig:
     """A StackConfig from `gpuplane:` keys (without the namespace) plus the region."""
     raw: dict[str, Any] = {"aws:region": region}
