@@ -34,8 +34,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from gpuplane.infra.cli import app
 from tests import shipped

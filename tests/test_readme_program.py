@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from gpuplane.infra.cli import app
 

@@ -11,8 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from gpuplane.infra.cli import app
 from tests import shipped
