@@ -14,6 +14,7 @@ import pulumi_aws as aws
 
 from gpuplane.components.control_plane import ControlPlane
 from gpuplane.components.plan import iam_policies
+from gpuplane.manifests import model_import
 
 
 def trust(
@@ -104,3 +105,32 @@ def addon_role(
         f"{prefix}-policy", role=role.name, policy_arn=cluster.partition.arn(policy), opts=child
     )
     return role, attachment
+
+
+def s3_import_role(
+    parent: pulumi.Resource,
+    name: str,
+    imp: model_import.Import,
+    *,
+    cluster: ControlPlane,
+    namespace: str,
+    tags: dict[str, str],
+) -> pulumi.Resource:
+    """The role of a model or data import from S3: it may read only the source's bucket and prefix.
+
+    Bound to the import's ServiceAccount in `namespace`; serving's model import and training's data import
+    both take it.
+    """
+    bucket, key = model_import.s3_bucket_and_prefix(imp.source)
+    return pod_identity_role(
+        f"{name}-import",
+        parent=parent,
+        cluster=cluster,
+        namespace=namespace,
+        service_account=imp.service_account,
+        policy=iam_policies.s3_read_policy(bucket, key, cluster.partition.id),
+        description=f"Read {imp.source} for the {name} import",
+        tags=tags,
+        policy_suffix="read",
+        association_suffix="identity",
+    )

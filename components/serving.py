@@ -12,10 +12,9 @@ import pulumi
 from gpuplane.components import kube_objects
 from gpuplane.components.cluster import Cluster
 from gpuplane.components.config.workloads import ServingArgs
-from gpuplane.components.plan import iam_policies
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.serving import model_import_spec, serving_spec
-from gpuplane.components.pod_identity import pod_identity_role
+from gpuplane.components.pod_identity import s3_import_role
 from gpuplane.manifests import model_import, serving
 from gpuplane.manifests.pod_security import check_restricted
 
@@ -65,7 +64,9 @@ class TfServing(pulumi.ComponentResource):
             policy = kube_objects.apply(f"{name}-import-netpol", policy_obj, k8s_opts)
             job_deps: list[pulumi.Resource] = [*base, sa, cm, policy]
             if imp.source.startswith("s3://"):
-                job_deps.append(s3_access(self, name, imp, cluster=cluster, context=context, tags=tags))
+                job_deps.append(
+                    s3_import_role(self, name, imp, cluster=cluster, namespace=context.namespace, tags=tags)
+                )
             timeout = f"{imp.deadline_seconds // 60 + 5}m"
             self.import_job = kube_objects.apply(
                 f"{name}-import",
@@ -95,28 +96,3 @@ class TfServing(pulumi.ComponentResource):
         self.service_name = args.name
         self.uses_hpa = any(v.autoscaling for v in args.variants)
         self.register_outputs({"service": self.service_name, "variants": [v.name for v in args.variants]})
-
-
-def s3_access(
-    parent: pulumi.Resource,
-    name: str,
-    imp: model_import.Import,
-    *,
-    cluster: Cluster,
-    context: WorkloadContext,
-    tags: dict[str, str],
-) -> pulumi.Resource:
-    """An IAM role that may read only the source's bucket/prefix, bound to the import's ServiceAccount."""
-    bucket, key = model_import.s3_bucket_and_prefix(imp.source)
-    return pod_identity_role(
-        f"{name}-import",
-        parent=parent,
-        cluster=cluster,
-        namespace=context.namespace,
-        service_account=imp.service_account,
-        policy=iam_policies.s3_read_policy(bucket, key, cluster.partition.id),
-        description=f"Read {imp.source} for the {name} import",
-        tags=tags,
-        policy_suffix="read",
-        association_suffix="identity",
-    )

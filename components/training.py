@@ -17,7 +17,7 @@ from gpuplane.components.config import QueueArgs
 from gpuplane.components.config.workloads import TrainingArgs
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training import queued_run, training_spec
-from gpuplane.components.serving import s3_access
+from gpuplane.components.pod_identity import s3_import_role
 from gpuplane.manifests import model_import, training
 from gpuplane.manifests.pod_security import check_restricted
 
@@ -63,7 +63,7 @@ class TfTraining(pulumi.ComponentResource):
             for suffix, obj in (("import-sa", sa_obj), ("import-script", cm_obj), ("import-netpol", policy_obj)):
                 kube_objects.apply(f"{name}-{suffix}", obj, k8s_opts)
             if spec.data_import.source.startswith("s3://"):
-                s3_access(self, name, spec.data_import, cluster=cluster, context=context, tags=tags)
+                s3_import_role(self, name, spec.data_import, cluster=cluster, namespace=context.namespace, tags=tags)
         for obj in objects:
             kind, obj_name = obj["kind"], obj["metadata"]["name"]
             kube_objects.apply(f"{name}-{kind.lower()}-{obj_name}", obj, k8s_opts)

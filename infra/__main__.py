@@ -13,7 +13,7 @@ try:
 except config.ConfigError as exc:
     # A clear message and no resource registered: the engine prints this and stops.
     print("Invalid gpuplane stack config:\n" + "\n".join(f"  {p}" for p in exc.problems), file=sys.stderr)
-    raise SystemExit(2) from None
+    raise config.InvalidConfigExit(exc.problems) from None
 
 for key, value in program.build(stack_config).items():
     pulumi.export(key, value)

@@ -263,6 +263,7 @@ def token(
         list[str] | None,
         typer.Option(
             "--role-arn",
+            metavar="ARN",
             help="Role to assume (repeat for a chain: each assumed with the credentials of the one before).",
         ),
     ] = None,

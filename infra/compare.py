@@ -464,7 +464,10 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     ] = None,
     endpoint: Annotated[
         list[str] | None,
-        typer.Option(help="VARIANT=URL: run the client here against these URLs instead of a Job in the cluster."),
+        typer.Option(
+            metavar="VARIANT=URL",
+            help="Run the client here against this URL for VARIANT instead of a Job in the cluster; repeat.",
+        ),
     ] = None,
     client_cpu: Annotated[str, typer.Option(help="The client's CPU request = limit.")] = loadtest.DEFAULT_CPU,
     client_memory: Annotated[str, typer.Option(help="The client's memory request = limit.")] = loadtest.DEFAULT_MEMORY,

@@ -50,6 +50,19 @@ class ConfigError(Exception):
         self.problems = problems
 
 
+class InvalidConfigExit(SystemExit):
+    """How a Pulumi program ends on invalid stack config: exit status 2, the problems kept for whoever runs it.
+
+    Under the engine it is an ordinary exit 2 after the program printed the problems. `gpuplane render` of a
+    program (one's own copy of `infra/__main__.py` included) reads `problems` and reports them as it reports
+    its own config's: with the stack file's name and "Nothing was rendered", and without the program's print.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(2)
+        self.problems = problems
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """A validated stack: who it is, where it goes, and the typed platform args."""

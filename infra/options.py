@@ -57,17 +57,18 @@ _console: dict[bool, Any] = {}
 def console(*, stderr: bool = True, wide: bool = False) -> Console:
     """A rich console (stderr by default; `wide`: stdout, for tables), made on first use.
 
-    Markup and highlighting are off: every string printed (titles, table cells, statuses) is shown as it is,
-    so a path, stack name, run id or server message holding `[/x]` is text, never a style tag. Our own colours
-    come as `styled(...)` text. Its width is the terminal's (or `COLUMNS`): a table printed on it is laid out
+    Markup, highlighting and emoji codes are off: every string printed (titles, table cells, statuses) is shown
+    as it is, so a path, stack name, run id or server message holding `[/x]` is text, never a style tag, and
+    `gpuplane:x:` stays those characters, never an emoji. Our own colours come as `styled(...)` text. Its width
+    is the terminal's (or `COLUMNS`): a table printed on it is laid out
     so that no line is wider and no word is broken (`fit`), one record per block when its columns cannot fit.
     """
     if wide:
-        return _fitting_console()(markup=False, highlight=False)
+        return _fitting_console()(markup=False, highlight=False, emoji=False)
     if stderr not in _console:
         from rich.console import Console  # noqa: PLC0415 - rich costs start-up time that --help does not need
 
-        _console[stderr] = Console(stderr=stderr, markup=False, highlight=False)
+        _console[stderr] = Console(stderr=stderr, markup=False, highlight=False, emoji=False)
     made: Console = _console[stderr]
     return made
 
@@ -106,7 +107,7 @@ def fit(renderable: Any, width: int) -> Any:
         return renderable
     from rich.console import Console  # noqa: PLC0415
 
-    measurer = Console(width=10_000, markup=False, highlight=False)
+    measurer = Console(width=10_000, markup=False, highlight=False, emoji=False)
     options = measurer.options
     columns = renderable.columns
     lows, highs = [], []

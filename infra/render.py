@@ -10,8 +10,11 @@ and invalid config writes nothing at all.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +35,7 @@ from gpuplane.infra import limits, mockrun, outdir, program, tfplan, wiring
 from gpuplane.infra.config import (
     FILE_PROBLEMS,
     ConfigError,
+    InvalidConfigExit,
     Project,
     StackConfig,
     eks_regions,
@@ -836,21 +840,40 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         problems.append(
             f"aws:region: '{region}' is not a region where EKS is offered; allowed: {', '.join(sorted(regions))}"
         )
+    # Which file to fix (the project's render names its stacks folder in the heading).
+    path = stack_file(stack, project.stacks_dir)
+    where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
     if problems:
-        # Which file to fix (the project's render names its stacks folder in the heading).
-        path = stack_file(stack, project.stacks_dir)
-        where = path.relative_to(project.root) if path.is_relative_to(project.root) else path
         raise ConfigError([f"{where}: {problem}" for problem in problems])
     assert isinstance(region, str)
     engine_config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
     with mockrun.no_cycle_collection():
+        said = io.StringIO()  # the program's own stderr: shown after it ran, unless it was its config refusal
         try:
-            recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+            with contextlib.redirect_stderr(said):
+                recording = mockrun.run_file(entry, project.name, short, region, engine_config)
+        except InvalidConfigExit as exc:  # a copy of gpuplane's own entry point: its config problems, as ours
+            raise ConfigError([f"{where}: {problem}" for problem in exc.problems]) from None
+        except SystemExit as exc:
+            if exc.code != 2:
+                sys.stderr.write(said.getvalue())
+                raise
+            # A program that printed why and exited with 2, the exit status of invalid config.
+            lines = [line.strip() for line in said.getvalue().splitlines() if line.strip()]
+            if lines and lines[0].endswith(":") and len(lines) > 1:
+                lines = lines[1:]
+            told = lines or [f"{entry.name} exited with status 2 and said nothing"]
+            raise ConfigError([f"{where}: {line}" for line in told]) from None
         except ValueError as exc:
+            sys.stderr.write(said.getvalue())
             refused = program_problems(exc, entry.parent)
             if refused is None:
                 raise
             raise ConfigError(refused) from None
+        except BaseException:
+            sys.stderr.write(said.getvalue())
+            raise
+        sys.stderr.write(said.getvalue())
         target = Target(
             project=project.name,
             stack=short,

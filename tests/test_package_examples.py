@@ -91,9 +91,13 @@ def test_the_yaml_program_uses_only_the_schemas_tokens_and_properties(schema: di
 
 
 @pytest.mark.parametrize("example", [TS, YAML], ids=["ts", "yaml"])
-def test_the_examples_pin_the_package_version(example: Path) -> None:
+def test_the_examples_add_the_package_from_this_checkout(example: Path) -> None:
+    """A local path to the repository's root, whose PulumiPlugin.yaml serves the components: the examples run
+    against the code beside them, with no release tag or URL to keep in step."""
     project = yaml.safe_load((example / "Pulumi.yaml").read_text())
-    assert project["packages"]["gpuplane"].endswith(f"@v{provider.VERSION}")
+    source = (example / project["packages"]["gpuplane"]).resolve()
+    assert source == Path(__file__).resolve().parent.parent
+    assert yaml.safe_load((source / "PulumiPlugin.yaml").read_text())["runtime"]["name"] == "python"
 
 
 def test_the_ts_package_json_uses_the_generated_sdk() -> None:

@@ -30,8 +30,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from gpuplane.components.facts import partition
-
 Architecture = Literal["x86_64", "arm64"]
 
 DATA_FILE: Final = Path(__file__).resolve().parent / "data" / "instance_types.json"
@@ -252,6 +250,9 @@ def aws_instance_types() -> frozenset[str]:
 
     This is the source of truth for "does AWS know this type at all", independent of our data file.
     """
+    # Here, not at import: the catalog itself is our data file and needs no botocore (about 0.3 s to import).
+    from gpuplane.components.facts import partition  # noqa: PLC0415
+
     model = partition.botocore_session().get_service_model("ec2")
     return frozenset(model.shape_for("InstanceType").enum)
 

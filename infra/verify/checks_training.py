@@ -244,11 +244,14 @@ def training_check(run: TrainingRunExpect) -> Callable[[Context], Outcome]:
                 f"`kubectl -n {namespace} logs -l jobset.sigs.k8s.io/jobset-name={name} --all-containers` "
                 "(run with --keep to keep the run)",
             ),
+            # Kueue deactivates a run for one of three causes; the state line above names which, in Kueue's words.
             "Deactivated": (
-                "Kueue evicted the run past its requeue limit: its pods were not all ready within "
-                "waitForPodsReady's timeout (GPU nodes booting and pulling slower than it allows)",
-                "raise gpuplane:queue's pods-ready timeout or pre-pull the image; `gpuplane queue STACK` shows the "
-                "evictions",
+                "Kueue gave up on the run, for the cause named above: its GPU nodes could not be provisioned (the "
+                "ProvisioningRequest failed every try), its pods were not all ready within the pods-ready timeout "
+                "queue.requeueLimit times, or it ran past its maximum execution time",
+                "provisioning: `gpuplane preflight STACK` (quotas, capacity of the group's instance types) or more "
+                "instance types in the group; readiness: raise gpuplane:queue's pods-ready timeout or pre-pull the "
+                "image; then the command above requeues the run",
             ),
             "Gone": (
                 "the run was deleted by someone else, or its TTL removed it before the end was read",

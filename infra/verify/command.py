@@ -111,7 +111,11 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     kubeconfig: KubeconfigOption = None,
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", help="Run only this check (and what it needs); repeat. `gpu` means every GPU group."),
+        typer.Option(
+            "--only",
+            metavar="CHECK",
+            help="Run only this check (and what it needs); repeat. `gpu` means every GPU group.",
+        ),
     ] = None,
     skip_gpu: Annotated[
         bool, typer.Option("--skip-gpu", help="Skip the checks that start a GPU node (they cost GPU minutes).")

@@ -307,9 +307,11 @@ class FakeCluster:
     def list_workloads(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         assert label_selector == "kueue.x-k8s.io/job-uid=uid-1"
         step = self.jobset_states[min(self.jobset_polls - 1, len(self.jobset_states) - 1)]
-        if step == "Deactivated":
-            # As Kueue 0.19 leaves it past waitForPodsReady's requeue limit (requeueState cleared on deactivation).
-            evicted = {"type": "Evicted", "status": "True", "reason": "DeactivatedDueToRequeuingLimitExceeded"}
+        if step.startswith("Deactivated"):
+            # As Kueue 0.19 leaves it past waitForPodsReady's requeue limit (requeueState cleared on deactivation),
+            # or ("DeactivatedAdmissionCheck") once the ProvisioningRequest check failed its last retry.
+            cause = step.removeprefix("Deactivated") or "RequeuingLimitExceeded"
+            evicted = {"type": "Evicted", "status": "True", "reason": f"DeactivatedDueTo{cause}"}
             return [{"metadata": {"name": "w"}, "spec": {"active": False}, "status": {"conditions": [evicted]}}]
         conditions = {
             "Queued": [],

@@ -85,7 +85,12 @@ def test_a_run_through_the_queue_passes_with_its_times(dev, make_ctx):
     ("states", "end", "cause"),
     [
         (["Queued", "Admitted", "Running", "Failed"], "Failed", "a pod of the run failed"),
-        (["Queued", "Admitted", "Deactivated"], "Deactivated (its pods were not all ready in time", "requeue limit"),
+        (["Queued", "Admitted", "Deactivated"], "Deactivated (its pods were not all ready in time", "requeueLimit"),
+        (
+            ["Queued", "Provisioning", "DeactivatedAdmissionCheck"],
+            "Deactivated (its GPU nodes could not be provisioned: the ProvisioningRequest failed",
+            "could not be provisioned",
+        ),
         (["Queued", "gone"], "Gone (the JobSet was deleted before an end was seen)", "deleted by someone else"),
     ],
 )
