@@ -13,7 +13,7 @@ from gpuplane.components.config import AutoscalerArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 
 # Which store reads the autoscaler's metrics (`observability.metrics`): the in-cluster Prometheus through a
 # ServiceMonitor of ours (manifests/observability.py `autoscaler_service_monitor`), the AWS managed collector
@@ -53,7 +53,7 @@ def autoscaler_values(
     # The flag repeats once per taint; the chart turns `startup-taint_1` into another `--startup-taint`.
     for index, taint in enumerate(startup_taints):
         extra["startup-taint" if index == 0 else f"startup-taint_{index}"] = taint
-    rbac: dict[str, Any] = {"serviceAccount": {"create": True, "name": versions.CLUSTER_AUTOSCALER_SA}}
+    rbac: dict[str, Any] = {"serviceAccount": {"create": True, "name": wellknown.CLUSTER_AUTOSCALER_SA}}
     if metrics != "none":
         extra["emit-per-nodegroup-metrics"] = True
     if provisioning_requests:
@@ -62,7 +62,7 @@ def autoscaler_values(
         # deletes them (provisioningrequest/provreqclient/client.go, DeleteProvisioningRequest).
         rbac["additionalRules"] = [
             {
-                "apiGroups": [versions.PROVISIONING_REQUEST_API.split("/")[0]],
+                "apiGroups": [wellknown.PROVISIONING_REQUEST_API.split("/")[0]],
                 "resources": ["provisioningrequests"],
                 "verbs": ["delete"],
             }
@@ -74,7 +74,7 @@ def autoscaler_values(
         "awsRegion": region,
         "autoDiscovery": {
             "clusterName": cluster_name,
-            "tags": [f"{versions.CA_TAG_PREFIX}/enabled", f"{versions.CA_TAG_PREFIX}/{cluster_name}"],
+            "tags": [f"{wellknown.CA_TAG_PREFIX}/enabled", f"{wellknown.CA_TAG_PREFIX}/{cluster_name}"],
         },
         # The chart's default repository (values.yaml at cluster-autoscaler-chart-9.59.0), named so that the render
         # shows the whole image a pin stands for (its end-of-support check matches `repository:tag`).
@@ -137,16 +137,16 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             name,
             parent=self,
             cluster=cluster,
-            namespace=versions.CLUSTER_AUTOSCALER_NAMESPACE,
-            service_account=versions.CLUSTER_AUTOSCALER_SA,
+            namespace=wellknown.CLUSTER_AUTOSCALER_NAMESPACE,
+            service_account=wellknown.CLUSTER_AUTOSCALER_SA,
             policy=_scoped_policy(cluster.eks_name, cluster.region),
             description=f"cluster-autoscaler of {cluster.eks_name}",
             tags=tags,
         )
         kube_objects.HelmRelease(
             f"{name}-release",
-            name=versions.CLUSTER_AUTOSCALER_RELEASE,
-            namespace=versions.CLUSTER_AUTOSCALER_NAMESPACE,
+            name=wellknown.CLUSTER_AUTOSCALER_RELEASE,
+            namespace=wellknown.CLUSTER_AUTOSCALER_NAMESPACE,
             chart=versions.CLUSTER_AUTOSCALER_CHART,
             version=versions.CLUSTER_AUTOSCALER_VERSION,
             repo=versions.CLUSTER_AUTOSCALER_REPO,

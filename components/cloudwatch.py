@@ -19,7 +19,7 @@ from gpuplane.components.config import ObservabilityArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import addon_role
-from gpuplane.manifests import cloudwatch, versions
+from gpuplane.manifests import cloudwatch, wellknown
 
 
 class CloudWatchObservability(pulumi.ComponentResource):
@@ -66,20 +66,22 @@ class CloudWatchObservability(pulumi.ComponentResource):
             f"{name}-agent",
             parent=self,
             cluster=cluster,
-            namespace=versions.CLOUDWATCH_NAMESPACE,
-            service_account=versions.CLOUDWATCH_AGENT_SA,
-            policy=versions.POLICY_CLOUDWATCH_AGENT,
+            namespace=wellknown.CLOUDWATCH_NAMESPACE,
+            service_account=wellknown.CLOUDWATCH_AGENT_SA,
+            policy=wellknown.POLICY_CLOUDWATCH_AGENT,
             description=f"CloudWatch agent of {cluster_name}: Container Insights metrics",
             tags=tags,
         )
         self.addon = aws.eks.Addon(
-            f"{name}-addon-{versions.ADDON_CLOUDWATCH_OBSERVABILITY}",
+            f"{name}-addon-{wellknown.ADDON_CLOUDWATCH_OBSERVABILITY}",
             cluster_name=cluster.cluster_name,
-            addon_name=versions.ADDON_CLOUDWATCH_OBSERVABILITY,
-            addon_version=addon_version(versions.ADDON_CLOUDWATCH_OBSERVABILITY, cluster.kubernetes_version, self),
+            addon_name=wellknown.ADDON_CLOUDWATCH_OBSERVABILITY,
+            addon_version=addon_version(wellknown.ADDON_CLOUDWATCH_OBSERVABILITY, cluster.kubernetes_version, self),
             configuration_values=json.dumps(cloudwatch.addon_configuration(), sort_keys=True),
             pod_identity_associations=[
-                aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=versions.CLOUDWATCH_AGENT_SA)
+                aws.eks.AddonPodIdentityAssociationArgs(
+                    role_arn=role.arn, service_account=wellknown.CLOUDWATCH_AGENT_SA
+                )
             ],
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",

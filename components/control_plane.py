@@ -28,7 +28,7 @@ from gpuplane.components.facts.partition import Partition, of_region
 from gpuplane.components.network import Network
 from gpuplane.components.plan import cross_checks, iam_policies
 from gpuplane.components.plan.kubeconfig import build_kubeconfig
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 # gpuplane's own code: a frame here is never the line of a program of one's own.
 _GPUPLANE_DIRS = tuple(Path(__file__).resolve().parent.parent / name for name in ("components", "manifests", "infra"))
@@ -237,7 +237,7 @@ class ControlPlane(pulumi.ComponentResource):
             opts=child,
         )
         role_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-role-eks", role=role.name, policy_arn=partition.arn(versions.POLICY_EKS_CLUSTER), opts=child
+            f"{name}-role-eks", role=role.name, policy_arn=partition.arn(wellknown.POLICY_EKS_CLUSTER), opts=child
         )
         key = aws.kms.Key(
             f"{name}-secrets-key",
@@ -333,7 +333,7 @@ class ControlPlane(pulumi.ComponentResource):
                     f"{name}-admin-{index}-policy",
                     cluster_name=cluster.name,
                     principal_arn=principal,
-                    policy_arn=partition.arn(versions.ACCESS_POLICY_CLUSTER_ADMIN),
+                    policy_arn=partition.arn(wellknown.ACCESS_POLICY_CLUSTER_ADMIN),
                     access_scope={"type": "cluster"},
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
                 )
@@ -358,12 +358,12 @@ class ControlPlane(pulumi.ComponentResource):
             opts=child,
         )
         cni_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-vpc-cni-policy", role=cni_role.name, policy_arn=partition.arn(versions.POLICY_EKS_CNI), opts=child
+            f"{name}-vpc-cni-policy", role=cni_role.name, policy_arn=partition.arn(wellknown.POLICY_EKS_CNI), opts=child
         )
         self.before_compute: list[pulumi.Resource] = [
-            self._addon(versions.ADDON_POD_IDENTITY_AGENT),
-            self._addon(versions.ADDON_VPC_CNI, service_account_role_arn=cni_role.arn, depends_on=[cni_policy]),
-            self._addon(versions.ADDON_KUBE_PROXY),
+            self._addon(wellknown.ADDON_POD_IDENTITY_AGENT),
+            self._addon(wellknown.ADDON_VPC_CNI, service_account_role_arn=cni_role.arn, depends_on=[cni_policy]),
+            self._addon(wellknown.ADDON_KUBE_PROXY),
         ]
 
         self.cluster_name = cluster.name
@@ -517,7 +517,7 @@ class ControlPlane(pulumi.ComponentResource):
         keys = self.startup_taint_keys if startup_taints is None else list(startup_taints)
         addons = [
             self._addon(
-                versions.ADDON_COREDNS,
+                wellknown.ADDON_COREDNS,
                 depends_on=node_groups,
                 configuration_values=coredns_configuration(keys),
             )
@@ -541,7 +541,7 @@ def coredns_configuration(startup_taints: Sequence[str]) -> dict[str, Any] | Non
         return None
     return {
         "tolerations": [
-            *versions.COREDNS_DEFAULT_TOLERATIONS,
+            *wellknown.COREDNS_DEFAULT_TOLERATIONS,
             *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
         ]
     }

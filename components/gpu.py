@@ -11,7 +11,7 @@ import yaml
 from gpuplane.components import kube_objects
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.gpu_nodes import GpuPlan
-from gpuplane.manifests import observability, scheduling, versions
+from gpuplane.manifests import observability, scheduling, versions, wellknown
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -120,10 +120,10 @@ def dcgm_exporter_values(
     """
     env = observability.dcgm_exporter_metrics_values(remote_hostengine=remote_hostengine)["env"]
     return {
-        "nodeSelector": {versions.GPU_PRESENT_LABEL: "true"},
+        "nodeSelector": {wellknown.GPU_PRESENT_LABEL: "true"},
         "tolerations": _tolerations(startup_taints),
         "serviceMonitor": observability.dcgm_service_monitor_values(False),
-        "service": {"port": versions.DCGM_EXPORTER_PORT},
+        "service": {"port": wellknown.DCGM_EXPORTER_PORT},
         **observability.dcgm_counters_values(operator=False),
         **({"extraEnv": env} if env else {}),
     }
@@ -136,7 +136,7 @@ def efa_device_plugin_values(startup_taints: Sequence[str] = ()) -> dict[str, An
     groups with `efa: true` (an EFA-capable type in a group without EFA interfaces has nothing to offer).
     """
     return {
-        "nodeSelector": {versions.LABEL_EFA: "true"},
+        "nodeSelector": {wellknown.LABEL_EFA: "true"},
         "tolerations": [
             *scheduling.gpu_tolerations(),
             *({"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints),
@@ -238,7 +238,7 @@ class GpuEnablement(pulumi.ComponentResource):
             )
         self.releases = [release for release, *_ in charts]
         if charts:
-            ns_doc = namespace(versions.NVIDIA_NAMESPACE, "privileged", cluster.kubernetes_version)
+            ns_doc = namespace(wellknown.NVIDIA_NAMESPACE, "privileged", cluster.kubernetes_version)
             ns = kube_objects.apply(
                 f"{name}-ns",
                 ns_doc,
@@ -248,7 +248,7 @@ class GpuEnablement(pulumi.ComponentResource):
                 kube_objects.HelmRelease(
                     f"{name}-{release}",
                     name=release,
-                    namespace=versions.NVIDIA_NAMESPACE,
+                    namespace=wellknown.NVIDIA_NAMESPACE,
                     chart=chart,
                     version=version,
                     repo=repo,

@@ -23,7 +23,7 @@ from typing import Any
 
 import pulumi
 
-from gpuplane.manifests.versions import HELM_RELEASE
+from gpuplane.manifests.wellknown import HELM_RELEASE
 
 # The provider version a resource asks the engine for, as every generated pulumi_kubernetes class does: the
 # plugin that matches the installed SDK.

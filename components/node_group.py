@@ -15,7 +15,7 @@ from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
 from gpuplane.components.plan.upgrade import node_version, waits_for_system_groups
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 
 class NodeGroup(pulumi.ComponentResource):
@@ -117,8 +117,8 @@ class NodeGroup(pulumi.ComponentResource):
                 f"{name}-role-{suffix}", role=role.name, policy_arn=cluster.partition.arn(arn), opts=child
             )
             for suffix, arn in (
-                ("worker", versions.POLICY_EKS_WORKER_NODE),
-                ("ecr", versions.POLICY_ECR_PULL_ONLY),
+                ("worker", wellknown.POLICY_EKS_WORKER_NODE),
+                ("ecr", wellknown.POLICY_ECR_PULL_ONLY),
             )
         ]
 
@@ -263,5 +263,5 @@ def _repair_args(args: NodeGroupArgs) -> aws.eks.NodeGroupNodeRepairConfigArgs:
 
 def _slug(key: str) -> str:
     """A resource-name-safe, readable form of a tag key."""
-    tail = key.removeprefix(f"{versions.CA_TAG_PREFIX}/")
+    tail = key.removeprefix(f"{wellknown.CA_TAG_PREFIX}/")
     return "".join(c if c.isalnum() else "-" for c in tail).strip("-")

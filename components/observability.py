@@ -15,7 +15,7 @@ from gpuplane.components.control_plane import ControlPlane, deprecated_context, 
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import pod_identity_role
 from gpuplane.components.storage import ebs_csi_driver
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, versions, wellknown
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -80,7 +80,7 @@ class Observability(pulumi.ComponentResource):
         tags = {**cluster.tags, **(tags or {})}
         super().__init__("gpuplane:index:Observability", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
-        ns_doc = namespace(versions.MONITORING_NAMESPACE, "privileged", kubernetes_version)
+        ns_doc = namespace(wellknown.MONITORING_NAMESPACE, "privileged", kubernetes_version)
         ns = kube_objects.apply(f"{name}-ns", ns_doc, k8s_opts)
         # The stack's pods mount no EFS: they tolerate the EFS driver's startup taint, like the autoscaler.
         tolerations = [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
@@ -125,12 +125,12 @@ class Observability(pulumi.ComponentResource):
             gpu_memory_percent=args.gpu_memory_percent,
         )
         rule = observability.prometheus_rule(
-            "gpuplane", versions.MONITORING_NAMESPACE, observability.alert_rule_groups(bounds)
+            "gpuplane", wellknown.MONITORING_NAMESPACE, observability.alert_rule_groups(bounds)
         )
         kube_objects.apply(f"{name}-rules", rule, after_release)
         if args.grafana:
             for file_name, dashboard in observability.dashboards().items():
-                doc = observability.dashboard_config_map(file_name, dashboard, versions.MONITORING_NAMESPACE)
+                doc = observability.dashboard_config_map(file_name, dashboard, wellknown.MONITORING_NAMESPACE)
                 kube_objects.apply(
                     f"{name}-{doc['metadata']['name']}",
                     doc,
@@ -171,7 +171,7 @@ class Observability(pulumi.ComponentResource):
         return kube_objects.HelmRelease(
             f"{name}-kube-prometheus-stack",
             name="kube-prometheus-stack",
-            namespace=versions.MONITORING_NAMESPACE,
+            namespace=wellknown.MONITORING_NAMESPACE,
             chart=versions.KUBE_PROMETHEUS_STACK_CHART,
             version=versions.KUBE_PROMETHEUS_STACK_VERSION,
             repo=versions.KUBE_PROMETHEUS_STACK_REPO,
@@ -206,7 +206,7 @@ class Observability(pulumi.ComponentResource):
             f"{name}-alerts",
             parent=self,
             cluster=cluster,
-            namespace=versions.MONITORING_NAMESPACE,
+            namespace=wellknown.MONITORING_NAMESPACE,
             service_account=observability.ALERTMANAGER_SA,
             policy=pulumi.Output.from_input(topic_arn).apply(iam_policies.sns_publish_policy),
             description=f"Alertmanager of {cluster_name}: publish alerts to SNS",

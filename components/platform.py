@@ -31,7 +31,7 @@ from gpuplane.components.training import TfTraining
 from gpuplane.components.workspace import Workspace
 from gpuplane.manifests import observability as observability_manifests
 from gpuplane.manifests import serving as serving_manifests
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from gpuplane.manifests.namespaces import namespace
 
 
@@ -94,7 +94,7 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         # New nodes carry the EFS driver's startup taint until its node agent runs there.
-        startup = [Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
+        startup = [Taint(key=wellknown.EFS_STARTUP_TAINT_KEY, effect="NoExecute")] if args.storage.enabled else []
         # The children read region, Kubernetes version, startup taints, subnets and tags from the cluster.
         self.cluster = Cluster(
             f"{name}-cluster",
@@ -243,7 +243,7 @@ class Platform(pulumi.ComponentResource):
         provider = pulumi.ResourceOptions(
             parent=self, provider=self.cluster.provider, deleted_with=self.cluster.resource
         )
-        ns_doc = namespace(versions.KEDA_NAMESPACE, "restricted", self.cluster.kubernetes_version)
+        ns_doc = namespace(wellknown.KEDA_NAMESPACE, "restricted", self.cluster.kubernetes_version)
         ns = kube_objects.apply(f"{name}-keda-ns", ns_doc, provider)
         startup = self.cluster.startup_taint_keys
         # With AMP, the operator queries the workspace with its own Pod Identity role (aps:QueryMetrics on it).
@@ -255,8 +255,8 @@ class Platform(pulumi.ComponentResource):
                     f"{name}-keda-amp",
                     parent=self,
                     cluster=self.cluster,
-                    namespace=versions.KEDA_NAMESPACE,
-                    service_account=versions.KEDA_OPERATOR_SA,
+                    namespace=wellknown.KEDA_NAMESPACE,
+                    service_account=wellknown.KEDA_OPERATOR_SA,
                     policy=workspace.arn.apply(iam_policies.amp_query_policy),
                     description=f"KEDA of {self.cluster.eks_name}: query its AMP workspace for serving's scaling",
                     tags=tags,
@@ -265,7 +265,7 @@ class Platform(pulumi.ComponentResource):
         release = kube_objects.HelmRelease(
             f"{name}-keda",
             name="keda",
-            namespace=versions.KEDA_NAMESPACE,
+            namespace=wellknown.KEDA_NAMESPACE,
             chart=versions.KEDA_CHART,
             version=versions.KEDA_VERSION,
             repo=versions.KEDA_REPO,
@@ -302,10 +302,10 @@ class Platform(pulumi.ComponentResource):
         by default, so it gets the GPU taint and the startup taints, or it would never run on a GPU node.
         """
         return aws.eks.Addon(
-            f"{name}-addon-{versions.ADDON_NODE_MONITORING_AGENT}",
+            f"{name}-addon-{wellknown.ADDON_NODE_MONITORING_AGENT}",
             cluster_name=self.cluster.cluster_name,
-            addon_name=versions.ADDON_NODE_MONITORING_AGENT,
-            addon_version=addon_version(versions.ADDON_NODE_MONITORING_AGENT, self.cluster.kubernetes_version, self),
+            addon_name=wellknown.ADDON_NODE_MONITORING_AGENT,
+            addon_version=addon_version(wellknown.ADDON_NODE_MONITORING_AGENT, self.cluster.kubernetes_version, self),
             configuration_values=json.dumps(
                 {"dcgmAgent": {"tolerations": node_repair.dcgm_server_tolerations(startup_keys)}}, sort_keys=True
             ),
@@ -358,8 +358,8 @@ class Platform(pulumi.ComponentResource):
                 aws.eks.Addon(
                     f"{name}-addon-metrics-server",
                     cluster_name=self.cluster.cluster_name,
-                    addon_name=versions.ADDON_METRICS_SERVER,
-                    addon_version=addon_version(versions.ADDON_METRICS_SERVER, self.cluster.kubernetes_version, self),
+                    addon_name=wellknown.ADDON_METRICS_SERVER,
+                    addon_version=addon_version(wellknown.ADDON_METRICS_SERVER, self.cluster.kubernetes_version, self),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     tags=tags,
@@ -398,13 +398,13 @@ class Platform(pulumi.ComponentResource):
         )
         # The controller's manager and webhook run non-root with a restricted securityContext (its chart);
         # its namespace enforces `restricted` like ours.
-        ns_doc = namespace(versions.JOBSET_NAMESPACE, "restricted", self.cluster.kubernetes_version)
+        ns_doc = namespace(wellknown.JOBSET_NAMESPACE, "restricted", self.cluster.kubernetes_version)
         ns = kube_objects.apply(f"{name}-jobset-ns", ns_doc, provider)
         controller = kube_objects.HelmRelease(
             f"{name}-jobset",
             name="jobset",
-            namespace=versions.JOBSET_NAMESPACE,
-            chart=versions.JOBSET_CHART,
+            namespace=wellknown.JOBSET_NAMESPACE,
+            chart=wellknown.JOBSET_CHART,
             version=versions.JOBSET_VERSION,
             opts=pulumi.ResourceOptions(
                 parent=self,

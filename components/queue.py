@@ -15,7 +15,7 @@ from gpuplane.components import kube_objects
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.control_plane import ControlPlane, deprecated_context, deprecated_keyword
 from gpuplane.components.plan.training_queue import check_run, provisioning_supported, queue_spec
-from gpuplane.manifests import queue, versions
+from gpuplane.manifests import queue, versions, wellknown
 from gpuplane.manifests.namespaces import namespace
 
 __all__ = [
@@ -78,13 +78,13 @@ class TrainingQueue(pulumi.ComponentResource):
         after = cluster.services_ready if after is None else after
         super().__init__("gpuplane:index:TrainingQueue", name, None, opts)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, deleted_with=cluster.resource)
-        ns_doc = namespace(versions.KUEUE_NAMESPACE, "restricted", cluster.kubernetes_version)
+        ns_doc = namespace(wellknown.KUEUE_NAMESPACE, "restricted", cluster.kubernetes_version)
         ns = kube_objects.apply(f"{name}-ns", ns_doc, k8s_opts)
         self.release = kube_objects.HelmRelease(
             f"{name}-kueue",
             name="kueue",
-            namespace=versions.KUEUE_NAMESPACE,
-            chart=versions.KUEUE_CHART,
+            namespace=wellknown.KUEUE_NAMESPACE,
+            chart=wellknown.KUEUE_CHART,
             version=versions.KUEUE_VERSION,
             values=queue.kueue_values(
                 spec.namespace,

@@ -17,7 +17,7 @@ from gpuplane.components.network import Network
 from gpuplane.components.plan import iam_policies
 from gpuplane.components.pod_identity import addon_role
 from gpuplane.manifests import storage as objects
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 
 class SharedStorage(pulumi.ComponentResource):
@@ -67,11 +67,11 @@ class SharedStorage(pulumi.ComponentResource):
             raise ValueError(f"SharedStorage '{name}': pass network=<Network>: the cluster was made without one")
         nodes = cluster.system_nodes if nodes is None else nodes
         super().__init__("gpuplane:index:SharedStorage", name, None, opts)
-        if versions.EFS_STARTUP_TAINT_KEY not in cluster.startup_taint_keys:
+        if wellknown.EFS_STARTUP_TAINT_KEY not in cluster.startup_taint_keys:
             pulumi.log.warn(
-                f"SharedStorage '{name}': the cluster's nodes carry no {versions.EFS_STARTUP_TAINT_KEY} startup "
+                f"SharedStorage '{name}': the cluster's nodes carry no {wellknown.EFS_STARTUP_TAINT_KEY} startup "
                 "taint, so a pod can start before the EFS driver runs on its node and fail to mount; create the "
-                f"cluster with startup_taints=[Taint(key='{versions.EFS_STARTUP_TAINT_KEY}', effect='NoExecute')]",
+                f"cluster with startup_taints=[Taint(key='{wellknown.EFS_STARTUP_TAINT_KEY}', effect='NoExecute')]",
                 resource=self,
             )
         tags = {**cluster.tags, **(tags or {})}
@@ -151,8 +151,8 @@ class SharedStorage(pulumi.ComponentResource):
             security_group_id=sg.id,
             referenced_security_group_id=cluster.cluster_security_group_id,
             ip_protocol="tcp",
-            from_port=versions.NFS_PORT,
-            to_port=versions.NFS_PORT,
+            from_port=wellknown.NFS_PORT,
+            to_port=wellknown.NFS_PORT,
             description="NFS from EKS nodes (cluster security group)",
             tags=tags,
             opts=child,
@@ -190,7 +190,7 @@ class SharedStorage(pulumi.ComponentResource):
                 "apiVersion": "storage.k8s.io/v1",
                 "kind": "StorageClass",
                 "metadata": {"name": objects.STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
-                "provisioner": versions.EFS_CSI_PROVISIONER,
+                "provisioner": wellknown.EFS_CSI_PROVISIONER,
                 "reclaimPolicy": "Retain",
                 "volumeBindingMode": "Immediate",
                 "parameters": sc.apply(lambda d: d["parameters"]),
@@ -253,7 +253,7 @@ class SharedStorage(pulumi.ComponentResource):
     ) -> aws.eks.Addon:
         """The `aws-efs-csi-driver` add-on, its controller's IAM role bound by Pod Identity or IRSA."""
         child = pulumi.ResourceOptions(parent=self)
-        sa, ns = versions.EFS_CSI_CONTROLLER_SA, versions.EFS_CSI_NAMESPACE
+        sa, ns = wellknown.EFS_CSI_CONTROLLER_SA, wellknown.EFS_CSI_NAMESPACE
         if args.csi_identity == "podIdentity":
             trust: pulumi.Input[str] = pod_identity.trust(cluster, namespace=ns, service_account=sa, parent=self)
         else:
@@ -270,7 +270,7 @@ class SharedStorage(pulumi.ComponentResource):
         attachment = aws.iam.RolePolicyAttachment(
             f"{name}-efs-csi-policy",
             role=role.name,
-            policy_arn=cluster.partition.arn(versions.POLICY_EFS_CSI),
+            policy_arn=cluster.partition.arn(wellknown.POLICY_EFS_CSI),
             opts=child,
         )
         identity: dict[str, Any] = (
@@ -285,8 +285,8 @@ class SharedStorage(pulumi.ComponentResource):
         return aws.eks.Addon(
             f"{name}-addon-efs-csi",
             cluster_name=cluster.cluster_name,
-            addon_name=versions.ADDON_EFS_CSI,
-            addon_version=addon_version(versions.ADDON_EFS_CSI, cluster.kubernetes_version, self),
+            addon_name=wellknown.ADDON_EFS_CSI,
+            addon_version=addon_version(wellknown.ADDON_EFS_CSI, cluster.kubernetes_version, self),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,
@@ -322,21 +322,21 @@ def ebs_csi_driver(
         f"{name}-ebs-csi",
         parent=parent,
         cluster=cluster,
-        namespace=versions.EBS_CSI_NAMESPACE,
-        service_account=versions.EBS_CSI_CONTROLLER_SA,
-        policy=versions.POLICY_EBS_CSI,
+        namespace=wellknown.EBS_CSI_NAMESPACE,
+        service_account=wellknown.EBS_CSI_CONTROLLER_SA,
+        policy=wellknown.POLICY_EBS_CSI,
         description=f"EBS CSI controller of {cluster.eks_name}",
         tags=tags,
     )
     return aws.eks.Addon(
         f"{name}-addon-ebs-csi",
         cluster_name=cluster.cluster_name,
-        addon_name=versions.ADDON_EBS_CSI,
-        addon_version=addon_version(versions.ADDON_EBS_CSI, cluster.kubernetes_version, parent),
+        addon_name=wellknown.ADDON_EBS_CSI,
+        addon_version=addon_version(wellknown.ADDON_EBS_CSI, cluster.kubernetes_version, parent),
         resolve_conflicts_on_create="OVERWRITE",
         resolve_conflicts_on_update="OVERWRITE",
         pod_identity_associations=[
-            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=versions.EBS_CSI_CONTROLLER_SA)
+            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=wellknown.EBS_CSI_CONTROLLER_SA)
         ],
         tags=tags,
         # The controller is a Deployment: it needs nodes, and the pod identity agent for its credentials.

@@ -46,8 +46,8 @@ from gpuplane.infra.config import (
     stack_short_name,
 )
 from gpuplane.infra.project import program_file
-from gpuplane.manifests import lifecycle, observability, versions
-from gpuplane.manifests.versions import HELM_RELEASE
+from gpuplane.manifests import lifecycle, observability, versions, wellknown
+from gpuplane.manifests.wellknown import HELM_RELEASE
 
 # Resources drawn in the picture; everything else is counted in its component's box.
 _PICTURE_TYPES = {
@@ -256,7 +256,7 @@ def observability_files(recording: mockrun.Recording) -> dict[str, str]:
     if alarms:
         files["cloudwatch/alarms.json"] = json.dumps(sorted(alarms, key=lambda a: str(a.get("name"))), indent=2) + "\n"
     for config_map in recording.by_type("kubernetes:core/v1:ConfigMap"):
-        if config_map.inputs.get("metadata", {}).get("labels", {}).get(versions.GRAFANA_DASHBOARD_LABEL) == "1":
+        if config_map.inputs.get("metadata", {}).get("labels", {}).get(wellknown.GRAFANA_DASHBOARD_LABEL) == "1":
             for file_name, text in config_map.inputs.get("data", {}).items():
                 files[f"dashboards/{file_name}"] = text if text.endswith("\n") else text + "\n"
     return files
@@ -290,7 +290,7 @@ def observability_summary(recording: mockrun.Recording) -> dict[str, Any]:
     if recording.by_type("aws:amp/workspace:Workspace"):
         metrics = "managedPrometheus"
     elif any(
-        r.inputs.get("addonName") == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+        r.inputs.get("addonName") == wellknown.ADDON_CLOUDWATCH_OBSERVABILITY
         for r in recording.by_type("aws:eks/addon:Addon")
     ):
         metrics = "cloudwatch"
@@ -421,7 +421,7 @@ def picture(config: StackConfig | Target, recording: mockrun.Recording) -> str:
                         f"{inputs.get('capacityType')}, {sc.get('minSize')}-{sc.get('maxSize')} nodes"
                     )
                     line = group_costs.get(
-                        f"node group {inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, child.name)}"
+                        f"node group {inputs.get('labels', {}).get(wellknown.LABEL_NODE_GROUP, child.name)}"
                     )
                     if line:
                         extra += f"<br/>${line['idle']:,.2f}-{line['max']:,.2f}/h idle-max"
@@ -489,7 +489,7 @@ def _observability_section(recording: mockrun.Recording) -> str:
     """`stack.md`'s part on metrics, alerts, dashboards and node repair (docs/operations.md explains them)."""
     facts = observability_summary(recording)
     rows = [
-        f"| `{r.inputs.get('labels', {}).get(versions.LABEL_NODE_GROUP, r.name)}` | {_repair(r.inputs)} |"
+        f"| `{r.inputs.get('labels', {}).get(wellknown.LABEL_NODE_GROUP, r.name)}` | {_repair(r.inputs)} |"
         for r in sorted(recording.by_type("aws:eks/nodeGroup:NodeGroup"), key=lambda r: r.name)
     ]
     lines = [
@@ -588,8 +588,8 @@ def _deployment_facts(inputs: dict[str, Any], resources: list[mockrun.RecordedRe
     else:
         parts = [f"{spec.get('replicas', 1)} replica(s)"]
     parts += [f"{limits[k]} {label}" for k, label in (("cpu", "CPU"), ("memory", "memory")) if k in limits]
-    if versions.GPU_RESOURCE in limits:
-        parts.append(f"{limits[versions.GPU_RESOURCE]} GPU")
+    if wellknown.GPU_RESOURCE in limits:
+        parts.append(f"{limits[wellknown.GPU_RESOURCE]} GPU")
     return "<br/>" + ", ".join(parts)
 
 
@@ -611,7 +611,7 @@ def summary(
         inputs = r.inputs
         # A Capacity Block group names its one type in its launch template, none on the group.
         template = next((templates[d] for d in r.dependencies if d in templates), {})
-        name = inputs.get("labels", {}).get(versions.LABEL_NODE_GROUP, r.name)
+        name = inputs.get("labels", {}).get(wellknown.LABEL_NODE_GROUP, r.name)
         sc = inputs.get("scalingConfig", {})
         groups.append(
             {
@@ -690,7 +690,7 @@ def workloads(recording: mockrun.Recording) -> list[dict[str, Any]]:
             else str(spec.get("replicas", 1))
         )
         gpus = sum(
-            int(c.get("resources", {}).get("limits", {}).get(versions.GPU_RESOURCE, 0))
+            int(c.get("resources", {}).get("limits", {}).get(wellknown.GPU_RESOURCE, 0))
             for c in pod.get("containers", [])
         )
         found.append(

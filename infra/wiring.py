@@ -15,8 +15,8 @@ advice to add a second one.
 from __future__ import annotations
 
 from gpuplane.infra import mockrun
-from gpuplane.manifests import versions
-from gpuplane.manifests.versions import HELM_RELEASE
+from gpuplane.manifests import versions, wellknown
+from gpuplane.manifests.wellknown import HELM_RELEASE
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AUTOSCALER_COMPONENT = "gpuplane:index:ClusterAutoscaler"
@@ -26,7 +26,7 @@ PLUGIN_CHARTS = frozenset({versions.DEVICE_PLUGIN_CHART, versions.GPU_OPERATOR_C
 
 def _group_name(resource: mockrun.RecordedResource) -> str:
     labels = resource.inputs.get("labels") or {}
-    return str(labels.get(versions.LABEL_NODE_GROUP) or resource.inputs.get("nodeGroupName") or resource.name)
+    return str(labels.get(wellknown.LABEL_NODE_GROUP) or resource.inputs.get("nodeGroupName") or resource.name)
 
 
 def _is_gpu(resource: mockrun.RecordedResource) -> bool:

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, wellknown
 
-NAMESPACE: Final = versions.CONTAINER_INSIGHTS_NAMESPACE
+NAMESPACE: Final = wellknown.CONTAINER_INSIGHTS_NAMESPACE
 _CLUSTER: Final = ("ClusterName",)
 _NODE: Final = ("ClusterName", "InstanceId", "NodeName")
 _GPU_DEVICE: Final = ("ClusterName", "InstanceId", "InstanceType", "NodeName", "GpuDevice")

@@ -1,19 +1,155 @@
-"""What the pins mean over time: Kubernetes versions' support, TensorFlow compatibility, aged pins.
+"""What the pins mean over time and together: Kubernetes versions' support, compatibility, aged pins.
 
-Why apart from `versions`: `versions.py` holds the pins and the platform's constants (what was checked
-upstream, with its source and date), this module the rules that read them (whether a Kubernetes version is in
-standard support on a day, whether an image can serve or train, which pins a stack uses and which have
-passed their vendor's end of support). It lives in `manifests`, the lowest layer, because the manifest
-builders and the schema both use these rules.
+Why apart from `versions`: `versions.py` holds the pins (what was chosen upstream, with its source and date),
+this module the rules and the compatibility tables that read them: the day every date rule judges by (`today()`),
+whether a Kubernetes version is in standard support on a day, which CUDA user space runs on which driver and which
+driver each AMI family ships, whether an image can serve or train, which Kubernetes minors each part of the GPU
+stack supports, which pins a stack uses and which have passed their vendor's end of support. The tables are facts
+read upstream with their sources, like the pins, but they are what the checks decide by, not what Renovate bumps.
+It lives in `manifests`, the lowest layer, because the manifest builders and the schema both use these rules.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Iterable
 from typing import Final
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
+
+# "Today" for every date rule comes from `today()`: tests and what-if runs set GPUPLANE_TODAY=YYYY-MM-DD.
+TODAY_ENV: Final = "GPUPLANE_TODAY"
+
+
+def today() -> datetime.date:
+    """The date the version rules judge by: `GPUPLANE_TODAY` when set (tests pin it), else today in UTC."""
+    pinned = os.environ.get(TODAY_ENV, "").strip()
+    if pinned:
+        try:
+            return datetime.date.fromisoformat(pinned)
+        except ValueError as exc:
+            raise ValueError(f"{TODAY_ENV}='{pinned}' is not a date like 2026-11-24") from exc
+    return datetime.datetime.now(datetime.UTC).date()
+
+
+def past_end_of_support(pin: versions.Pin, on: datetime.date | None = None) -> bool:
+    """Whether the vendor's end of support or patch of `pin` is reached on `on` (default `today()`)."""
+    if pin.end_of_support is None:
+        return False
+    return (on or today()) >= datetime.date.fromisoformat(pin.end_of_support)
+
+
+# --- CUDA, drivers and TensorFlow builds ------------------------------------------------------------------
+# NVIDIA driver major that each AMI family ships (what decides which CUDA user space runs there).
+# AL2023 NVIDIA AMIs: the 580 branch for every supported Kubernetes version since late 2025
+# (awslabs/amazon-eks-ami #2470, #2484, #2496; templates/al2023/variables-default.json
+# `nvidia_driver_major_version: "580"`; AMI v20260714: 580.159.03). Bottlerocket NVIDIA variants: 580 too
+# (bottlerocket-os/bottlerocket variants/aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia/Cargo.toml include
+# `kmod-<kernel>-nvidia-r580-tesla`; bottlerocket-kernel-kit #254, 2026-01-29: "All Bottlerocket AMIs are on
+# 580"; read 2026-11-26). GFD's `nvidia.com/cuda.driver-version.major` label says what a node really runs.
+AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 580}
+# Minimum driver major for each CUDA major's user space (CUDA compatibility docs: 12.x runs on >= 525.60.13
+# through minor-version compatibility, 13.x needs >= 580). Re-checked 2026-11-26 for both AMI families:
+# both ship 580, so every image here (CUDA 12.5 and 12.9) runs natively on either, and a CUDA 13 image too.
+CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
+# What each TensorFlow release is built against: its PyPI `and-cuda` extra (nvidia-cuda-runtime-cu12 and
+# nvidia-cudnn-cu12 lower bounds; tensorflow 2.20.0 and 2.21.0 METADATA: runtime >=12.5.82, cudnn >=9.3.0.75,
+# read 2026-11-26) and the release .bazelrc (HERMETIC_CUDA_VERSION 12.5.1, HERMETIC_CUDNN_VERSION 9.3.0 from
+# 2.18 on). 2.16/2.17: CUDA 12.3, cuDNN 8.9 (tensorflow.org/install/source "tested build configurations").
+TENSORFLOW_BUILT_AGAINST: Final[dict[str, tuple[str, str]]] = {
+    "2.16": ("12.3", "8.9"),
+    "2.17": ("12.3", "8.9"),
+    "2.18": ("12.5", "9.3"),
+    "2.19": ("12.5", "9.3"),
+    "2.20": ("12.5", "9.3"),
+    "2.21": ("12.5", "9.3"),
+}
+# The official TensorFlow GPU wheels from 2.18 on build "sm_60,sm_70,sm_80,sm_89,compute_90" (.bazelrc,
+# cuda_clang config; tensorflow/serving master .bazelrc of 2026-07-30 the same): 6.0 is the least GPU they run
+# on, and GPUs newer than 8.9 JIT-compile the compute_90 PTX (hence CUDA_CACHE_PATH in the scratch space).
+TF_GPU_MIN_COMPUTE_CAPABILITY: Final = 60
+
+
+def _cuda_major(image: versions.TensorFlowImage) -> int:
+    """The CUDA major of a default GPU image, which decides the driver its nodes need (`CUDA_MIN_DRIVER`)."""
+    if image.cuda_major is None:
+        raise ValueError(f"{image.image} is pinned as a GPU image but carries no CUDA")
+    return image.cuda_major
+
+
+# The CUDA major of the default GPU serving and training images: what their pods require of a node's driver.
+TF_SERVING_GPU_CUDA_MAJOR: Final = _cuda_major(versions.TF_SERVING_GPU)
+TENSORFLOW_GPU_CUDA_MAJOR: Final = _cuda_major(versions.TENSORFLOW_GPU)
+# The release build is compiled with AVX (TensorFlow's release `.bazelrc` config), so CPU nodes need AVX;
+# every x86 type in the catalog has AVX2.
+TF_SERVING_CPU_FEATURES: Final = ("avx",)
+
+
+# --- Add-ons by region ---------------------------------------------------------------------------------------
+# Regions where an add-on is not offered, by region prefix. eksctl pkg/apis/eksctl.io/v1alpha5/
+# known_addons.go (4c3ca02, 2025-10-24; unchanged at 99984ad, 2026-08-21) excludes metrics-server in
+# cn-north-1, cn-northwest-1, us-gov-west-1, us-gov-east-1 and the ISO regions (which gpuplane refuses
+# anyway: components/facts/partition.py). The AWS-managed add-ons are offered in every supported partition.
+# `gpuplane preflight` asks DescribeAddonVersions for the live answer in the stack's region.
+ADDON_UNAVAILABLE_REGION_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
+    wellknown.ADDON_METRICS_SERVER: ("cn-", "us-gov-", "us-iso", "eu-isoe-"),
+}
+
+
+# --- The GPU stack against a Kubernetes minor (what `gpuplane preflight` checks before an upgrade) --------------
+# part -> (oldest minor, newest minor, source); "" where upstream publishes no bound. A target outside the range
+# warns (newest) or fails (oldest); the autoscaler's image per minor is `versions.CLUSTER_AUTOSCALER_IMAGE_PINS`.
+GPU_STACK_KUBERNETES: Final[dict[str, tuple[str, str, str]]] = {
+    "nvidia-driver": (
+        "1.32",
+        "1.36",
+        "the 580 branch in the AL2023 NVIDIA AMIs and Bottlerocket's aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia "
+        "variants (AMI_DRIVER_MAJOR, read 2026-11-26)",
+    ),
+    "nvidia-device-plugin": (
+        "",
+        "",
+        "NVIDIA publishes no Kubernetes range for the standalone chart; it uses the kubelet's device plugin API "
+        "v1beta1, stable since 1.10",
+    ),
+    "gpu-operator": (
+        "1.33",
+        "1.36",
+        "NVIDIA's GPU Operator platform-support page for v26.7.0, 'Cloud Service Providers', Amazon EKS column: "
+        "1.33 to 1.36 for every OS it lists (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/"
+        "platform-support.html; source NVIDIA/cloud-native-docs gpu-operator/platform-support.rst at main 52dcb7b, "
+        "2026-08-21, whose component matrix and release notes are v26.7.0's; 1.36 added in 26.3.2), read "
+        "2026-11-29",
+    ),
+    "kueue": ("1.29", "", "Kueue README at v0.19.2: 'Requires Kubernetes 1.29 or newer'"),
+    "jobset": (
+        "1.33",
+        "1.36",
+        "JobSet README at tag v0.12.0 (f22e565, 2026-05-08; github.com/kubernetes-sigs/jobset): 'Requires a "
+        "Kubernetes cluster running one of the last 3 Kubernetes minor versions', 1.34 to 1.36 at the release, "
+        "which builds against the 1.36 libraries (CHANGELOG-0.12: Kubernetes dependencies 0.36.0); its release-0.12 "
+        "E2E lanes run 1.33, 1.34 and 1.35 (kubernetes/test-infra config/jobs/kubernetes-sigs/jobset/"
+        "jobset-presubmit-release-0-12.yaml, 3039433): from the oldest tested to the newest claimed, read 2026-11-29",
+    ),
+}
+
+# --- What the training queue, EFA and the program need of the tools around them -----------------------------
+# Images whose ProvisioningRequest client speaks JSON (a CRD has no protobuf encoding; without it the autoscaler
+# cannot write the Accepted condition and never scales up: autoscaler issue #8855). Read in git at each tag
+# (`restConfig.ContentType = "application/json"` in cluster-autoscaler/main.go or builder/clients.go): present in
+# 1.33.6, 1.34.5, 1.35.2 (cherry-picks #10014-#10016, 2026-07-21/22) and 1.36.0+; absent in 1.32.7 (the last 1.32
+# patch, 2026-02-13), 1.33.5, 1.34.4, 1.35.0 and 1.35.1. The oldest fixed patch per minor:
+PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+    "1.36": "v1.36.0",
+}
+
+# Oldest Pulumi CLI with resource hooks and delete hooks on `pulumi destroy --run-program` (Pulumi release
+# notes 3.182.0; pulumi #19933). Also `requiredPulumiVersion` in Pulumi.yaml.
+PULUMI_CLI_MIN_VERSION: Final = "3.182.0"
 
 
 def standard_support_end(version: str) -> datetime.date:
@@ -22,16 +158,16 @@ def standard_support_end(version: str) -> datetime.date:
 
 
 def in_standard_support(version: str, on: datetime.date | None = None) -> bool:
-    """Whether `version` is still in standard support on `on` (default: `versions.today()`)."""
-    return (on or versions.today()) < standard_support_end(version)
+    """Whether `version` is still in standard support on `on` (default: `today()`)."""
+    return (on or today()) < standard_support_end(version)
 
 
 def newest_in_standard_support(on: datetime.date | None = None) -> str | None:
-    """The newest version EKS offers in standard support on `on` (default: `versions.today()`)."""
+    """The newest version EKS offers in standard support on `on` (default: `today()`)."""
     offered = [
         v
         for v, (released, _, _) in versions.KUBERNETES_VERSIONS.items()
-        if datetime.date.fromisoformat(released) <= (on or versions.today()) and in_standard_support(v, on)
+        if datetime.date.fromisoformat(released) <= (on or today()) and in_standard_support(v, on)
     ]
     return max(offered, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
 
@@ -42,7 +178,7 @@ def supported_version_advice(on: datetime.date | None = None) -> str:
     Every message that refuses or warns about a Kubernetes version ends with this, so none of them can name a
     version that has itself left standard support.
     """
-    day = on or versions.today()
+    day = on or today()
     newest = newest_in_standard_support(day)
     if newest is not None:
         return f"use {newest}, the newest version in standard support"
@@ -79,7 +215,7 @@ def image_problems(image: versions.TensorFlowImage, role: str) -> list[str]:
     if role == "tensorboard" and "tensorboard" not in image.commands:
         problems.append(f"{image.image} has no tensorboard command")
     if role == "training-gpu" or (role == "serving" and image.gpu):
-        built = versions.TENSORFLOW_BUILT_AGAINST.get(".".join(map(str, tf_minor(image.tensorflow))))
+        built = TENSORFLOW_BUILT_AGAINST.get(".".join(map(str, tf_minor(image.tensorflow))))
         if not image.gpu or image.cudnn is None:
             problems.append(f"{image.image} has no CUDA user space")
         elif built is None:
@@ -98,14 +234,14 @@ def serving_loads(serving_tf: str, training_tf: str) -> bool:
 
 
 def addon_offered(addon: str, region: str) -> bool:
-    """Whether EKS offers `addon` in `region`, by `versions.ADDON_UNAVAILABLE_REGION_PREFIXES`."""
-    return not region.startswith(versions.ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
+    """Whether EKS offers `addon` in `region`, by `ADDON_UNAVAILABLE_REGION_PREFIXES`."""
+    return not region.startswith(ADDON_UNAVAILABLE_REGION_PREFIXES.get(addon, ()))
 
 
 # How a release pinned by its git tag shows in a render: the chart that follows the tag, at its version.
 _CHART_OF_TAG: Final[dict[str, tuple[str, str]]] = {
-    versions.JOBSET.name: (versions.JOBSET_CHART, versions.JOBSET_VERSION),
-    versions.KUEUE.name: (versions.KUEUE_CHART, versions.KUEUE_VERSION),
+    versions.JOBSET.name: (wellknown.JOBSET_CHART, versions.JOBSET_VERSION),
+    versions.KUEUE.name: (wellknown.KUEUE_CHART, versions.KUEUE_VERSION),
 }
 
 
@@ -129,12 +265,12 @@ def pins_in_use(images: Iterable[str], charts: Iterable[tuple[str, str]]) -> lis
 
 
 def end_of_support_warnings(pins: Iterable[versions.Pin], on: datetime.date | None = None) -> list[str]:
-    """One line per pin past its vendor's end of support or patch on `on` (default `versions.today()`)."""
-    day = on or versions.today()
+    """One line per pin past its vendor's end of support or patch on `on` (default `today()`)."""
+    day = on or today()
     return [
         f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support}"
         f"{' (estimated from the vendor policy)' if pin.estimated else ''} (today is {day}): "
         "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
         for pin in pins
-        if pin.past_end_of_support(day)
+        if past_end_of_support(pin, day)
     ]

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import yaml
 
-from gpuplane.manifests import queue, versions
+from gpuplane.manifests import queue, wellknown
 
 # --- metric names, by exporter (the exporters' docs) ------------------------------------------------
 DCGM_METRICS: Final = (
@@ -89,7 +89,7 @@ DCGM_JOB_RE: Final = ".*dcgm-exporter"
 SERVING_MONITOR: Final = "tensorflow-serving"
 # The `job` label of the autoscaler's series in either store: the in-cluster Prometheus names a ServiceMonitor's
 # job after the Service it selects (the chart's), and the managed collector's job writes the same value.
-AUTOSCALER_METRICS_JOB: Final = versions.CLUSTER_AUTOSCALER_SERVICE
+AUTOSCALER_METRICS_JOB: Final = wellknown.CLUSTER_AUTOSCALER_SERVICE
 AUTOSCALER_DROPPED_RE: Final = "cluster_autoscaler_function_duration_(seconds_bucket|quantile_seconds)"
 
 
@@ -154,7 +154,7 @@ def prometheus_storage_class(cluster_name: str) -> dict[str, Any]:
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": PROMETHEUS_STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
-        "provisioner": versions.EBS_CSI_PROVISIONER,
+        "provisioner": wellknown.EBS_CSI_PROVISIONER,
         "parameters": {
             "type": "gp3",
             "encrypted": "true",
@@ -267,7 +267,7 @@ def stack_values(
         "grafana": {
             "enabled": True,
             "tolerations": tolerations,
-            "sidecar": {"dashboards": {"enabled": True, "label": versions.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
+            "sidecar": {"dashboards": {"enabled": True, "label": wellknown.GRAFANA_DASHBOARD_LABEL, "labelValue": "1"}},
         }
         if grafana
         else {"enabled": False},
@@ -365,7 +365,7 @@ def dcgm_exporter_metrics_values(*, remote_hostengine: bool, operator: bool = Fa
     plugin carries localhost traffic to a hostPort (its SNAT chain for packets from localhost).
     """
     env: list[dict[str, Any]] = []
-    port = versions.DCGM_HOSTENGINE_PORT
+    port = wellknown.DCGM_HOSTENGINE_PORT
     if remote_hostengine and operator:
         return {"env": [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"localhost:{port}"}], "hostNetwork": True}
     if remote_hostengine:
@@ -422,11 +422,11 @@ def kueue_service_monitor() -> dict[str, Any]:
     (`kueue.metricsService.labels`) in Kueue's namespace.
     """
     return {
-        "apiVersion": versions.MONITORING_API,
+        "apiVersion": wellknown.MONITORING_API,
         "kind": "ServiceMonitor",
         "metadata": {
             "name": "kueue",
-            "namespace": versions.MONITORING_NAMESPACE,
+            "namespace": wellknown.MONITORING_NAMESPACE,
             "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
         },
         "spec": {
@@ -437,7 +437,7 @@ def kueue_service_monitor() -> dict[str, Any]:
                     "app.kubernetes.io/component": "metrics-service",
                 }
             },
-            "namespaceSelector": {"matchNames": [versions.KUEUE_NAMESPACE]},
+            "namespaceSelector": {"matchNames": [wellknown.KUEUE_NAMESPACE]},
             "endpoints": [
                 {
                     "port": "https",
@@ -462,11 +462,11 @@ def dcgm_service_monitor() -> dict[str, Any]:
     `dcgm-exporter`) in the GPU namespace.
     """
     return {
-        "apiVersion": versions.MONITORING_API,
+        "apiVersion": wellknown.MONITORING_API,
         "kind": "ServiceMonitor",
         "metadata": {
             "name": "dcgm-exporter",
-            "namespace": versions.MONITORING_NAMESPACE,
+            "namespace": wellknown.MONITORING_NAMESPACE,
             "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
         },
         "spec": {
@@ -476,7 +476,7 @@ def dcgm_service_monitor() -> dict[str, Any]:
                     "app.kubernetes.io/instance": "dcgm-exporter",
                 }
             },
-            "namespaceSelector": {"matchNames": [versions.NVIDIA_NAMESPACE]},
+            "namespaceSelector": {"matchNames": [wellknown.NVIDIA_NAMESPACE]},
             "endpoints": [
                 {
                     "port": "metrics",
@@ -504,24 +504,24 @@ def autoscaler_service_monitor() -> dict[str, Any]:
     (`AUTOSCALER_METRICS_JOB`), as with the managed collector.
     """
     return {
-        "apiVersion": versions.MONITORING_API,
+        "apiVersion": wellknown.MONITORING_API,
         "kind": "ServiceMonitor",
         "metadata": {
-            "name": versions.CLUSTER_AUTOSCALER_RELEASE,
-            "namespace": versions.CLUSTER_AUTOSCALER_NAMESPACE,
+            "name": wellknown.CLUSTER_AUTOSCALER_RELEASE,
+            "namespace": wellknown.CLUSTER_AUTOSCALER_NAMESPACE,
             "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
         },
         "spec": {
             "selector": {
                 "matchLabels": {
-                    "app.kubernetes.io/instance": versions.CLUSTER_AUTOSCALER_RELEASE,
+                    "app.kubernetes.io/instance": wellknown.CLUSTER_AUTOSCALER_RELEASE,
                     "app.kubernetes.io/name": "aws-cluster-autoscaler",
                 }
             },
-            "namespaceSelector": {"matchNames": [versions.CLUSTER_AUTOSCALER_NAMESPACE]},
+            "namespaceSelector": {"matchNames": [wellknown.CLUSTER_AUTOSCALER_NAMESPACE]},
             "endpoints": [
                 {
-                    "port": versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
+                    "port": wellknown.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
                     "path": "/metrics",
                     "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
                 }
@@ -536,7 +536,7 @@ def serving_pod_monitor(namespace: str) -> dict[str, Any]:
     The variant's pod label becomes a `variant` label, so a CPU and a GPU variant of one model sit side by side.
     """
     return {
-        "apiVersion": versions.MONITORING_API,
+        "apiVersion": wellknown.MONITORING_API,
         "kind": "PodMonitor",
         "metadata": {
             "name": SERVING_MONITOR,
@@ -548,7 +548,7 @@ def serving_pod_monitor(namespace: str) -> dict[str, Any]:
             "podMetricsEndpoints": [
                 {
                     "port": "http",
-                    "path": versions.TF_SERVING_METRICS_PATH,
+                    "path": wellknown.TF_SERVING_METRICS_PATH,
                     "interval": "30s",
                     "relabelings": [
                         {"sourceLabels": ["__meta_kubernetes_pod_label_gpuplane_io_variant"], "targetLabel": "variant"},
@@ -860,7 +860,7 @@ def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
 def prometheus_rule(name: str, namespace: str, groups: list[dict[str, Any]]) -> dict[str, Any]:
     """The rule groups as a PrometheusRule object the operator loads."""
     return {
-        "apiVersion": versions.MONITORING_API,
+        "apiVersion": wellknown.MONITORING_API,
         "kind": "PrometheusRule",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
         "spec": {"groups": groups},
@@ -1130,7 +1130,7 @@ def dashboard_config_map(file_name: str, dashboard: dict[str, Any], namespace: s
         "metadata": {
             "name": file_name.removesuffix(".json"),
             "namespace": namespace,
-            "labels": {versions.GRAFANA_DASHBOARD_LABEL: "1", "app.kubernetes.io/managed-by": "gpuplane"},
+            "labels": {wellknown.GRAFANA_DASHBOARD_LABEL: "1", "app.kubernetes.io/managed-by": "gpuplane"},
         },
         "data": {file_name: json.dumps(dashboard, indent=2, sort_keys=True)},
     }
@@ -1199,7 +1199,7 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
                 {"source_labels": ["__meta_kubernetes_service_name"], "regex": DCGM_JOB_RE, "action": "keep"},
                 {
                     "source_labels": ["__meta_kubernetes_endpoint_port_number"],
-                    "regex": str(versions.DCGM_EXPORTER_PORT),
+                    "regex": str(wellknown.DCGM_EXPORTER_PORT),
                     "action": "keep",
                 },
                 {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "job"},
@@ -1209,7 +1209,7 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
         {
             "job_name": "kube-state-metrics",
             "honor_labels": True,
-            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [versions.MONITORING_NAMESPACE]}}],
+            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [wellknown.MONITORING_NAMESPACE]}}],
             "relabel_configs": [
                 {"source_labels": ["__meta_kubernetes_service_name"], "regex": _KSM_SERVICE, "action": "keep"},
                 {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": "http", "action": "keep"},
@@ -1217,7 +1217,7 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
         },
         {
             "job_name": "kueue",
-            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [versions.KUEUE_NAMESPACE]}}],
+            "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [wellknown.KUEUE_NAMESPACE]}}],
             "relabel_configs": [
                 {"source_labels": ["__meta_kubernetes_service_name"], "regex": queue.RELAY_SERVICE, "action": "keep"},
                 {
@@ -1229,22 +1229,22 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
             ],
         },
         {
-            # The chart's Service in front of the autoscaler: plain HTTP, no authentication (versions.py,
+            # The chart's Service in front of the autoscaler: plain HTTP, no authentication (wellknown.py,
             # CLUSTER_AUTOSCALER_SERVICE), so the collector reads it directly. Without the autoscaler the job
             # finds no target and costs nothing.
             "job_name": "cluster-autoscaler",
             "kubernetes_sd_configs": [
-                {"role": "endpoints", "namespaces": {"names": [versions.CLUSTER_AUTOSCALER_NAMESPACE]}}
+                {"role": "endpoints", "namespaces": {"names": [wellknown.CLUSTER_AUTOSCALER_NAMESPACE]}}
             ],
             "relabel_configs": [
                 {
                     "source_labels": ["__meta_kubernetes_service_name"],
-                    "regex": versions.CLUSTER_AUTOSCALER_SERVICE,
+                    "regex": wellknown.CLUSTER_AUTOSCALER_SERVICE,
                     "action": "keep",
                 },
                 {
                     "source_labels": ["__meta_kubernetes_endpoint_port_name"],
-                    "regex": versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
+                    "regex": wellknown.CLUSTER_AUTOSCALER_METRICS_PORT_NAME,
                     "action": "keep",
                 },
                 {"target_label": "job", "replacement": AUTOSCALER_METRICS_JOB},
@@ -1261,7 +1261,7 @@ def managed_scrape_config(workload_namespace: str | None) -> dict[str, Any]:
         jobs.append(
             {
                 "job_name": SERVING_MONITOR,
-                "metrics_path": versions.TF_SERVING_METRICS_PATH,
+                "metrics_path": wellknown.TF_SERVING_METRICS_PATH,
                 "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [workload_namespace]}}],
                 "relabel_configs": [
                     {
@@ -1362,13 +1362,13 @@ def keda_amp_trigger_auth() -> dict[str, Any]:
 
     `podIdentity.provider: aws` with `identityOwner: keda` (the CRD's enum: keda | workload; keda/templates/crds/
     crd-clustertriggerauthentications.yaml at chart 2.20.2): the operator's default credential chain, which Pod
-    Identity fills for its service account `versions.KEDA_OPERATOR_SA`. Cluster-scoped, so every serving namespace
+    Identity fills for its service account `wellknown.KEDA_OPERATOR_SA`. Cluster-scoped, so every serving namespace
     names the same one.
     """
     return {
-        "apiVersion": versions.KEDA_API,
+        "apiVersion": wellknown.KEDA_API,
         "kind": "ClusterTriggerAuthentication",
-        "metadata": {"name": versions.KEDA_AMP_AUTH, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+        "metadata": {"name": wellknown.KEDA_AMP_AUTH, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
         "spec": {"podIdentity": {"provider": "aws", "identityOwner": "keda"}},
     }
 

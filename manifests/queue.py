@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import yaml
 
-from gpuplane.manifests import versions, workload_security
+from gpuplane.manifests import versions, wellknown, workload_security
 
 QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
 # The label Kueue puts on a job's Workload (pkg/controller/constants/constants.go, JobUIDLabel).
@@ -110,7 +110,7 @@ class Queue:
     @property
     def covered_resources(self) -> list[str]:
         """cpu, memory, the GPU resources, then EFA: what a PodSet may request (Kueue blocks undeclared ones)."""
-        efa = [versions.EFA_RESOURCE] if any(f.efa for f in self.flavors) else []
+        efa = [wellknown.EFA_RESOURCE] if any(f.efa for f in self.flavors) else []
         return ["cpu", "memory", *self.gpu_resources, *efa]
 
     @property
@@ -135,7 +135,7 @@ def resource_flavor(flavor: Flavor, queue: Queue) -> dict[str, Any]:
     if flavor.taints:
         spec["nodeTaints"] = [dict(t) for t in flavor.taints]
     return {
-        "apiVersion": versions.KUEUE_API,
+        "apiVersion": wellknown.KUEUE_API,
         "kind": "ResourceFlavor",
         "metadata": _meta(flavor.name, queue),
         "spec": spec,
@@ -160,8 +160,8 @@ def _quotas(flavor: Flavor, queue: Queue) -> list[dict[str, Any]]:
     # Every flavor of a resource group lists every covered resource, in order (the CRD's rule).
     for resource in queue.gpu_resources:
         quotas.append({"name": resource, "nominalQuota": str(flavor.gpus if flavor.gpu_resource == resource else 0)})
-    if versions.EFA_RESOURCE in queue.covered_resources:
-        quotas.append({"name": versions.EFA_RESOURCE, "nominalQuota": str(flavor.efa)})
+    if wellknown.EFA_RESOURCE in queue.covered_resources:
+        quotas.append({"name": wellknown.EFA_RESOURCE, "nominalQuota": str(flavor.efa)})
     return quotas
 
 
@@ -191,7 +191,7 @@ def cluster_queue(queue: Queue) -> dict[str, Any]:
             "admissionChecks": [{"name": ADMISSION_CHECK, "onFlavors": [f.name for f in queue.gpu_flavors]}]
         }
     return {
-        "apiVersion": versions.KUEUE_API,
+        "apiVersion": wellknown.KUEUE_API,
         "kind": "ClusterQueue",
         "metadata": _meta(queue.name, queue),
         "spec": spec,
@@ -201,7 +201,7 @@ def cluster_queue(queue: Queue) -> dict[str, Any]:
 def local_queue(queue: Queue) -> dict[str, Any]:
     """The LocalQueue runs name in their `kueue.x-k8s.io/queue-name` label."""
     return {
-        "apiVersion": versions.KUEUE_API,
+        "apiVersion": wellknown.KUEUE_API,
         "kind": "LocalQueue",
         "metadata": _meta(queue.local_queue, queue, queue.namespace),
         "spec": {"clusterQueue": queue.name},
@@ -217,11 +217,11 @@ def provisioning_request_config(queue: Queue) -> dict[str, Any]:
     to reactivate it.
     """
     return {
-        "apiVersion": versions.KUEUE_API,
+        "apiVersion": wellknown.KUEUE_API,
         "kind": "ProvisioningRequestConfig",
         "metadata": _meta(ADMISSION_CHECK, queue),
         "spec": {
-            "provisioningClassName": versions.PROVISIONING_CLASS,
+            "provisioningClassName": wellknown.PROVISIONING_CLASS,
             "managedResources": queue.gpu_resources,
             "retryStrategy": {
                 "backoffLimitCount": PROVISIONING_RETRY_LIMIT,
@@ -235,13 +235,13 @@ def provisioning_request_config(queue: Queue) -> dict[str, Any]:
 def admission_check(queue: Queue) -> dict[str, Any]:
     """The AdmissionCheck run by Kueue's ProvisioningRequest controller, with the config above."""
     return {
-        "apiVersion": versions.KUEUE_API,
+        "apiVersion": wellknown.KUEUE_API,
         "kind": "AdmissionCheck",
         "metadata": _meta(ADMISSION_CHECK, queue),
         "spec": {
-            "controllerName": versions.KUEUE_PROVISIONING_CONTROLLER,
+            "controllerName": wellknown.KUEUE_PROVISIONING_CONTROLLER,
             "parameters": {
-                "apiGroup": versions.KUEUE_API.split("/")[0],
+                "apiGroup": wellknown.KUEUE_API.split("/")[0],
                 "kind": "ProvisioningRequestConfig",
                 "name": ADMISSION_CHECK,
             },
@@ -276,7 +276,7 @@ def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) 
         # _nominal_quota, which the queue dashboard's "Usage vs quota" reads (pkg/cache/scheduler/cache.go at
         # v0.19.2 reports them only `if c.resourceMetricsEnabled`; the chart leaves the line commented out).
         "metrics": {"bindAddress": f":{KUEUE_METRICS_PORT}", "enableClusterQueueResources": True},
-        "webhook": {"port": versions.KUEUE_WEBHOOK_PORT},
+        "webhook": {"port": wellknown.KUEUE_WEBHOOK_PORT},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
             "groupKindConcurrency": {
@@ -296,7 +296,7 @@ def manager_config(namespace: str, pods_ready_timeout: str, requeue_limit: int) 
             "blockAdmission": False,
             "requeuingStrategy": {"timestamp": "Eviction", "backoffLimitCount": requeue_limit},
         },
-        "integrations": {"frameworks": [versions.KUEUE_JOBSET_FRAMEWORK]},
+        "integrations": {"frameworks": [wellknown.KUEUE_JOBSET_FRAMEWORK]},
     }
 
 
@@ -330,7 +330,7 @@ def kueue_values(
         "controllerManager": {
             "manager": {
                 "image": {
-                    "repository": versions.KUEUE_IMAGE_REPOSITORY,
+                    "repository": wellknown.KUEUE_IMAGE_REPOSITORY,
                     "tag": versions.KUEUE_IMAGE_TAG,
                     "pullPolicy": "IfNotPresent",
                 }
@@ -365,7 +365,7 @@ _RELAY_CHECKOV_SKIPS: Final = {
 def _relay_meta(name: str, *, namespaced: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": {**RELAY_LABELS, **MANAGED_BY}}
     if namespaced:
-        meta["namespace"] = versions.KUEUE_NAMESPACE
+        meta["namespace"] = wellknown.KUEUE_NAMESPACE
     return meta
 
 
@@ -386,7 +386,7 @@ def metrics_relay_objects(*, allowed_cidrs: Sequence[str], startup_taints: Seque
     everything else out of the relay once it does. What leaks if a pod in the cluster reads the port: queue names,
     quotas and counts; never the token (the relay forwards nothing of the request).
     """
-    upstream = f"https://{KUEUE_METRICS_SERVICE}.{versions.KUEUE_NAMESPACE}.svc:{KUEUE_METRICS_PORT}/metrics"
+    upstream = f"https://{KUEUE_METRICS_SERVICE}.{wellknown.KUEUE_NAMESPACE}.svc:{KUEUE_METRICS_PORT}/metrics"
     script_volume = "relay"
     reader = f"gpuplane-{RELAY_NAME}"
     pod_security = workload_security.pod_security_context(
@@ -418,7 +418,7 @@ def metrics_relay_objects(*, allowed_cidrs: Sequence[str], startup_taints: Seque
     if startup_taints:
         # It mounts no EFS: it need not wait for the EFS driver's node agent (like Kueue itself).
         pod["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoExecute"} for key in startup_taints]
-    policy = workload_security.network_policy(RELAY_NAME, versions.KUEUE_NAMESPACE, dict(RELAY_LABELS), [RELAY_PORT])
+    policy = workload_security.network_policy(RELAY_NAME, wellknown.KUEUE_NAMESPACE, dict(RELAY_LABELS), [RELAY_PORT])
     policy["metadata"]["labels"].update(RELAY_LABELS)
     policy["spec"]["ingress"][0]["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in allowed_cidrs]
     return [
@@ -434,7 +434,7 @@ def metrics_relay_objects(*, allowed_cidrs: Sequence[str], startup_taints: Seque
             "kind": "ClusterRoleBinding",
             "metadata": _relay_meta(reader, namespaced=False),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader},
-            "subjects": [{"kind": "ServiceAccount", "name": RELAY_NAME, "namespace": versions.KUEUE_NAMESPACE}],
+            "subjects": [{"kind": "ServiceAccount", "name": RELAY_NAME, "namespace": wellknown.KUEUE_NAMESPACE}],
         },
         {
             "apiVersion": "v1",

@@ -13,12 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, wellknown
 
 _CPU_FLAG_RE: Final = re.compile(r"^[A-Z0-9_]{2,32}$")
 
 
-def gpu_limits(count: int = 1, resource: str = versions.GPU_RESOURCE) -> dict[str, str]:
+def gpu_limits(count: int = 1, resource: str = wellknown.GPU_RESOURCE) -> dict[str, str]:
     """Resource limits for `count` GPU units (extended resources are set as limits; requests follow)."""
     if count < 1:
         raise ValueError(f"GPU count {count} must be at least 1")
@@ -31,16 +31,16 @@ def gpu_tolerations() -> list[dict[str, str]]:
     EKS's ExtendedResourceToleration adds this for `nvidia.com/gpu` requests already; it is explicit here
     so MIG-mixed resources and pods on other clusters behave the same.
     """
-    return [{"key": versions.GPU_TAINT.key, "operator": "Exists", "effect": versions.GPU_TAINT.effect}]
+    return [{"key": wellknown.GPU_TAINT.key, "operator": "Exists", "effect": wellknown.GPU_TAINT.effect}]
 
 
 def cuda_requirement(cuda_major: int) -> dict[str, Any]:
     """Node selector requirement: the node's driver runs CUDA `cuda_major` user space."""
-    if cuda_major not in versions.CUDA_MIN_DRIVER:
-        raise ValueError(f"CUDA {cuda_major} is unknown; known CUDA majors: {sorted(versions.CUDA_MIN_DRIVER)}")
-    minimum = versions.CUDA_MIN_DRIVER[cuda_major]
+    if cuda_major not in lifecycle.CUDA_MIN_DRIVER:
+        raise ValueError(f"CUDA {cuda_major} is unknown; known CUDA majors: {sorted(lifecycle.CUDA_MIN_DRIVER)}")
+    minimum = lifecycle.CUDA_MIN_DRIVER[cuda_major]
     # GFD's label is the driver major; `Gt` compares integers, so "at least N" is "greater than N-1".
-    return {"key": versions.LABEL_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(minimum - 1)]}
+    return {"key": wellknown.LABEL_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(minimum - 1)]}
 
 
 def cpu_feature_requirements(features: Sequence[str]) -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def cpu_feature_requirements(features: Sequence[str]) -> list[dict[str, Any]]:
     for feature in features:
         if not _CPU_FLAG_RE.match(feature):
             raise ValueError(f"CPU feature '{feature}' is not an NFD cpuid flag name like AVX512F or AMXTILE")
-        requirements.append({"key": f"{versions.NFD_CPUID_PREFIX}{feature}", "operator": "In", "values": ["true"]})
+        requirements.append({"key": f"{wellknown.NFD_CPUID_PREFIX}{feature}", "operator": "In", "values": ["true"]})
     return requirements
 
 
@@ -71,7 +71,7 @@ def node_affinity(*, cuda_major: int | None = None, cpu_features: Sequence[str] 
 def gpu_pod_scheduling(
     *,
     gpus: int = 1,
-    resource: str = versions.GPU_RESOURCE,
+    resource: str = wellknown.GPU_RESOURCE,
     cuda_major: int | None = None,
     cpu_features: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def node_group_affinity(groups: Sequence[str], extra: Sequence[dict[str, Any]] =
     Only labels the node group sets itself (and advertises in its ASG node-template tags) are used, so
     the cluster-autoscaler can scale a group up from zero for the pod.
     """
-    expressions = [{"key": versions.LABEL_NODE_GROUP, "operator": "In", "values": sorted(groups)}, *extra]
+    expressions = [{"key": wellknown.LABEL_NODE_GROUP, "operator": "In", "values": sorted(groups)}, *extra]
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
@@ -130,4 +130,4 @@ def node_group_affinity(groups: Sequence[str], extra: Sequence[dict[str, Any]] =
 
 def cpu_label(feature: str) -> str:
     """The node label gpuplane sets for a CPU instruction-set feature (e.g. `gpuplane.io/cpu-avx2`)."""
-    return f"{versions.LABEL_CPU_PREFIX}{feature}"
+    return f"{wellknown.LABEL_CPU_PREFIX}{feature}"

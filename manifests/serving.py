@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import observability, scheduling, tf_runtime, versions, workload_security
+from gpuplane.manifests import lifecycle, observability, scheduling, tf_runtime, versions, wellknown, workload_security
 
 APP_NAME: Final = "tensorflow-serving"
 LABEL_VARIANT: Final = "gpuplane.io/variant"
@@ -133,7 +133,7 @@ def monitoring_config() -> str:
     Off unless asked for (tensorflow_serving/config/monitoring_config.proto); on, the served model's request
     counts and latency histogram are scraped by the PodMonitor of `manifests.observability`.
     """
-    return f'prometheus_config {{\n  enable: true\n  path: "{versions.TF_SERVING_METRICS_PATH}"\n}}\n'
+    return f'prometheus_config {{\n  enable: true\n  path: "{wellknown.TF_SERVING_METRICS_PATH}"\n}}\n'
 
 
 def config_map(serving: Serving) -> dict[str, Any]:
@@ -148,8 +148,8 @@ def config_map(serving: Serving) -> dict[str, Any]:
 def server_args(serving: Serving) -> list[str]:
     """Flags of `tensorflow_model_server` (threads and GPU memory are added by the runtime helper)."""
     args = [
-        f"--port={versions.TF_SERVING_GRPC_PORT}",
-        f"--rest_api_port={versions.TF_SERVING_REST_PORT}",
+        f"--port={wellknown.TF_SERVING_GRPC_PORT}",
+        f"--rest_api_port={wellknown.TF_SERVING_REST_PORT}",
         f"--model_config_file={CONFIG_DIR}/{MODELS_CONFIG}",
         f"--file_system_poll_wait_seconds={serving.poll_seconds}",
         "--enable_grpc_healthcheck_service=true",
@@ -168,7 +168,7 @@ def probes(serving: Serving) -> dict[str, Any]:
         "startupProbe": {**status, "periodSeconds": period, "failureThreshold": serving.startup_seconds // period},
         "readinessProbe": {**status, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
         "livenessProbe": {
-            "grpc": {"port": versions.TF_SERVING_GRPC_PORT},
+            "grpc": {"port": wellknown.TF_SERVING_GRPC_PORT},
             "periodSeconds": 20,
             "timeoutSeconds": 5,
             "failureThreshold": 3,
@@ -184,8 +184,8 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
         "imagePullPolicy": "Always",
         "args": server_args(serving),
         "ports": [
-            {"name": "grpc", "containerPort": versions.TF_SERVING_GRPC_PORT, "protocol": "TCP"},
-            {"name": "http", "containerPort": versions.TF_SERVING_REST_PORT, "protocol": "TCP"},
+            {"name": "grpc", "containerPort": wellknown.TF_SERVING_GRPC_PORT, "protocol": "TCP"},
+            {"name": "http", "containerPort": wellknown.TF_SERVING_REST_PORT, "protocol": "TCP"},
         ],
         "env": workload_security.scratch_env(gpu=bool(variant.gpus)),
         "resources": copy.deepcopy(dict(variant.resources)),
@@ -213,12 +213,12 @@ def pod_spec(serving: Serving, variant: Variant) -> dict[str, Any]:
         spec["tolerations"] = scheduling.gpu_tolerations()
     return tf_runtime.wrap_pod_spec(
         spec,
-        commands={"serving": [versions.TF_SERVING_BINARY]},
+        commands={"serving": [wellknown.TF_SERVING_BINARY]},
         gpu_shared=variant.gpu_shared,
         gpu_memory_fraction=variant.gpu_memory_fraction,
         # No Python in tensorflow/serving: the helper checks the device nodes and the driver library.
         gpu_check=tf_runtime.GPU_CHECK_DEVICES if variant.gpus and variant.gpu_check else None,
-        min_driver=versions.CUDA_MIN_DRIVER[versions.TF_SERVING_GPU_CUDA_MAJOR] if variant.gpus else None,
+        min_driver=lifecycle.CUDA_MIN_DRIVER[lifecycle.TF_SERVING_GPU_CUDA_MAJOR] if variant.gpus else None,
     )
 
 
@@ -244,8 +244,8 @@ def deployment(serving: Serving, variant: Variant) -> dict[str, Any]:
 
 def _ports() -> list[dict[str, Any]]:
     return [
-        {"name": "grpc", "port": versions.TF_SERVING_GRPC_PORT, "targetPort": "grpc", "appProtocol": "grpc"},
-        {"name": "http", "port": versions.TF_SERVING_REST_PORT, "targetPort": "http", "appProtocol": "http"},
+        {"name": "grpc", "port": wellknown.TF_SERVING_GRPC_PORT, "targetPort": "grpc", "appProtocol": "grpc"},
+        {"name": "http", "port": wellknown.TF_SERVING_REST_PORT, "targetPort": "http", "appProtocol": "http"},
     ]
 
 
@@ -304,11 +304,11 @@ class MetricStore:
 
     `server_address` may be a Pulumi output (the workspace's query URL). With `aws_region`, the trigger signs its
     queries (`awsRegion`, KEDA's prometheus scaler, kedacore/keda PR 5373) with the credentials of the
-    ClusterTriggerAuthentication `versions.KEDA_AMP_AUTH` (`podIdentity.provider: aws`, `identityOwner: keda`: the
+    ClusterTriggerAuthentication `wellknown.KEDA_AMP_AUTH` (`podIdentity.provider: aws`, `identityOwner: keda`: the
     operator's own Pod Identity role).
     """
 
-    server_address: Any = versions.PROMETHEUS_URL
+    server_address: Any = wellknown.PROMETHEUS_URL
     aws_region: str | None = None
 
 
@@ -326,7 +326,7 @@ def scaled_object(serving: Serving, variant: Variant, store: MetricStore = IN_CL
     query, metric_type = observability.scaling_query(variant.scale_on, serving.namespace, serving.name, variant.name)
     name = f"{serving.name}-{variant.name}"
     return {
-        "apiVersion": versions.KEDA_API,
+        "apiVersion": wellknown.KEDA_API,
         "kind": "ScaledObject",
         "metadata": _meta(serving, name, variant.name),
         "spec": {
@@ -344,7 +344,7 @@ def scaled_object(serving: Serving, variant: Variant, store: MetricStore = IN_CL
                         **({"awsRegion": store.aws_region} if store.aws_region else {}),
                     },
                     **(
-                        {"authenticationRef": {"name": versions.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}}
+                        {"authenticationRef": {"name": wellknown.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}}
                         if store.aws_region
                         else {}
                     ),
@@ -356,7 +356,7 @@ def scaled_object(serving: Serving, variant: Variant, store: MetricStore = IN_CL
 
 def objects(serving: Serving, store: MetricStore = IN_CLUSTER) -> list[dict[str, Any]]:
     """Every object of the workload, in apply order."""
-    ports = [versions.TF_SERVING_GRPC_PORT, versions.TF_SERVING_REST_PORT]
+    ports = [wellknown.TF_SERVING_GRPC_PORT, wellknown.TF_SERVING_REST_PORT]
     policy = workload_security.network_policy(serving.name, serving.namespace, serving.selector(), ports)
     result = [config_map(serving), policy, service(serving)]
     for variant in serving.variants:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 STORAGE_CLASS: Final = "efs-ap"
 Provisioning = Literal["static", "dynamic"]
@@ -29,7 +29,7 @@ def storage_class(file_system_id: str, *, uid: int, gid: int, base_path: str, di
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": STORAGE_CLASS, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
-        "provisioner": versions.EFS_CSI_PROVISIONER,
+        "provisioner": wellknown.EFS_CSI_PROVISIONER,
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "Immediate",
         "parameters": {
@@ -69,7 +69,7 @@ def static_persistent_volume(
             "volumeMode": "Filesystem",
             "claimRef": {"namespace": namespace, "name": volume},
             "csi": {
-                "driver": versions.EFS_CSI_PROVISIONER,
+                "driver": wellknown.EFS_CSI_PROVISIONER,
                 "volumeHandle": f"{file_system_id}::{access_point_id}",
                 "volumeAttributes": {"encryptInTransit": "true"},
             },

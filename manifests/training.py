@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import model_import, scheduling, tf_runtime, versions, workload_security
+from gpuplane.manifests import lifecycle, model_import, scheduling, tf_runtime, versions, workload_security
 
 JOBSET_API: Final = "jobset.x-k8s.io/v1alpha2"
 # JobSet spec fields of the pinned release (kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go,
@@ -187,7 +187,7 @@ def _pod(training: Training, role: Role, run: str) -> dict[str, Any]:
         tf_role=role.name,
         # A training image has Python: the helper also asks TensorFlow itself for its GPUs.
         gpu_check=tf_runtime.GPU_CHECK_TENSORFLOW if role.gpus and training.gpu_check else None,
-        min_driver=versions.CUDA_MIN_DRIVER[versions.TENSORFLOW_GPU_CUDA_MAJOR] if role.gpus else None,
+        min_driver=lifecycle.CUDA_MIN_DRIVER[lifecycle.TENSORFLOW_GPU_CUDA_MAJOR] if role.gpus else None,
     )
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuplane.manifests import scheduling, tf_runtime, versions, workload_security
+from gpuplane.manifests import lifecycle, scheduling, tf_runtime, versions, wellknown, workload_security
 from gpuplane.manifests.namespaces import namespace as namespace_doc
 
 RUN_LABEL: Final = "gpuplane.io/verify-run"
@@ -261,7 +261,7 @@ class GpuProbe:
     """What the GPU probe of one GPU group needs: where to land and what the group promises."""
 
     group: str
-    resource: str = versions.GPU_RESOURCE
+    resource: str = wellknown.GPU_RESOURCE
     taints: tuple[tuple[str, str, str], ...] = ()
     """(key, value, effect) of every taint of the group, all tolerated."""
     gpu_shared: bool = False
@@ -284,7 +284,7 @@ def gpu_pod(
     containers), so one allocatable unit is enough for both checks: the serving image's helper check (device
     nodes, driver library, driver version; no Python there) and then TensorFlow's device list in the
     training image, with the helper's `tensorflow` check before it. Each image's CUDA needs the driver major
-    `versions.CUDA_MIN_DRIVER` gives its CUDA major.
+    `lifecycle.CUDA_MIN_DRIVER` gives its CUDA major.
     """
     gpu = scheduling.gpu_limits(1, probe.resource)
     serving = tf_runtime.wrap_container(
@@ -299,7 +299,7 @@ def gpu_pod(
             "volumeMounts": [workload_security.scratch_mount()],
         },
         gpu_check=tf_runtime.GPU_CHECK_DEVICES,
-        min_driver=versions.CUDA_MIN_DRIVER[versions.TF_SERVING_GPU_CUDA_MAJOR],
+        min_driver=lifecycle.CUDA_MIN_DRIVER[lifecycle.TF_SERVING_GPU_CUDA_MAJOR],
         gpu_shared=probe.gpu_shared,
         gpu_memory_fraction=probe.memory_fraction,
     )
@@ -315,7 +315,7 @@ def gpu_pod(
             "volumeMounts": [workload_security.scratch_mount()],
         },
         gpu_check=tf_runtime.GPU_CHECK_TENSORFLOW,
-        min_driver=versions.CUDA_MIN_DRIVER[versions.TENSORFLOW_GPU_CUDA_MAJOR],
+        min_driver=lifecycle.CUDA_MIN_DRIVER[lifecycle.TENSORFLOW_GPU_CUDA_MAJOR],
         gpu_shared=probe.gpu_shared,
         gpu_memory_fraction=probe.memory_fraction,
     )
@@ -328,7 +328,7 @@ def gpu_pod(
             tolerations.append(toleration)
     spec = {
         "securityContext": workload_security.pod_security_context(uid, gid),
-        "nodeSelector": {versions.LABEL_NODE_GROUP: probe.group, **dict(probe.extra_labels)},
+        "nodeSelector": {wellknown.LABEL_NODE_GROUP: probe.group, **dict(probe.extra_labels)},
         "tolerations": tolerations,
         "initContainers": [serving],
         "containers": [training],

@@ -1,18 +1,21 @@
-"""Every pinned version and upstream constant of gpuplane, in one place: data, with its source and date.
+"""Every pinned upstream release of gpuplane, in one place: data, with its source and the day it was read.
 
-Why one module: versions drift, and a pin that is spread over several files gets bumped in one and
-forgotten in another. Each value names where it was checked. `components` and `infra` import from here;
-`manifests` itself does too, which is why it lives in the lowest layer. The rules that read these values
-(Kubernetes versions' support, TensorFlow compatibility, which pins have aged) are in `manifests/lifecycle.py`;
-only `today()`, the day every date rule judges by, stays here because each `Pin` ages against it.
+Why one module: versions drift, and a pin that is spread over several files gets bumped in one and forgotten in
+another. It holds pins only: each default image and chart as a `Pin` (TensorFlow images as a `TensorFlowImage`,
+which adds what is inside the image), the strings derived from them (`*_VERSION`, `*_IMAGE`, ...), and the EKS
+Kubernetes version calendar with its default; a test (tests/manifests/test_versions_module.py) fails on anything
+else defined here. Renovate's regex managers (renovate.json) read this file. What the pins mean over time and
+together (support windows, `today()`, CUDA and driver compatibility) is in `manifests/lifecycle.py`; the names and
+numbers the platform's objects agree on (labels, taints, namespaces, ports, policy ARNs) in
+`manifests/wellknown.py`; the service prices in `components/facts/prices.py`. It lives in `manifests`, the lowest
+layer, because the Kubernetes builders use the pins too.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import ClassVar, Final
 
 # --- Kubernetes on EKS -----------------------------------------------------------------------------
 # EKS version lifecycle (EKS user guide "kubernetes-versions", release calendar): standard support is 14
@@ -34,90 +37,27 @@ KUBERNETES_VERSIONS: Final[dict[str, tuple[str, str, str]]] = {
 # The newest version in standard support when this pin was set (2026-11-24); a test checks the rule on
 # that day, so the suite's verdict does not move with the calendar.
 DEFAULT_KUBERNETES_VERSION: Final = "1.36"
-# EKS control-plane price per cluster hour (EKS pricing page): what EXTENDED costs past the date.
-EKS_STANDARD_HOURLY_USD: Final = "0.10"
-EKS_EXTENDED_HOURLY_USD: Final = "0.60"
-# Service list prices the cost estimate uses (components/plan/cost.py), us-east-1, USD, as of this date; most
-# US regions charge the same, others up to about a third more (the estimate says so). Sources: the AWS pricing
-# pages for VPC (NAT gateway per hour; public IPv4 address per hour, since 2024-02), EFS (Standard storage per
-# GB-month), Elastic Load Balancing (NLB and ALB per hour, before capacity units), EBS (gp3 per GB-month) and
-# KMS (customer managed key per month); read 2026-11 through restatements of those pages, not the pages
-# themselves: re-check them before relying on a figure. Usage-based charges (NAT and EFS data processed, load
-# balancer capacity units, data transfer, log ingestion) are left out of the estimate on purpose.
-SERVICE_PRICES_DATE: Final = "2026-11-26"
-NAT_GATEWAY_HOURLY_USD: Final = "0.045"
-PUBLIC_IPV4_HOURLY_USD: Final = "0.005"
-EFS_STANDARD_GB_MONTH_USD: Final = "0.30"
-LOAD_BALANCER_HOURLY_USD: Final = "0.0225"
-EBS_GP3_GB_MONTH_USD: Final = "0.08"
-KMS_KEY_MONTHLY_USD: Final = "1.00"
-# Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`), us-east-1, USD: metric
-# samples ingested (first tier, up to 2 billion a month), storage per GB-month, and the AWS managed collector
-# per collector-hour. Source: aws.amazon.com/prometheus/pricing. Read 2026-11-26 through the stored copies this
-# project can reach: the page's text (billing is per sample ingested, per GB-month stored, per query sample
-# processed, and for the collector "the number of hours it is turned on and the number of samples collected";
-# free tier 40M samples, 10 GB, 200B query samples) but not its price table, which is rendered client-side. The
-# figures below are the published first-tier prices as known, cross-checked against one user's bill
-# (tianzhui.cloud, "Selectively Forward Prometheus Metrics From Agents to AMP": 700M samples -> US$65, i.e.
-# $0.93/10M); the collector's per-sample charge is not in the estimate. Re-check against the page or the Price
-# List API (service code AmazonPrometheus) before relying on them.
-# The render estimates ingestion at `AMP_ESTIMATE_SAMPLES_PER_SECOND` (about 30,000 active series scraped every
-# 30 s: a few GPU nodes with DCGM's default counters, kube-state-metrics and a few serving pods) and storage at
-# `AMP_BYTES_PER_SAMPLE` (Prometheus's compressed TSDB stores about 1-2 bytes a sample).
-AMP_PRICES_DATE: Final = "2026-11-26"
-AMP_INGESTION_PER_10M_SAMPLES_USD: Final = "0.90"
-AMP_STORAGE_GB_MONTH_USD: Final = "0.03"
-AMP_COLLECTOR_HOURLY_USD: Final = "0.04"
-AMP_ESTIMATE_SAMPLES_PER_SECOND: Final = 1000
-AMP_BYTES_PER_SAMPLE: Final = 2
-# Amazon CloudWatch Container Insights with enhanced observability for EKS (`observability.metrics: cloudwatch`),
-# USD, us-east-1: billed per observation (a data point the agent collects), not per metric or log byte (CloudWatch
-# user guide, "Container Insights with enhanced observability metrics" for EKS, stored copy read 2026-11-26, says
-# "charged per observation"; the figure per million is from aws.amazon.com/cloudwatch/pricing as known on
-# 2026-11-26 and NOT read from the page in this session: an estimate, re-check it). Metric alarms per alarm-month
-# (standard resolution) and dashboards per dashboard-month (the first 3 of an account are free; counted here).
-# `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE` is ours: about 60 node-level data points plus about 10 pods with
-# about 25 pod and container data points each, once a minute (the metric tables of that page); GPU nodes add
-# about 10 per GPU.
-CLOUDWATCH_PRICES_DATE: Final = "2026-11-26"
-CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD: Final = "0.21"
-CLOUDWATCH_ALARM_MONTHLY_USD: Final = "0.10"
-CLOUDWATCH_DASHBOARD_MONTHLY_USD: Final = "3.00"
-CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE: Final = 310
-HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly figures (pricing calculator)
-# "Today" for every date rule comes from `today()`: tests and what-if runs set GPUPLANE_TODAY=YYYY-MM-DD.
-TODAY_ENV: Final = "GPUPLANE_TODAY"
-
-
-def today() -> datetime.date:
-    """The date the version rules judge by: `GPUPLANE_TODAY` when set (tests pin it), else today in UTC."""
-    pinned = os.environ.get(TODAY_ENV, "").strip()
-    if pinned:
-        try:
-            return datetime.date.fromisoformat(pinned)
-        except ValueError as exc:
-            raise ValueError(f"{TODAY_ENV}='{pinned}' is not a date like 2026-11-24") from exc
-    return datetime.datetime.now(datetime.UTC).date()
 
 
 # --- Dated pins: what ages, and what Renovate watches ------------------------------------------------
 # Every image and chart that gpuplane installs by default is a `Pin`: its release date, the vendor's end of
 # support or patch where one is published, and what was read to choose it. `gpuplane render` and
-# `gpuplane preflight` warn when a default the stack uses is past its end of support on `today()`, and a
+# `gpuplane preflight` warn when a default the stack uses is past its end of support (`lifecycle.py`), and a
 # test fails on the real calendar (tests/manifests/test_pins.py), so an aged default is noticed without
 # anyone re-reading upstream by hand. renovate.json's regex managers find each pin by the first four
 # fields below, written in this order on their own lines (`datasource`, `name`, `package`, `version`, then
 # `registry` for Helm charts): keep that layout, or the Renovate test fails.
-PIN_DATASOURCES: Final = ("helm", "docker", "github-tags")
-"""Renovate datasources of the pins: Helm chart repositories, container registries, GitHub release tags."""
 
 
 @dataclass(frozen=True)
 class Pin:
     """One upstream release gpuplane uses by default, with the dates that say when it ages."""
 
+    DATASOURCES: ClassVar[tuple[str, ...]] = ("helm", "docker", "github-tags")
+    """Renovate datasources of the pins: Helm chart repositories, container registries, GitHub release tags."""
+
     datasource: str
-    """Where Renovate looks for newer releases: one of PIN_DATASOURCES."""
+    """Where Renovate looks for newer releases: one of DATASOURCES."""
     name: str
     """Our name for the pin (unique; Renovate's depName, which its package rules group by)."""
     package: str
@@ -142,8 +82,8 @@ class Pin:
     """Newer releases known upstream that could not be read here at their tag (and so were not taken), and why."""
 
     def __post_init__(self) -> None:
-        if self.datasource not in PIN_DATASOURCES:
-            raise ValueError(f"pin '{self.name}': datasource '{self.datasource}' is not one of {PIN_DATASOURCES}")
+        if self.datasource not in self.DATASOURCES:
+            raise ValueError(f"pin '{self.name}': datasource '{self.datasource}' is not one of {self.DATASOURCES}")
         if (self.datasource == "helm") != (self.registry is not None):
             raise ValueError(f"pin '{self.name}': a registry is needed by Helm charts and only by them")
         # `released` is required (its default only lets it follow `registry`); `end_of_support` is optional.
@@ -177,122 +117,8 @@ class Pin:
         """`repository:tag` for an image; `chart@version` for a chart; `owner/repo@tag` for a git tag."""
         return f"{self.package}:{self.version}" if self.datasource == "docker" else f"{self.package}@{self.version}"
 
-    def past_end_of_support(self, on: datetime.date | None = None) -> bool:
-        """Whether the vendor's end of support or patch is reached on `on` (default `today()`)."""
-        if self.end_of_support is None:
-            return False
-        return (on or today()) >= datetime.date.fromisoformat(self.end_of_support)
-
-
-# --- EKS managed node group AMI types (botocore `eks` model, shape AMITypes) -------------------------
-AMI_AL2023_X86_STANDARD: Final = "AL2023_x86_64_STANDARD"
-AMI_AL2023_ARM_STANDARD: Final = "AL2023_ARM_64_STANDARD"
-AMI_AL2023_X86_NVIDIA: Final = "AL2023_x86_64_NVIDIA"
-AMI_AL2023_ARM_NVIDIA: Final = "AL2023_ARM_64_NVIDIA"
-AMI_BOTTLEROCKET_X86: Final = "BOTTLEROCKET_x86_64"
-AMI_BOTTLEROCKET_ARM: Final = "BOTTLEROCKET_ARM_64"
-AMI_BOTTLEROCKET_X86_NVIDIA: Final = "BOTTLEROCKET_x86_64_NVIDIA"
-AMI_BOTTLEROCKET_ARM_NVIDIA: Final = "BOTTLEROCKET_ARM_64_NVIDIA"
-
-# The AMI types gpuplane supports, with (architecture, has NVIDIA driver, OS family).
-# AL2 is left out on purpose: EKS publishes no AL2 AMIs for current Kubernetes versions
-# (EKS user guide, "eks-optimized AMIs").
-AMI_TYPES: Final[dict[str, tuple[str, bool, str]]] = {
-    AMI_AL2023_X86_STANDARD: ("x86_64", False, "al2023"),
-    AMI_AL2023_ARM_STANDARD: ("arm64", False, "al2023"),
-    AMI_AL2023_X86_NVIDIA: ("x86_64", True, "al2023"),
-    AMI_AL2023_ARM_NVIDIA: ("arm64", True, "al2023"),
-    AMI_BOTTLEROCKET_X86: ("x86_64", False, "bottlerocket"),
-    AMI_BOTTLEROCKET_ARM: ("arm64", False, "bottlerocket"),
-    AMI_BOTTLEROCKET_X86_NVIDIA: ("x86_64", True, "bottlerocket"),
-    AMI_BOTTLEROCKET_ARM_NVIDIA: ("arm64", True, "bottlerocket"),
-}
-
-# --- EKS add-ons -------------------------------------------------------------------------------------
-# Add-on versions: looked up per Kubernetes minor at `pulumi up` (`aws.eks.get_addon_version`, not most recent:
-# the version EKS marks default for the minor, as terraform-aws-eks resolves them), never pinned here: a fixed
-# version is valid for only a few minors, AWS publishes eksbuilds every few weeks, Renovate cannot read them and
-# no credential-free source lists them. Every add-on then carries `addonVersion` for the stack's minor, so a new
-# `kubernetesVersion` moves them too (components/addon_versions.py; the render shows the minor it asked for).
-# `gpuplane preflight` reads DescribeAddonVersions for the same minor. Names from the EKS user guide
-# "eks-add-ons"; `before_compute` mirrors terraform-aws-eks: vpc-cni and the pod identity agent must be
-# on the cluster before nodes join, coredns needs nodes to become healthy.
-ADDON_VPC_CNI: Final = "vpc-cni"
-ADDON_KUBE_PROXY: Final = "kube-proxy"
-ADDON_COREDNS: Final = "coredns"
-ADDON_POD_IDENTITY_AGENT: Final = "eks-pod-identity-agent"
-# The coredns add-on's own tolerations (its Deployment in EKS clusters, 2025-2026 builds); repeated in our
-# configuration values because setting `tolerations` replaces them.
-COREDNS_DEFAULT_TOLERATIONS: Final = (
-    {"key": "CriticalAddonsOnly", "operator": "Exists"},
-    {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
-)
-# Oldest Pulumi CLI with resource hooks and delete hooks on `pulumi destroy --run-program` (Pulumi release
-# notes 3.182.0; pulumi #19933). Also `requiredPulumiVersion` in Pulumi.yaml.
-PULUMI_CLI_MIN_VERSION: Final = "3.182.0"
-# The Pulumi type token of a Helm release (pulumi-kubernetes `helm.v3.Release`): how the render, the wiring checks
-# and the cost estimate find the charts in a recorded plan.
-HELM_RELEASE: Final = "kubernetes:helm.sh/v3:Release"
-
-# --- Control plane logging (botocore `eks` model, shape LogType) ------------------------------------
-CONTROL_PLANE_LOG_TYPES: Final = ("api", "audit", "authenticator", "controllerManager", "scheduler")
-
-# --- AWS managed IAM policies ------------------------------------------------------------------------
-POLICY_EKS_CLUSTER: Final = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
-POLICY_EKS_WORKER_NODE: Final = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
-# Pull-only is the narrower successor of ContainerRegistryReadOnly for nodes (EKS user guide, node IAM role).
-POLICY_ECR_PULL_ONLY: Final = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"
-POLICY_EKS_CNI: Final = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
-# The CloudWatch agent's role (`observability.metrics: cloudwatch`): the AWS-managed policy the add-on's documentation
-# attaches (PutMetricData, the log-group calls for its performance log events, EC2 Describe* for node metadata);
-# AWS keeps it in step with the agent's releases, which a narrower inline policy of ours would have to follow.
-POLICY_CLOUDWATCH_AGENT: Final = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
-ACCESS_POLICY_CLUSTER_ADMIN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-
-# --- Labels, taints and autoscaler tags (EKS user guide; terraform-aws-eks; autoscaler #5278) ---------
-GPU_PRESENT_LABEL: Final = "nvidia.com/gpu.present"
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-
-
-class TaintSpec(NamedTuple):
-    """A Kubernetes node taint as (key, value, effect), in Kubernetes' spelling of the effect."""
-
-    key: str
-    value: str
-    effect: str
-
-
-# The taint every GPU node group carries unless its `gpuTaint` is false: only pods that tolerate it (GPU
-# workloads, the GPU operator's daemons) land on GPU nodes, so CPU pods never take a GPU node's slots. The
-# schema adds it to a group's taints (`NodeGroupArgs.all_taints`); `scheduling.gpu_tolerations()` is the one
-# toleration of it. Keyed by the GPU resource name, as EKS's ExtendedResourceToleration tolerates it for
-# `nvidia.com/gpu` requests.
-GPU_TAINT: Final = TaintSpec(key=GPU_RESOURCE, value="true", effect="NoSchedule")
-ACCELERATOR_LABEL: Final = "k8s.amazonaws.com/accelerator"
-CA_TAG_PREFIX: Final = "k8s.io/cluster-autoscaler"
-
-# --- EFS and its CSI driver (aws-efs-csi-driver docs and EFS API reference) --------------------------------
-ADDON_EFS_CSI: Final = "aws-efs-csi-driver"
-EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
-EFS_CSI_CONTROLLER_SA: Final = "efs-csi-controller-sa"
-EFS_CSI_NAMESPACE: Final = "kube-system"
-POLICY_EFS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"
-# The driver removes this taint from a node once its node agent runs there, so pods that mount EFS never
-# land on a node before the agent can mount (aws-efs-csi-driver README, "node startup taint").
-EFS_STARTUP_TAINT_KEY: Final = "efs.csi.aws.com/agent-not-ready"
-NFS_PORT: Final = 2049
-# --- EBS CSI driver: the in-cluster Prometheus's volume (`observability.metrics: prometheus`) ---------------------
-# The `aws-ebs-csi-driver` EKS add-on (EKS user guide "ebs-csi", "Store Kubernetes volumes with Amazon EBS"), its
-# controller's service account, and the AWS-managed policy the guide attaches to its role (as the EKS Blueprints
-# and data-on-eks do); the version is EKS's default for the cluster, like every add-on here.
-ADDON_EBS_CSI: Final = "aws-ebs-csi-driver"
-EBS_CSI_PROVISIONER: Final = "ebs.csi.aws.com"
-EBS_CSI_CONTROLLER_SA: Final = "ebs-csi-controller-sa"
-EBS_CSI_NAMESPACE: Final = "kube-system"
-POLICY_EBS_CSI: Final = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 
 # --- NVIDIA GPU stack (NVIDIA k8s-device-plugin and GPU Operator docs) ----------------------------
-NVIDIA_NAMESPACE: Final = "nvidia-gpu"
 DEVICE_PLUGIN: Final = Pin(
     datasource="helm",
     name="nvidia-device-plugin",
@@ -360,33 +186,7 @@ DCGM_EXPORTER: Final = Pin(
 DCGM_EXPORTER_CHART: Final = DCGM_EXPORTER.package
 DCGM_EXPORTER_REPO: Final = DCGM_EXPORTER.helm_repository
 DCGM_EXPORTER_VERSION: Final = DCGM_EXPORTER.version
-DCGM_EXPORTER_PORT: Final = 9400
 
-# NVIDIA driver major that each AMI family ships (what decides which CUDA user space runs there).
-# AL2023 NVIDIA AMIs: the 580 branch for every supported Kubernetes version since late 2025
-# (awslabs/amazon-eks-ami #2470, #2484, #2496; templates/al2023/variables-default.json
-# `nvidia_driver_major_version: "580"`; AMI v20260714: 580.159.03). Bottlerocket NVIDIA variants: 580 too
-# (bottlerocket-os/bottlerocket variants/aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia/Cargo.toml include
-# `kmod-<kernel>-nvidia-r580-tesla`; bottlerocket-kernel-kit #254, 2026-01-29: "All Bottlerocket AMIs are on
-# 580"; read 2026-11-26). GFD's `nvidia.com/cuda.driver-version.major` label says what a node really runs.
-AMI_DRIVER_MAJOR: Final[dict[str, int]] = {"al2023": 580, "bottlerocket": 580}
-# Minimum driver major for each CUDA major's user space (CUDA compatibility docs: 12.x runs on >= 525.60.13
-# through minor-version compatibility, 13.x needs >= 580). Re-checked 2026-11-26 for both AMI families:
-# both ship 580, so every image here (CUDA 12.5 and 12.9) runs natively on either, and a CUDA 13 image too.
-CUDA_MIN_DRIVER: Final[dict[int, int]] = {11: 450, 12: 525, 13: 580}
-
-# GFD / NFD labels (gpu-feature-discovery and node-feature-discovery docs) and the device plugin's
-# per-node config selector.
-LABEL_CUDA_DRIVER_MAJOR: Final = "nvidia.com/cuda.driver-version.major"
-# Labels the node group itself sets (and advertises in its ASG node-template tags for scale from zero).
-LABEL_NODE_GROUP: Final = "gpuplane.io/node-group"
-LABEL_GPUPLANE_CUDA_DRIVER_MAJOR: Final = "gpuplane.io/cuda-driver-major"
-LABEL_CPU_PREFIX: Final = "gpuplane.io/cpu-"
-# The GPU's CUDA compute capability as major*10+minor (components/facts/catalog.py), set by the group itself.
-LABEL_GPU_COMPUTE_CAPABILITY: Final = "gpuplane.io/gpu-compute-capability"
-LABEL_DEVICE_PLUGIN_CONFIG: Final = "nvidia.com/device-plugin.config"
-LABEL_MIG_CONFIG: Final = "nvidia.com/mig.config"
-NFD_CPUID_PREFIX: Final = "feature.node.kubernetes.io/cpu-cpuid."
 
 # --- cluster-autoscaler (kubernetes/autoscaler charts) ---------------------------------------------
 CLUSTER_AUTOSCALER: Final = Pin(
@@ -404,36 +204,16 @@ CLUSTER_AUTOSCALER: Final = Pin(
 CLUSTER_AUTOSCALER_CHART: Final = CLUSTER_AUTOSCALER.package
 CLUSTER_AUTOSCALER_REPO: Final = CLUSTER_AUTOSCALER.helm_repository
 CLUSTER_AUTOSCALER_VERSION: Final = CLUSTER_AUTOSCALER.version
-CLUSTER_AUTOSCALER_SA: Final = "cluster-autoscaler"
-# Its release (components/autoscaler.py) and the metrics endpoint the chart puts in front of it (chart 9.59.0,
-# templates/_helpers.tpl `cluster-autoscaler.fullname`: `<release>-<cloudProvider>-cluster-autoscaler` when that
-# differs from the release name; templates/service.yaml: port `service.portName` "http" -> 8085). The autoscaler
-# serves `/metrics` on `--address` (default ":8085") with a plain `http.ListenAndServe` and no authentication
-# (cluster-autoscaler/main.go and config/flags/flags.go at cluster-autoscaler-1.32.7 ... 1.36.1, read 2026-11-26).
-CLUSTER_AUTOSCALER_RELEASE: Final = "cluster-autoscaler"
-CLUSTER_AUTOSCALER_NAMESPACE: Final = "kube-system"
-CLUSTER_AUTOSCALER_SERVICE: Final = f"{CLUSTER_AUTOSCALER_RELEASE}-aws-cluster-autoscaler"
-CLUSTER_AUTOSCALER_METRICS_PORT: Final = 8085
-CLUSTER_AUTOSCALER_METRICS_PORT_NAME: Final = "http"
-CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = "registry.k8s.io/autoscaling/cluster-autoscaler"
-
-
-def _autoscaler_source(commit: str, released: str) -> str:
-    return (
-        f"kubernetes/autoscaler tag cluster-autoscaler-<version> ({commit}, {released}), the newest patch of its minor "
-        "in the mirror of 2026-08-22."
-    )
-
-
-_AUTOSCALER_SUPPORT: Final = (
-    "None published: an autoscaler minor follows its Kubernetes minor, whose EKS dates are KUBERNETES_VERSIONS "
-    "(the support-window rule of the cluster config refuses a version past them)."
-)
 
 
 # The autoscaler's minor must match the cluster's: per minor, the newest patch tag of kubernetes/autoscaler
 # (`cluster-autoscaler-<v>` tags; Renovate keeps each pin within its minor). 1.35.2+ and 1.36.1+ carry the
-# ProvisioningRequest fix (autoscaler #8855) that the queue (Kueue) needs.
+# ProvisioningRequest fix (autoscaler #8855) that the queue (Kueue) needs. An autoscaler minor follows its
+# Kubernetes minor, whose EKS dates are KUBERNETES_VERSIONS.
+_AUTOSCALER_SUPPORT: Final = (
+    "None published: an autoscaler minor follows its Kubernetes minor, whose EKS dates are KUBERNETES_VERSIONS "
+    "(the support-window rule of the cluster config refuses a version past them)."
+)
 CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
     "1.32": Pin(
         datasource="docker",
@@ -443,7 +223,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         released="2026-02-13",
         read="2026-11-28",
         support=_AUTOSCALER_SUPPORT,
-        source=_autoscaler_source("f645beb", "2026-02-13"),
+        source="kubernetes/autoscaler tag cluster-autoscaler-<version> (f645beb, 2026-02-13), the newest patch of its "
+        "minor in the mirror of 2026-08-22.",
     ),
     "1.33": Pin(
         datasource="docker",
@@ -453,7 +234,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         released="2026-07-22",
         read="2026-11-28",
         support=_AUTOSCALER_SUPPORT,
-        source=_autoscaler_source("be4b5a1", "2026-07-22"),
+        source="kubernetes/autoscaler tag cluster-autoscaler-<version> (be4b5a1, 2026-07-22), the newest patch of its "
+        "minor in the mirror of 2026-08-22.",
     ),
     "1.34": Pin(
         datasource="docker",
@@ -463,7 +245,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         released="2026-07-22",
         read="2026-11-28",
         support=_AUTOSCALER_SUPPORT,
-        source=_autoscaler_source("cb2123e", "2026-07-22"),
+        source="kubernetes/autoscaler tag cluster-autoscaler-<version> (cb2123e, 2026-07-22), the newest patch of its "
+        "minor in the mirror of 2026-08-22.",
     ),
     "1.35": Pin(
         datasource="docker",
@@ -473,7 +256,8 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         released="2026-07-22",
         read="2026-11-28",
         support=_AUTOSCALER_SUPPORT,
-        source=_autoscaler_source("2d42588", "2026-07-22"),
+        source="kubernetes/autoscaler tag cluster-autoscaler-<version> (2d42588, 2026-07-22), the newest patch of its "
+        "minor in the mirror of 2026-08-22.",
     ),
     "1.36": Pin(
         datasource="docker",
@@ -483,10 +267,13 @@ CLUSTER_AUTOSCALER_IMAGE_PINS: Final[dict[str, Pin]] = {
         released="2026-07-22",
         read="2026-11-28",
         support=_AUTOSCALER_SUPPORT,
-        source=_autoscaler_source("35e8a28", "2026-07-22"),
+        source="kubernetes/autoscaler tag cluster-autoscaler-<version> (35e8a28, 2026-07-22), the newest patch of its "
+        "minor in the mirror of 2026-08-22.",
     ),
 }
 CLUSTER_AUTOSCALER_IMAGES: Final[dict[str, str]] = {m: p.version for m, p in CLUSTER_AUTOSCALER_IMAGE_PINS.items()}
+# Every minor's image is one repository (tests/test_renovate.py holds Renovate's patch-only rule to it).
+CLUSTER_AUTOSCALER_IMAGE_REPOSITORY: Final = CLUSTER_AUTOSCALER_IMAGE_PINS[DEFAULT_KUBERNETES_VERSION].package
 
 
 # --- TensorFlow workloads (docs/workloads.md, "Images") -----------------------------------------------
@@ -550,26 +337,9 @@ class TensorFlowImage:
 
     @property
     def cuda_major(self) -> int | None:
-        """12 for CUDA 12.x: what decides the driver it needs (CUDA_MIN_DRIVER)."""
+        """12 for CUDA 12.x: what decides the driver it needs (`lifecycle.CUDA_MIN_DRIVER`)."""
         return int(self.cuda.split(".")[0]) if self.cuda else None
 
-
-# What each TensorFlow release is built against: its PyPI `and-cuda` extra (nvidia-cuda-runtime-cu12 and
-# nvidia-cudnn-cu12 lower bounds; tensorflow 2.20.0 and 2.21.0 METADATA: runtime >=12.5.82, cudnn >=9.3.0.75,
-# read 2026-11-26) and the release .bazelrc (HERMETIC_CUDA_VERSION 12.5.1, HERMETIC_CUDNN_VERSION 9.3.0 from
-# 2.18 on). 2.16/2.17: CUDA 12.3, cuDNN 8.9 (tensorflow.org/install/source "tested build configurations").
-TENSORFLOW_BUILT_AGAINST: Final[dict[str, tuple[str, str]]] = {
-    "2.16": ("12.3", "8.9"),
-    "2.17": ("12.3", "8.9"),
-    "2.18": ("12.5", "9.3"),
-    "2.19": ("12.5", "9.3"),
-    "2.20": ("12.5", "9.3"),
-    "2.21": ("12.5", "9.3"),
-}
-# The official TensorFlow GPU wheels from 2.18 on build "sm_60,sm_70,sm_80,sm_89,compute_90" (.bazelrc,
-# cuda_clang config; tensorflow/serving master .bazelrc of 2026-07-30 the same): 6.0 is the least GPU they run
-# on, and GPUs newer than 8.9 JIT-compile the compute_90 PTX (hence CUDA_CACHE_PATH in the scratch space).
-TF_GPU_MIN_COMPUTE_CAPABILITY: Final = 60
 
 _UBUNTU_2204_SUPPORT: Final = (
     "Ubuntu 22.04 LTS, the image's base, leaves standard support at the end of May 2027 (ubuntu.com/about/"
@@ -715,16 +485,8 @@ TENSORFLOW_IMAGES: Final = (TF_SERVING_CPU, TF_SERVING_GPU, TENSORFLOW_CPU, TENS
 
 TF_SERVING_IMAGE: Final = TF_SERVING_CPU.image
 TF_SERVING_GPU_IMAGE: Final = TF_SERVING_GPU.image
-TF_SERVING_BINARY: Final = "/usr/bin/tensorflow_model_server"
-TF_SERVING_GPU_CUDA_MAJOR: Final = 12
-# The release build is compiled with AVX (TensorFlow's release `.bazelrc` config), so CPU nodes need AVX;
-# every x86 type in the catalog has AVX2.
-TF_SERVING_CPU_FEATURES: Final = ("avx",)
-TF_SERVING_GRPC_PORT: Final = 8500
-TF_SERVING_REST_PORT: Final = 8501
 TENSORFLOW_IMAGE: Final = TENSORFLOW_CPU.image
 TENSORFLOW_GPU_IMAGE: Final = TENSORFLOW_GPU.image
-TENSORFLOW_GPU_CUDA_MAJOR: Final = 12
 TENSORFLOW_CPU_IMAGE: Final = TENSORFLOW_IMAGE
 TENSORBOARD_IMAGE: Final = TENSORBOARD.image
 
@@ -770,7 +532,7 @@ PYTHON: Final = Pin(
     "cannot be read there.",
 )
 PYTHON_IMAGE: Final = PYTHON.reference
-# kubernetes-sigs/jobset Helm chart (OCI; `helm install jobset oci://registry.k8s.io/jobset/charts/jobset
+# kubernetes-sigs/jobset Helm chart (OCI: wellknown.JOBSET_CHART; `helm install jobset <chart>
 # --version 0.12.0`), installed only when training is declared; chart version = the release tag without `v`.
 # ReplicatedJob.dependsOn exists since v0.8 (api/jobset/v1alpha2/jobset_types.go).
 JOBSET: Final = Pin(
@@ -787,57 +549,7 @@ JOBSET: Final = Pin(
     "v0.13.0 was still being prepared on 2026-09-10 (kubernetes-sigs/jobset#1317) and its date is unknown here.",
     newer="None seen: v0.13.0's release issue was open on 2026-09-10.",
 )
-JOBSET_CHART: Final = "oci://registry.k8s.io/jobset/charts/jobset"
 JOBSET_VERSION: Final = JOBSET.version.removeprefix("v")
-JOBSET_NAMESPACE: Final = "jobset-system"
-# metrics-server: EKS community add-on name (EKS user guide "community add-ons"); needed by HPAs.
-ADDON_METRICS_SERVER: Final = "metrics-server"
-# Regions where an add-on is not offered, by region prefix. eksctl pkg/apis/eksctl.io/v1alpha5/
-# known_addons.go (4c3ca02, 2025-10-24; unchanged at 99984ad, 2026-08-21) excludes metrics-server in
-# cn-north-1, cn-northwest-1, us-gov-west-1, us-gov-east-1 and the ISO regions (which gpuplane refuses
-# anyway: components/facts/partition.py). The AWS-managed add-ons are offered in every supported partition.
-# `gpuplane preflight` asks DescribeAddonVersions for the live answer in the stack's region.
-ADDON_UNAVAILABLE_REGION_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
-    ADDON_METRICS_SERVER: ("cn-", "us-gov-", "us-iso", "eu-isoe-"),
-}
-
-
-# --- The GPU stack against a Kubernetes minor (what `gpuplane preflight` checks before an upgrade) --------------
-# part -> (oldest minor, newest minor, source); "" where upstream publishes no bound. A target outside the range
-# warns (newest) or fails (oldest); the autoscaler's image per minor is CLUSTER_AUTOSCALER_IMAGE_PINS.
-GPU_STACK_KUBERNETES: Final[dict[str, tuple[str, str, str]]] = {
-    "nvidia-driver": (
-        "1.32",
-        "1.36",
-        "the 580 branch in the AL2023 NVIDIA AMIs and Bottlerocket's aws-k8s-1.32-nvidia .. aws-k8s-1.36-nvidia "
-        "variants (AMI_DRIVER_MAJOR, read 2026-11-26)",
-    ),
-    "nvidia-device-plugin": (
-        "",
-        "",
-        "NVIDIA publishes no Kubernetes range for the standalone chart; it uses the kubelet's device plugin API "
-        "v1beta1, stable since 1.10",
-    ),
-    "gpu-operator": (
-        "1.33",
-        "1.36",
-        "NVIDIA's GPU Operator platform-support page for v26.7.0, 'Cloud Service Providers', Amazon EKS column: "
-        "1.33 to 1.36 for every OS it lists (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/"
-        "platform-support.html; source NVIDIA/cloud-native-docs gpu-operator/platform-support.rst at main 52dcb7b, "
-        "2026-08-21, whose component matrix and release notes are v26.7.0's; 1.36 added in 26.3.2), read "
-        "2026-11-29",
-    ),
-    "kueue": ("1.29", "", "Kueue README at v0.19.2: 'Requires Kubernetes 1.29 or newer'"),
-    "jobset": (
-        "1.33",
-        "1.36",
-        "JobSet README at tag v0.12.0 (f22e565, 2026-05-08; github.com/kubernetes-sigs/jobset): 'Requires a "
-        "Kubernetes cluster running one of the last 3 Kubernetes minor versions', 1.34 to 1.36 at the release, "
-        "which builds against the 1.36 libraries (CHANGELOG-0.12: Kubernetes dependencies 0.36.0); its release-0.12 "
-        "E2E lanes run 1.33, 1.34 and 1.35 (kubernetes/test-infra config/jobs/kubernetes-sigs/jobset/"
-        "jobset-presubmit-release-0-12.yaml, 3039433): from the oldest tested to the newest claimed, read 2026-11-29",
-    ),
-}
 
 
 # --- Kueue: the training queue -----------------------------------------------------------------------
@@ -871,46 +583,8 @@ KUEUE: Final = Pin(
     "kubernetes-sigs/kueue ends 2026-08-22 (c90ed70; tags end at v0.19.2), so their charts and CRDs cannot be read, "
     "and the queue's objects are checked against the pinned release's CRDs.",
 )
-KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION: Final = KUEUE.version.removeprefix("v")
-KUEUE_IMAGE_REPOSITORY: Final = "registry.k8s.io/kueue/kueue"
 KUEUE_IMAGE_TAG: Final = KUEUE.version
-KUEUE_NAMESPACE: Final = "kueue-system"
-KUEUE_API: Final = "kueue.x-k8s.io/v1beta2"
-# Visibility API (aggregated APIService `v1beta2.visibility.kueue.x-k8s.io`, charts/kueue/templates/visibility;
-# VisibilityOnDemand is beta and on by default since v0.9, pkg/features/kube_features.go).
-KUEUE_VISIBILITY_API: Final = "visibility.kueue.x-k8s.io/v1beta2"
-# The controller listens on 9443 (webhooks) and 8082 (visibility), charts/kueue/templates/manager/manager.yaml.
-KUEUE_WEBHOOK_PORT: Final = 9443
-KUEUE_VISIBILITY_PORT: Final = 8082
-# The JobSet integration's framework name (apis/config/v1beta2/configuration_types.go, Integrations).
-KUEUE_JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
-# ProvisioningRequest admission check (apis/kueue/v1beta2/provisioningrequestconfig_types.go).
-KUEUE_PROVISIONING_CONTROLLER: Final = "kueue.x-k8s.io/provisioning-request"
-
-# --- ProvisioningRequests in the cluster-autoscaler (kubernetes/autoscaler) ---------------------------
-# The CRD is not in the chart: `cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml`
-# at the image's tag, shipped in the package (manifests/crds/, manifests/queue.py `provisioning_request_crd`;
-# served v1 (storage) and v1beta1 at 1.32.7 ... 1.36.1). Kueue checks once at start-up whether the API exists
-# (cmd/kueue/main.go, ServerSupportsProvisioningRequest), so the CRD comes first.
-PROVISIONING_REQUEST_API: Final = "autoscaling.x-k8s.io/v1"
-# `best-effort-atomic-scale-up` scales up (autoscaler PR #6824); `check-capacity` never does, so it cannot serve
-# groups at zero. On AWS the scale-up is one IncreaseSize of one group: AwsNodeGroup.AtomicIncreaseSize returns
-# ErrNotImplemented (cloudprovider/aws/aws_cloud_provider.go) and the executor falls back to the plain increase
-# (core/scaleup/orchestrator/executor.go). A request nothing can satisfy expires after 7 days
-# (processors/provreq/processor.go, defaultExpirationTime), all at cluster-autoscaler-1.35.2.
-PROVISIONING_CLASS: Final = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
-# Images whose ProvisioningRequest client speaks JSON (a CRD has no protobuf encoding; without it the autoscaler
-# cannot write the Accepted condition and never scales up: autoscaler issue #8855). Read in git at each tag
-# (`restConfig.ContentType = "application/json"` in cluster-autoscaler/main.go or builder/clients.go): present in
-# 1.33.6, 1.34.5, 1.35.2 (cherry-picks #10014-#10016, 2026-07-21/22) and 1.36.0+; absent in 1.32.7 (the last 1.32
-# patch, 2026-02-13), 1.33.5, 1.34.4, 1.35.0 and 1.35.1. The oldest fixed patch per minor:
-PROVISIONING_REQUEST_FIXED: Final[dict[str, str]] = {
-    "1.33": "v1.33.6",
-    "1.34": "v1.34.5",
-    "1.35": "v1.35.2",
-    "1.36": "v1.36.0",
-}
 
 # --- EFA: Elastic Fabric Adapter for multi-node training -----------------------------------------------
 # aws/eks-charts `stable/aws-efa-k8s-device-plugin`, Chart.yaml at commit bfe91c4 (2026-07-21, "add latest EFA
@@ -939,10 +613,7 @@ EFA_DEVICE_PLUGIN: Final = Pin(
 EFA_DEVICE_PLUGIN_CHART: Final = EFA_DEVICE_PLUGIN.package
 EFA_DEVICE_PLUGIN_REPO: Final = EFA_DEVICE_PLUGIN.helm_repository
 EFA_DEVICE_PLUGIN_VERSION: Final = EFA_DEVICE_PLUGIN.version
-EFA_RESOURCE: Final = "vpc.amazonaws.com/efa"
-LABEL_EFA: Final = "gpuplane.io/efa"
-# `efa-only` interfaces (no IP address) need the VPC CNI at 1.18.5 or later (EFA user guide, "EFA-only").
-VPC_CNI_MIN_FOR_EFA_ONLY: Final = "v1.18.5"
+
 
 # --- Observability and node health -----------------------------------------------------------------------
 # A block of its own, apart from the pins other issues bump. Each pin: the release's date and what was read.
@@ -971,29 +642,6 @@ KUBE_PROMETHEUS_STACK: Final = Pin(
 KUBE_PROMETHEUS_STACK_CHART: Final = KUBE_PROMETHEUS_STACK.package
 KUBE_PROMETHEUS_STACK_REPO: Final = KUBE_PROMETHEUS_STACK.helm_repository
 KUBE_PROMETHEUS_STACK_VERSION: Final = KUBE_PROMETHEUS_STACK.version
-MONITORING_NAMESPACE: Final = "monitoring"
-MONITORING_API: Final = "monitoring.coreos.com/v1"
-GRAFANA_DASHBOARD_LABEL: Final = "grafana_dashboard"
-# EKS node monitoring agent add-on (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04; chart values.yaml and
-# configuration.schema.json): sets the NodeConditions node auto repair acts on. Its node agent tolerates every
-# taint; its `dcgm-server` DaemonSet (nv-hostengine, localhost:5555 on the node) has no tolerations by default,
-# so it is given ours (`dcgmAgent.tolerations`, in the add-on's configuration schema).
-ADDON_NODE_MONITORING_AGENT: Final = "eks-node-monitoring-agent"
-# Amazon CloudWatch Observability add-on (`observability.metrics: cloudwatch`): the CloudWatch agent (Container
-# Insights with enhanced observability), its operator and its own dcgm-exporter on NVIDIA instance types, built
-# from aws-observability/helm-charts charts/amazon-cloudwatch-observability (chart 6.4.0 at 71a298f, 2026-08-07:
-# values.yaml `agent`, `containerLogs`, `dcgmExporter`; templates/linux/dcgm-exporter-daemonset.yaml). Not
-# pinned: like every EKS add-on of the stack, EKS installs its default version for the cluster's Kubernetes
-# version, and `gpuplane preflight` asks DescribeAddonVersions whether the region offers it. The agent's service
-# account in the add-on's namespace is the one its Pod Identity association names.
-ADDON_CLOUDWATCH_OBSERVABILITY: Final = "amazon-cloudwatch-observability"
-CLOUDWATCH_NAMESPACE: Final = "amazon-cloudwatch"
-CLOUDWATCH_AGENT_SA: Final = "cloudwatch-agent"
-CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
-DCGM_HOSTENGINE_PORT: Final = 5555
-# TF Serving's Prometheus endpoint, on the REST port when started with `--monitoring_config_file`
-# (tensorflow_serving/config/monitoring_config.proto).
-TF_SERVING_METRICS_PATH: Final = "/monitoring/prometheus/metrics"
 # KEDA 2.20.2 (kedacore/charts keda/Chart.yaml, version and appVersion 2.20.2, last changed 2026-07-31; mirror at
 # 1444d00, 2026-08-13): scales a serving variant on a PromQL query (its `prometheus` trigger) by creating and
 # owning the variant's HPA. Its pods run non-root, no capabilities, read-only root, RuntimeDefault seccomp
@@ -1021,16 +669,6 @@ KEDA: Final = Pin(
 KEDA_CHART: Final = KEDA.package
 KEDA_REPO: Final = KEDA.helm_repository
 KEDA_VERSION: Final = KEDA.version
-KEDA_NAMESPACE: Final = "keda"
-KEDA_API: Final = "keda.sh/v1alpha1"
-# The operator's service account (keda/values.yaml `serviceAccount.operator.name`, 1444d00, chart 2.20.2): the one
-# its Pod Identity association names when KEDA reads Amazon Managed Service for Prometheus.
-KEDA_OPERATOR_SA: Final = "keda-operator"
-# The ClusterTriggerAuthentication the ScaledObjects name with `observability.metrics: managedPrometheus`.
-KEDA_AMP_AUTH: Final = "gpuplane-amp"
-# The stack's Prometheus Service: `<fullname>-prometheus` on 9090, fullname `kube-prometheus-stack` for the release
-# of that name (kube-prometheus-stack templates/prometheus/service.yaml).
-PROMETHEUS_URL: Final = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"
 
 # --- Every pin, and which of them have aged ------------------------------------------------------------
 PINS: Final[tuple[Pin, ...]] = (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from gpuplane.infra import config
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle
 from tests import checkout_guard, checkov_scan, interrupts, shipped, slowest, tools
 
 if TYPE_CHECKING:  # Pulumi loads with them: imported where a fixture renders, so a nested pytest run of a test
@@ -34,9 +34,9 @@ PINNED_TODAY = "2026-11-24"
 
 @pytest.fixture(scope="session", autouse=True)
 def pinned_today() -> Iterator[None]:
-    """`versions.today()` reads GPUPLANE_TODAY; set for the session (subprocesses inherit it)."""
+    """`lifecycle.today()` reads GPUPLANE_TODAY; set for the session (subprocesses inherit it)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(versions.TODAY_ENV, PINNED_TODAY)
+        patch.setenv(lifecycle.TODAY_ENV, PINNED_TODAY)
         yield
 
 

@@ -16,7 +16,7 @@ from botocore.validate import ParamValidator
 from gpuplane.components import config
 from gpuplane.components.facts import catalog
 from gpuplane.components.plan import node_template
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 SESSION = botocore.session.get_session()
 EKS = SESSION.get_service_model("eks")
@@ -135,12 +135,12 @@ def test_the_launch_template_check_catches_a_bad_field():
 
 
 def test_every_supported_ami_type_and_taint_effect_exists_in_the_api():
-    assert set(versions.AMI_TYPES) <= enum(EKS, "AMITypes")
-    assert set(config.AmiType.__args__) == set(versions.AMI_TYPES)  # type: ignore[attr-defined]
+    assert set(wellknown.AMI_TYPES) <= enum(EKS, "AMITypes")
+    assert set(config.AmiType.__args__) == set(wellknown.AMI_TYPES)  # type: ignore[attr-defined]
     assert set(node_template.EKS_TAINT_EFFECTS.values()) == enum(EKS, "TaintEffect")
     assert set(config.CapacityType.__args__) <= enum(EKS, "CapacityTypes")  # type: ignore[attr-defined]
     assert set(config.LogType.__args__) == enum(EKS, "LogType")  # type: ignore[attr-defined]
-    assert set(versions.CONTROL_PLANE_LOG_TYPES) == enum(EKS, "LogType")
+    assert set(wellknown.CONTROL_PLANE_LOG_TYPES) == enum(EKS, "LogType")
 
 
 def test_catalog_types_exist_in_the_ec2_api():

@@ -6,7 +6,7 @@ import kubernetes_validate
 import pytest
 
 from gpuplane.infra import config, render
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from gpuplane.manifests.namespaces import namespace
 from tests.manifests.test_observability import monitoring_problems
 from tests.queue import kueue_api
@@ -23,7 +23,7 @@ def test_rendered_objects_validate_strictly(request, fixture):
             # Kueue's CRDs are not in the Kubernetes schemas: checked against the v1beta2 API (tests/queue).
             assert kueue_api.problems(obj) == [], name
             continue
-        if obj["apiVersion"] == versions.MONITORING_API:
+        if obj["apiVersion"] == wellknown.MONITORING_API:
             # Nor the Prometheus operator's CRDs: their fields are checked in tests/manifests/test_observability.
             assert monitoring_problems(obj) == [], name
             continue

@@ -1,8 +1,8 @@
 """Each platform constant and the GPU toleration have one home: a second copy drifts silently.
 
-The GPU taint is decided by `versions.GPU_TAINT` and tolerated only through `scheduling.gpu_tolerations()`;
+The GPU taint is decided by `wellknown.GPU_TAINT` and tolerated only through `scheduling.gpu_tolerations()`;
 the GPU resource name, the node-group label, the EFS CSI driver name and the Helm release type token are
-declared once in `manifests/versions.py` and imported everywhere else. These tests read the package's source
+declared once in `manifests/wellknown.py` and imported everywhere else. These tests read the package's source
 (not the tests) for a second declaration or a hand-written literal.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.manifests import scheduling, versions
+from gpuplane.manifests import scheduling, wellknown
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("components", "infra", "manifests")
-HOME = Path("manifests/versions.py")
+HOME = Path("manifests/wellknown.py")
 
 # Each constant's value as a quoted literal: it may appear in its home only.
 LITERALS = {
@@ -58,18 +58,18 @@ def test_constant_declared_once(name: str) -> None:
 def test_constant_value_not_written_raw(name: str) -> None:
     literal = re.compile(r"""["']""" + re.escape(LITERALS[name]) + r"""["']""")
     found = sorted(str(p) for p, text in SOURCES.items() if p != HOME and literal.search(text))
-    assert found == [], f"{LITERALS[name]!r} written raw in {found}; use versions.{name}"
+    assert found == [], f"{LITERALS[name]!r} written raw in {found}; use wellknown.{name}"
 
 
 def test_gpu_toleration_written_once() -> None:
     """A toleration dict keyed by the GPU resource/taint appears only in `scheduling.gpu_tolerations()`."""
-    toleration = re.compile(r"""\{\s*["']key["']\s*:\s*(versions\.GPU_\w+|["']nvidia\.com/gpu["'])[^}]*["']operator""")
+    toleration = re.compile(r"""\{\s*["']key["']\s*:\s*(wellknown\.GPU_\w+|["']nvidia\.com/gpu["'])[^}]*["']operator""")
     found = sorted(str(p) for p, text in SOURCES.items() if toleration.search(text))
     assert found == ["manifests/scheduling.py"], f"hand-written GPU tolerations in {found}; use gpu_tolerations()"
 
 
 def test_gpu_taint_key_is_the_resource_and_tolerated() -> None:
-    assert versions.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
+    assert wellknown.GPU_TAINT == ("nvidia.com/gpu", "true", "NoSchedule")
     assert scheduling.gpu_tolerations() == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 

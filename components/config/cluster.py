@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpuplane.components.config.base import FieldError, _Args
 from gpuplane.components.config.common import LOG_RETENTION_DAYS
+from gpuplane.components.facts import prices
 from gpuplane.components.facts.addresses import check_cidr
 from gpuplane.manifests import lifecycle, versions
 
@@ -170,10 +171,10 @@ class ClusterArgs(_Args):
         """A version past standard support only with `upgradePolicy: EXTENDED`, whose price the message names.
 
         With STANDARD, EKS upgrades such a cluster on its own right after creation: the pinned version would
-        drift at once. "Today" is `versions.today()` (GPUPLANE_TODAY pins it).
+        drift at once. "Today" is `lifecycle.today()` (GPUPLANE_TODAY pins it).
         """
         version = self.kubernetes_version
-        today = versions.today()
+        today = lifecycle.today()
         standard_end = lifecycle.standard_support_end(version)
         extended_end = versions.KUBERNETES_VERSIONS[version][2]
         # Names a version in standard support on `today`, or says that none of the table is and what to do.
@@ -190,8 +191,8 @@ class ClusterArgs(_Args):
                 f"'{version}' left EKS standard support on {standard_end} (today is {today}): with upgradePolicy "
                 f"STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. "
                 f"{advice[0].upper()}{advice[1:]}; or set cluster.upgradePolicy: EXTENDED to stay on {version} until "
-                f"{extended_end} at ${versions.EKS_EXTENDED_HOURLY_USD} per cluster hour instead of "
-                f"${versions.EKS_STANDARD_HOURLY_USD}",
+                f"{extended_end} at ${prices.EKS_EXTENDED_HOURLY_USD} per cluster hour instead of "
+                f"${prices.EKS_STANDARD_HOURLY_USD}",
             )
         return self
 

@@ -14,7 +14,7 @@ from gpuplane.components.config.gpu import GpuSharingArgs
 from gpuplane.components.config.node_repair import NodeRepairArgs
 from gpuplane.components.facts import catalog, efa
 from gpuplane.components.facts.name_limits import LABEL_VALUE_RE, QUALIFIED_NAME_RE
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 # botocore's eks model, shape CapacityTypes (CreateNodegroup `capacityType`); changing it replaces the group.
@@ -323,7 +323,7 @@ class NodeGroupArgs(_Args):
                 if key in self.model_fields_set:
                     raise FieldError(key, "is a GPU group setting but kind is 'cpu'")
         if self.ami_type is not None:
-            arch, nvidia, _ = versions.AMI_TYPES[self.ami_type]
+            arch, nvidia, _ = wellknown.AMI_TYPES[self.ami_type]
             if arch != arches[0]:
                 raise FieldError("amiType", f"'{self.ami_type}' is for {arch} but the instance types are {arches[0]}")
             if self.kind == "cpu" and nvidia:
@@ -335,7 +335,7 @@ class NodeGroupArgs(_Args):
                 raise FieldError(
                     "amiType",
                     f"'{self.ami_type}' has no NVIDIA driver; use an NVIDIA AMI type "
-                    f"({', '.join(k for k, v in versions.AMI_TYPES.items() if v[1])})",
+                    f"({', '.join(k for k, v in wellknown.AMI_TYPES.items() if v[1])})",
                 )
         return self
 
@@ -453,7 +453,7 @@ class NodeGroupArgs(_Args):
             )
 
     def _check_gpu_settings(self, facts: catalog.InstanceType) -> None:
-        family = versions.AMI_TYPES[self.resolved_ami_type][2]
+        family = wellknown.AMI_TYPES[self.resolved_ami_type][2]
         if self.driver == "operator" and family == "bottlerocket":
             raise FieldError(
                 "driver",
@@ -497,8 +497,8 @@ class NodeGroupArgs(_Args):
             return self.ami_type
         arm = self.architecture == "arm64"
         if self.kind == "gpu":
-            return versions.AMI_AL2023_ARM_NVIDIA if arm else versions.AMI_AL2023_X86_NVIDIA
-        return versions.AMI_AL2023_ARM_STANDARD if arm else versions.AMI_AL2023_X86_STANDARD
+            return wellknown.AMI_AL2023_ARM_NVIDIA if arm else wellknown.AMI_AL2023_X86_NVIDIA
+        return wellknown.AMI_AL2023_ARM_STANDARD if arm else wellknown.AMI_AL2023_X86_STANDARD
 
     @property
     def resolved_desired_size(self) -> int:
@@ -536,7 +536,7 @@ class NodeGroupArgs(_Args):
     def all_taints(self) -> list[Taint]:
         """User taints plus the GPU taint of a GPU group (unless switched off), without duplicates."""
         taints = list(self.taints)
-        gpu_taint = versions.GPU_TAINT
+        gpu_taint = wellknown.GPU_TAINT
         if self.kind == "gpu" and self.gpu_taint and all(t.key != gpu_taint.key for t in taints):
             taints.insert(0, Taint(key=gpu_taint.key, value=gpu_taint.value, effect=gpu_taint.effect))
         return taints

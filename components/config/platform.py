@@ -16,9 +16,9 @@ from gpuplane.components.config.node_groups import NodeGroupArgs, blocks_schedul
 from gpuplane.components.config.queue import QueueArgs
 from gpuplane.components.config.storage import StorageArgs
 from gpuplane.components.config.workloads import ServingArgs, TrainingArgs
-from gpuplane.components.facts import partition
+from gpuplane.components.facts import partition, prices
 from gpuplane.components.facts.name_limits import DNS1123_LABEL_RE, DNS1123_SUBDOMAIN_RE
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, wellknown
 
 
 class AutoscalerArgs(_Args):
@@ -109,7 +109,7 @@ class ObservabilityArgs(_Args):
         ge=observability.PROMETHEUS_MIN_VOLUME_GIB,
         le=observability.PROMETHEUS_MAX_VOLUME_GIB,
         description="Size in GiB of the in-cluster Prometheus's encrypted gp3 volume (`metrics: prometheus`; "
-        f"${versions.EBS_GP3_GB_MONTH_USD}/GB-month, docs/operations.md). Default: sized from `retention` at "
+        f"${prices.EBS_GP3_GB_MONTH_USD}/GB-month, docs/operations.md). Default: sized from `retention` at "
         f"{observability.PROMETHEUS_EXPECTED_SERIES:,} series scraped every 30 s, 2 bytes a sample, twice that for "
         f"the WAL and compaction, at least {observability.PROMETHEUS_MIN_VOLUME_GIB} (10 for `7d`).",
     )
@@ -197,7 +197,7 @@ _PROD_STORAGE: Final[dict[str, Any]] = {
 }
 _PROD_CLUSTER: Final[dict[str, Any]] = {
     "endpoint_public_access": False,
-    "log_types": list(versions.CONTROL_PLANE_LOG_TYPES),
+    "log_types": list(wellknown.CONTROL_PLANE_LOG_TYPES),
     "log_retention_days": 90,
 }
 

@@ -42,7 +42,7 @@ class Partition:
     def arn(self, arn: str) -> str:
         """An ARN written for the `aws` partition (as AWS documents them), rewritten for this one.
 
-        Lets `manifests/versions.py` keep the documented managed-policy ARNs as they are published.
+        Lets `manifests/wellknown.py` keep the documented managed-policy ARNs as they are published.
         """
         if not arn.startswith("arn:aws:"):
             raise ValueError(f"'{arn}' is not an ARN of the aws partition (arn:aws:...)")

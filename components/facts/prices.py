@@ -8,8 +8,10 @@ region `on_demand` answers with the nearest covered region's price and says so (
 a silent zero. Spot prices move by the hour and are in no offline source: a spot group's ceiling is the
 on-demand price (EC2 never charges more for spot), and `gpuplane preflight` reads the live spot history.
 
-The service prices (EKS, NAT gateway, EFS, load balancers, EBS, KMS) are dated constants in
-`manifests/versions.py`, beside the EKS version calendar they depend on.
+The service prices (the EKS control plane, NAT gateway, EFS, load balancers, EBS, KMS, Amazon Managed Service
+for Prometheus, CloudWatch) are dated constants below, each with its source: AWS publishes them per service, not
+per instance type, and few enough of them change that a refresh script would buy nothing. The EKS version
+calendar they are billed by is `manifests/versions.py`'s `KUBERNETES_VERSIONS`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,49 @@ from typing import Final
 from gpuplane.components.facts import partition
 
 DATA_FILE: Final = Path(__file__).resolve().parent / "data" / "prices.json"
+
+# EKS control-plane price per cluster hour (EKS pricing page): what EXTENDED costs past the date.
+EKS_STANDARD_HOURLY_USD: Final = "0.10"
+EKS_EXTENDED_HOURLY_USD: Final = "0.60"
+# Service list prices the cost estimate uses (components/plan/cost.py), us-east-1, USD, as of this date; most
+# US regions charge the same, others up to about a third more (the estimate says so). Sources: the AWS pricing
+# pages for VPC (NAT gateway per hour; public IPv4 address per hour, since 2024-02), EFS (Standard storage per
+# GB-month), Elastic Load Balancing (NLB and ALB per hour, before capacity units), EBS (gp3 per GB-month) and
+# KMS (customer managed key per month); read 2026-11 through restatements of those pages, not the pages
+# themselves: re-check them before relying on a figure. Usage-based charges (NAT and EFS data processed, load
+# balancer capacity units, data transfer, log ingestion) are left out of the estimate on purpose.
+SERVICE_PRICES_DATE: Final = "2026-11-26"
+NAT_GATEWAY_HOURLY_USD: Final = "0.045"
+PUBLIC_IPV4_HOURLY_USD: Final = "0.005"
+EFS_STANDARD_GB_MONTH_USD: Final = "0.30"
+LOAD_BALANCER_HOURLY_USD: Final = "0.0225"
+EBS_GP3_GB_MONTH_USD: Final = "0.08"
+KMS_KEY_MONTHLY_USD: Final = "1.00"
+# Amazon Managed Service for Prometheus (`observability.metrics: managedPrometheus`), us-east-1, USD: metric
+# samples ingested (first tier, up to 2 billion a month), storage per GB-month, and the AWS managed collector
+# per collector-hour. Source: aws.amazon.com/prometheus/pricing. Read 2026-11-26 through the stored copies this
+# project can reach: the page's text (billing is per sample ingested, per GB-month stored, per query sample
+# processed, and for the collector "the number of hours it is turned on and the number of samples collected";
+# free tier 40M samples, 10 GB, 200B query samples) but not its price table, which is rendered client-side. The
+# figures below are the published first-tier prices as known, cross-checked against one user's bill
+# (tianzhui.cloud, "Selectively Forward Prometheus Metrics From Agents to AMP": 700M samples -> US$65, i.e.
+# $0.93/10M); the collector's per-sample charge is not in the estimate. Re-check against the page or the Price
+# List API (service code AmazonPrometheus) before relying on them.
+AMP_PRICES_DATE: Final = "2026-11-26"
+AMP_INGESTION_PER_10M_SAMPLES_USD: Final = "0.90"
+AMP_STORAGE_GB_MONTH_USD: Final = "0.03"
+AMP_COLLECTOR_HOURLY_USD: Final = "0.04"
+# Amazon CloudWatch Container Insights with enhanced observability for EKS (`observability.metrics: cloudwatch`),
+# USD, us-east-1: billed per observation (a data point the agent collects), not per metric or log byte (CloudWatch
+# user guide, "Container Insights with enhanced observability metrics" for EKS, stored copy read 2026-11-26, says
+# "charged per observation"; the figure per million is from aws.amazon.com/cloudwatch/pricing as known on
+# 2026-11-26 and NOT read from the page in this session: an estimate, re-check it). Metric alarms per alarm-month
+# (standard resolution) and dashboards per dashboard-month (the first 3 of an account are free; counted here).
+CLOUDWATCH_PRICES_DATE: Final = "2026-11-26"
+CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD: Final = "0.21"
+CLOUDWATCH_ALARM_MONTHLY_USD: Final = "0.10"
+CLOUDWATCH_DASHBOARD_MONTHLY_USD: Final = "3.00"
+HOURS_PER_MONTH: Final = 730  # AWS's own convention for monthly figures (pricing calculator)
 
 
 @dataclass(frozen=True)

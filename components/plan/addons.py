@@ -3,7 +3,7 @@
 Why one place: the render refuses a stack that needs an add-on its region does not have (metrics-server is
 not offered in the China and GovCloud regions), and `gpuplane preflight` asks EKS (DescribeAddonVersions)
 about exactly the same list; a list kept twice would drift. The offering table is in
-`manifests/versions.py` (`ADDON_UNAVAILABLE_REGION_PREFIXES`).
+`manifests/lifecycle.py` (`ADDON_UNAVAILABLE_REGION_PREFIXES`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.manifests import lifecycle, versions
+from gpuplane.manifests import lifecycle, wellknown
 
 if TYPE_CHECKING:
     from gpuplane.components.config import PlatformArgs
@@ -28,22 +28,22 @@ class NeededAddon:
 def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
     """Every EKS add-on a `pulumi up` of `args` creates, in creation order."""
     needed = [
-        NeededAddon(versions.ADDON_POD_IDENTITY_AGENT, "cluster"),
-        NeededAddon(versions.ADDON_VPC_CNI, "cluster"),
-        NeededAddon(versions.ADDON_KUBE_PROXY, "cluster"),
-        NeededAddon(versions.ADDON_COREDNS, "cluster"),
+        NeededAddon(wellknown.ADDON_POD_IDENTITY_AGENT, "cluster"),
+        NeededAddon(wellknown.ADDON_VPC_CNI, "cluster"),
+        NeededAddon(wellknown.ADDON_KUBE_PROXY, "cluster"),
+        NeededAddon(wellknown.ADDON_COREDNS, "cluster"),
     ]
     if args.storage.enabled:
-        needed.append(NeededAddon(versions.ADDON_EFS_CSI, "storage.enabled"))
+        needed.append(NeededAddon(wellknown.ADDON_EFS_CSI, "storage.enabled"))
     if args.observability.metrics == "prometheus":
         # The in-cluster Prometheus keeps its data on an EBS volume (manifests/observability.py).
-        needed.append(NeededAddon(versions.ADDON_EBS_CSI, "observability.metrics"))
+        needed.append(NeededAddon(wellknown.ADDON_EBS_CSI, "observability.metrics"))
     repaired = [f"nodeGroups[{i}].repair" for i, g in enumerate(args.resolved_node_groups) if g.repair.enabled]
     if repaired:
         # Node auto repair acts on the conditions this agent sets (EKS user guide "node-health").
-        needed.append(NeededAddon(versions.ADDON_NODE_MONITORING_AGENT, repaired[0]))
+        needed.append(NeededAddon(wellknown.ADDON_NODE_MONITORING_AGENT, repaired[0]))
     if args.observability.metrics == "cloudwatch":
-        needed.append(NeededAddon(versions.ADDON_CLOUDWATCH_OBSERVABILITY, "observability.metrics"))
+        needed.append(NeededAddon(wellknown.ADDON_CLOUDWATCH_OBSERVABILITY, "observability.metrics"))
     scaled = [
         f"serving[{i}].variants[{j}].autoscaling"
         for i, serving in enumerate(args.serving)
@@ -51,7 +51,7 @@ def stack_addons(args: PlatformArgs) -> list[NeededAddon]:
         if variant.autoscaling is not None and variant.autoscaling.metric == "cpu"
     ]
     if scaled:
-        needed.append(NeededAddon(versions.ADDON_METRICS_SERVER, scaled[0]))
+        needed.append(NeededAddon(wellknown.ADDON_METRICS_SERVER, scaled[0]))
     return needed
 
 
@@ -72,7 +72,7 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
                     "in the China, GovCloud and ISO regions); "
                     + (
                         "remove autoscaling from the variant (fixed replicas) or deploy the stack in another region"
-                        if addon.name == versions.ADDON_METRICS_SERVER
+                        if addon.name == wellknown.ADDON_METRICS_SERVER
                         else "deploy the stack in another region"
                     ),
                 )
@@ -81,7 +81,11 @@ def region_problems(args: PlatformArgs, region: str) -> list[tuple[str, str]]:
 
 
 # The add-ons a node needs before it joins (terraform-aws-eks `before_compute`): the rest need running nodes.
-BEFORE_NODES: tuple[str, ...] = (versions.ADDON_POD_IDENTITY_AGENT, versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY)
+BEFORE_NODES: tuple[str, ...] = (
+    wellknown.ADDON_POD_IDENTITY_AGENT,
+    wellknown.ADDON_VPC_CNI,
+    wellknown.ADDON_KUBE_PROXY,
+)
 
 
 @dataclass(frozen=True)

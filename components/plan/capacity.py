@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.components.facts import efa
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NetworkArgs, NodeGroupArgs
@@ -132,12 +132,12 @@ def efa_network_interfaces(group: NodeGroupArgs, security_group_ids: Sequence[An
 
 def efa_labels(group: NodeGroupArgs) -> dict[str, str]:
     """The EFA label the device plugin's DaemonSet selects on (and the autoscaler's node template carries)."""
-    return {versions.LABEL_EFA: "true"} if group.efa else {}
+    return {wellknown.LABEL_EFA: "true"} if group.efa else {}
 
 
 def efa_resources(group: NodeGroupArgs) -> dict[str, int]:
     """The EFA extended resource a node advertises, for the autoscaler's node template (scale from zero)."""
-    return {versions.EFA_RESOURCE: group.efa_interfaces} if group.efa else {}
+    return {wellknown.EFA_RESOURCE: group.efa_interfaces} if group.efa else {}
 
 
 def efa_share(group: NodeGroupArgs, gpus: int) -> int:

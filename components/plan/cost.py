@@ -3,8 +3,8 @@
 Why from the plan's resources and not from the stack config: `gpuplane render --project` prices any program
 that uses the components, and the plan is what `pulumi up` would create (node groups, NAT gateways, the
 cluster, file systems, load balancers), whatever config produced it. `usage_from_resources` reads plan.json's
-resources (plain dicts) into a `StackUsage`; `estimate` prices it with the dated table of `facts.prices` and
-the service prices of `manifests/versions.py`.
+resources (plain dicts) into a `StackUsage`; `estimate` prices it with `facts.prices`: its dated instance table
+and its dated service prices.
 
 "Idle" is what runs with no training submitted: every node group at its minimum, plus the GPU nodes that
 always-on workloads keep up (a serving Deployment with one GPU replica keeps a GPU node up even when its
@@ -29,16 +29,24 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuplane.components.facts import prices
-from gpuplane.manifests import cloudwatch, lifecycle, observability, versions
+from gpuplane.manifests import cloudwatch, lifecycle, observability, versions, wellknown
 
-_GROUP_LABEL: Final = versions.LABEL_NODE_GROUP
-_GPU_TAG_SUFFIX: Final = f"node-template/resources/{versions.GPU_RESOURCE}"
-_EFS_DRIVER: Final = versions.EFS_CSI_PROVISIONER
+_GPU_TAG_SUFFIX: Final = f"node-template/resources/{wellknown.GPU_RESOURCE}"
 CAVEATS: Final = (
     "an estimate: on-demand list prices; leaves out data transfer, NAT and EFS data processed, EFS storage "
     "beyond the volumes' stated size, load-balancer capacity units, log ingestion and taxes; spot groups are "
     "priced at their on-demand ceiling (spot prices vary by the hour: `gpuplane preflight` reads them)"
 )
+# What the estimate assumes of usage it cannot see in a plan, each priced by `facts.prices`. Amazon Managed Service
+# for Prometheus: ingestion at `AMP_ESTIMATE_SAMPLES_PER_SECOND` per workspace (about 30,000 active series scraped
+# every 30 s: a few GPU nodes with DCGM's default counters, kube-state-metrics and a few serving pods) and storage at
+# `AMP_BYTES_PER_SAMPLE` (Prometheus's compressed TSDB stores about 1-2 bytes a sample). CloudWatch Container
+# Insights: `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE`, about 60 node-level data points plus about 10 pods with about
+# 25 pod and container data points each, once a minute (the metric tables of the CloudWatch user guide's "Container
+# Insights with enhanced observability metrics" for EKS); GPU nodes add about 10 per GPU.
+AMP_ESTIMATE_SAMPLES_PER_SECOND: Final = 1000
+AMP_BYTES_PER_SAMPLE: Final = 2
+CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE: Final = 310
 
 
 @dataclass(frozen=True)
@@ -171,8 +179,8 @@ class Estimate:
             "region": self.region,
             "idle": self.idle,
             "max": self.max,
-            "idleMonthly": round(self.idle * versions.HOURS_PER_MONTH, 2),
-            "maxMonthly": round(self.max * versions.HOURS_PER_MONTH, 2),
+            "idleMonthly": round(self.idle * prices.HOURS_PER_MONTH, 2),
+            "maxMonthly": round(self.max * prices.HOURS_PER_MONTH, 2),
             "excludes": list(self.excluded),
             "totalNote": self.total_note,
             "warnings": list(self.warnings),
@@ -189,7 +197,7 @@ class Estimate:
                 for x in self.lines
             ],
             "instancePrices": {"source": self.price_source, "date": self.price_date},
-            "servicePrices": {"source": "manifests/versions.py", "date": self.service_price_date},
+            "servicePrices": {"source": "components/facts/prices.py", "date": self.service_price_date},
             "notes": list(self.notes),
         }
 
@@ -219,7 +227,7 @@ def group_line(group: GroupUsage, region: str, table: prices.PriceTable | None =
     inside reserved capacity add only their root volumes here: a Capacity Block's instances are prepaid, a
     counted ODCR's are billed on its own line (`reservation_line`) whether they run or not.
     """
-    volume = group.root_volume_gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    volume = group.root_volume_gib * _usd(prices.EBS_GP3_GB_MONTH_USD) / prices.HOURS_PER_MONTH
     if _is_block(group):
         return CostLine(
             f"node group {group.name}",
@@ -369,22 +377,22 @@ def _parked_notes(group: GroupUsage, per_node: float | None) -> list[str]:
 def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: dt.date | None = None) -> Estimate:
     """Price `usage`: node groups from the dated instance table, the rest from the dated service prices.
 
-    `today` (a date; default `versions.today()`) decides whether a cluster's version is billed as standard
+    `today` (a date; default `lifecycle.today()`) decides whether a cluster's version is billed as standard
     or extended support.
     """
     table = table or prices.table()
-    on = today or versions.today()
+    on = today or lifecycle.today()
     lines: list[CostLine] = []
     for version in usage.kubernetes_versions:
         extended = version in versions.KUBERNETES_VERSIONS and not lifecycle.in_standard_support(version, on)
-        hourly = _usd(versions.EKS_EXTENDED_HOURLY_USD if extended else versions.EKS_STANDARD_HOURLY_USD)
+        hourly = _usd(prices.EKS_EXTENDED_HOURLY_USD if extended else prices.EKS_STANDARD_HOURLY_USD)
         note: tuple[str, ...] = ()
         if version not in versions.KUBERNETES_VERSIONS:
             note = (f"EKS support dates of {version} are not in manifests/versions.py: priced as standard support",)
         elif not extended:
             note = (
                 f"standard support of {version} ends {lifecycle.standard_support_end(version)}; "
-                f"extended support then costs ${versions.EKS_EXTENDED_HOURLY_USD}/h",
+                f"extended support then costs ${prices.EKS_EXTENDED_HOURLY_USD}/h",
             )
         support = "extended" if extended else "standard"
         lines.append(CostLine("EKS control plane", f"Kubernetes {version}, {support} support", hourly, hourly, note))
@@ -394,45 +402,45 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
         if reserved is not None:
             lines.append(reserved)
     if usage.nat_gateways:
-        nat = usage.nat_gateways * (_usd(versions.NAT_GATEWAY_HOURLY_USD) + _usd(versions.PUBLIC_IPV4_HOURLY_USD))
+        nat = usage.nat_gateways * (_usd(prices.NAT_GATEWAY_HOURLY_USD) + _usd(prices.PUBLIC_IPV4_HOURLY_USD))
         lines.append(
             CostLine(
                 "NAT gateways",
-                f"{usage.nat_gateways} x (gateway ${versions.NAT_GATEWAY_HOURLY_USD}/h + public IPv4 "
-                f"${versions.PUBLIC_IPV4_HOURLY_USD}/h)",
+                f"{usage.nat_gateways} x (gateway ${prices.NAT_GATEWAY_HOURLY_USD}/h + public IPv4 "
+                f"${prices.PUBLIC_IPV4_HOURLY_USD}/h)",
                 round(nat, 4),
                 round(nat, 4),
                 ("plus $0.045 per GB processed (not estimated)",),
             )
         )
     if usage.efs_file_systems:
-        efs = usage.efs_stated_gib * _usd(versions.EFS_STANDARD_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+        efs = usage.efs_stated_gib * _usd(prices.EFS_STANDARD_GB_MONTH_USD) / prices.HOURS_PER_MONTH
         lines.append(
             CostLine(
                 "EFS",
                 f"{usage.efs_file_systems} file system(s), {usage.efs_stated_gib:g} GiB stated by the volumes "
-                f"(${versions.EFS_STANDARD_GB_MONTH_USD}/GB-month)",
+                f"(${prices.EFS_STANDARD_GB_MONTH_USD}/GB-month)",
                 round(efs, 4),
                 round(efs, 4),
                 ("EFS bills what is stored: the volumes' stated size is the estimate's assumption",),
             )
         )
     if usage.load_balancers:
-        lb = usage.load_balancers * _usd(versions.LOAD_BALANCER_HOURLY_USD)
+        lb = usage.load_balancers * _usd(prices.LOAD_BALANCER_HOURLY_USD)
         lines.append(
             CostLine(
                 "load balancers",
-                f"{usage.load_balancers} x ${versions.LOAD_BALANCER_HOURLY_USD}/h",
+                f"{usage.load_balancers} x ${prices.LOAD_BALANCER_HOURLY_USD}/h",
                 round(lb, 4),
                 round(lb, 4),
                 ("plus capacity units by traffic (not estimated)",),
             )
         )
     if usage.kms_keys:
-        kms = usage.kms_keys * _usd(versions.KMS_KEY_MONTHLY_USD) / versions.HOURS_PER_MONTH
+        kms = usage.kms_keys * _usd(prices.KMS_KEY_MONTHLY_USD) / prices.HOURS_PER_MONTH
         lines.append(
             CostLine(
-                "KMS keys", f"{usage.kms_keys} x ${versions.KMS_KEY_MONTHLY_USD}/month", round(kms, 4), round(kms, 4)
+                "KMS keys", f"{usage.kms_keys} x ${prices.KMS_KEY_MONTHLY_USD}/month", round(kms, 4), round(kms, 4)
             )
         )
     choices = (metrics_choices_note(usage),)
@@ -473,7 +481,7 @@ def estimate(usage: StackUsage, table: prices.PriceTable | None = None, today: d
         lines=tuple(lines),
         price_source=table.source,
         price_date=table.date,
-        service_price_date=versions.SERVICE_PRICES_DATE,
+        service_price_date=prices.SERVICE_PRICES_DATE,
         notes=(CAVEATS,),
     )
 
@@ -500,7 +508,9 @@ def usage_from_resources(
     groups = []
     for r in sorted(by_type.get("aws:eks/nodeGroup:NodeGroup", []), key=lambda r: str(r["urn"])):
         inputs = r["inputs"]
-        name = inputs.get("labels", {}).get(_GROUP_LABEL) or inputs.get("nodeGroupName") or r.get("name", "")
+        name = (
+            inputs.get("labels", {}).get(wellknown.LABEL_NODE_GROUP) or inputs.get("nodeGroupName") or r.get("name", "")
+        )
         sc = inputs.get("scalingConfig", {})
         template: Mapping[str, Any] = next(
             (templates[d]["inputs"] for d in r.get("dependencies", []) if d in templates), {}
@@ -533,7 +543,7 @@ def usage_from_resources(
     efs_gib = sum(
         _gib(r["inputs"].get("spec", {}).get("capacity", {}).get("storage", "0"))
         for r in by_type.get("kubernetes:core/v1:PersistentVolume", [])
-        if r["inputs"].get("spec", {}).get("csi", {}).get("driver") == _EFS_DRIVER
+        if r["inputs"].get("spec", {}).get("csi", {}).get("driver") == wellknown.EFS_CSI_PROVISIONER
     )
     services = by_type.get("kubernetes:core/v1:Service", [])
     return StackUsage(
@@ -549,19 +559,19 @@ def usage_from_resources(
         kms_keys=len(by_type.get("aws:kms/key:Key", [])),
         # The in-cluster Prometheus; with AMP the same release runs kube-state-metrics only (not this).
         metrics_stack=not by_type.get("aws:amp/workspace:Workspace")
-        and any(r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get(versions.HELM_RELEASE, [])),
+        and any(r["inputs"].get("name") == "kube-prometheus-stack" for r in by_type.get(wellknown.HELM_RELEASE, [])),
         sns_topics=len(by_type.get("aws:sns/topic:Topic", [])),
         amp_workspaces=len(by_type.get("aws:amp/workspace:Workspace", [])),
         amp_collectors=len(by_type.get("aws:amp/scraper:Scraper", [])),
         cloudwatch_agent=any(
-            r["inputs"].get("addonName") == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+            r["inputs"].get("addonName") == wellknown.ADDON_CLOUDWATCH_OBSERVABILITY
             for r in by_type.get("aws:eks/addon:Addon", [])
         ),
         cloudwatch_alarms=len(by_type.get("aws:cloudwatch/metricAlarm:MetricAlarm", [])),
         cloudwatch_dashboards=len(by_type.get("aws:cloudwatch/dashboard:Dashboard", [])),
         prometheus_volume_gib=sum(
             _prometheus_volume(r["inputs"])
-            for r in by_type.get(versions.HELM_RELEASE, [])
+            for r in by_type.get(wellknown.HELM_RELEASE, [])
             if r["inputs"].get("name") == "kube-prometheus-stack"
         ),
     )
@@ -581,13 +591,13 @@ def prometheus_volume_line(gib: int) -> CostLine:
     exceed, so only the GB-months are priced. Billed as long as the volume exists: on a prod stack the teardown
     hooks keep it after `pulumi destroy` (docs/operations.md).
     """
-    hourly = gib * _usd(versions.EBS_GP3_GB_MONTH_USD) / versions.HOURS_PER_MONTH
+    hourly = gib * _usd(prices.EBS_GP3_GB_MONTH_USD) / prices.HOURS_PER_MONTH
     return CostLine(
         "Prometheus volume",
-        f"{gib} GiB gp3 x ${versions.EBS_GP3_GB_MONTH_USD}/GB-month",
+        f"{gib} GiB gp3 x ${prices.EBS_GP3_GB_MONTH_USD}/GB-month",
         round(hourly, 4),
         round(hourly, 4),
-        (f"EBS prices as of {versions.SERVICE_PRICES_DATE}; billed per GiB provisioned, used or not",),
+        (f"EBS prices as of {prices.SERVICE_PRICES_DATE}; billed per GiB provisioned, used or not",),
     )
 
 
@@ -596,31 +606,26 @@ def cloudwatch_line(usage: StackUsage) -> CostLine:
 
     Observations scale with nodes (and pods): the estimate takes `CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE` per
     node, so idle and maximum differ with the node groups' sizes. Alarms and dashboards are monthly prices per
-    hour. All of it is an estimate (the price per observation is not read from AWS in this session: versions.py).
+    hour. All of it is an estimate (the price per observation is not read from AWS in this session: facts/prices.py).
     """
     idle_nodes = sum(g.idle_nodes for g in usage.groups)
     max_nodes = sum(g.max_size for g in usage.groups)
-    per_node = (
-        versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE
-        * 60
-        / 1e6
-        * _usd(versions.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD)
-    )
+    per_node = CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE * 60 / 1e6 * _usd(prices.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD)
     fixed = (
-        usage.cloudwatch_alarms * _usd(versions.CLOUDWATCH_ALARM_MONTHLY_USD)
-        + usage.cloudwatch_dashboards * _usd(versions.CLOUDWATCH_DASHBOARD_MONTHLY_USD)
-    ) / versions.HOURS_PER_MONTH
+        usage.cloudwatch_alarms * _usd(prices.CLOUDWATCH_ALARM_MONTHLY_USD)
+        + usage.cloudwatch_dashboards * _usd(prices.CLOUDWATCH_DASHBOARD_MONTHLY_USD)
+    ) / prices.HOURS_PER_MONTH
     return CostLine(
         "CloudWatch Container Insights",
-        f"{idle_nodes}-{max_nodes} node(s) x ~{versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE} observations/min at "
-        f"${versions.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD}/1M; {usage.cloudwatch_alarms} alarm(s) x "
-        f"${versions.CLOUDWATCH_ALARM_MONTHLY_USD}/month; {usage.cloudwatch_dashboards} dashboard(s) x "
-        f"${versions.CLOUDWATCH_DASHBOARD_MONTHLY_USD}/month",
+        f"{idle_nodes}-{max_nodes} node(s) x ~{CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE} observations/min at "
+        f"${prices.CLOUDWATCH_PER_MILLION_OBSERVATIONS_USD}/1M; {usage.cloudwatch_alarms} alarm(s) x "
+        f"${prices.CLOUDWATCH_ALARM_MONTHLY_USD}/month; {usage.cloudwatch_dashboards} dashboard(s) x "
+        f"${prices.CLOUDWATCH_DASHBOARD_MONTHLY_USD}/month",
         round(idle_nodes * per_node + fixed, 4),
         round(max_nodes * per_node + fixed, 4),
         (
             f"estimate: ${per_node:.4f}/h per node at the assumed observation rate; CloudWatch prices as of "
-            f"{versions.CLOUDWATCH_PRICES_DATE}, not read from AWS here (manifests/versions.py)",
+            f"{prices.CLOUDWATCH_PRICES_DATE}, not read from AWS here (components/facts/prices.py)",
             "the first 3 dashboards of an account are free; container logs are off (no CloudWatch Logs ingestion)",
         ),
     )
@@ -663,22 +668,22 @@ def amp_line(workspaces: int, collectors: int) -> CostLine:
     GPU every 30 s). Storage is the month's new data at `AMP_BYTES_PER_SAMPLE`; it accumulates over the
     workspace's retention (150 days by default), which the hourly figure does not show.
     """
-    rate = versions.AMP_ESTIMATE_SAMPLES_PER_SECOND * workspaces
-    ingestion = rate * 3600 / 1e7 * _usd(versions.AMP_INGESTION_PER_10M_SAMPLES_USD)
-    month_gb = rate * 3600 * versions.HOURS_PER_MONTH * versions.AMP_BYTES_PER_SAMPLE / 1e9
-    storage = month_gb * _usd(versions.AMP_STORAGE_GB_MONTH_USD) / versions.HOURS_PER_MONTH
-    collector = collectors * _usd(versions.AMP_COLLECTOR_HOURLY_USD)
+    rate = AMP_ESTIMATE_SAMPLES_PER_SECOND * workspaces
+    ingestion = rate * 3600 / 1e7 * _usd(prices.AMP_INGESTION_PER_10M_SAMPLES_USD)
+    month_gb = rate * 3600 * prices.HOURS_PER_MONTH * AMP_BYTES_PER_SAMPLE / 1e9
+    storage = month_gb * _usd(prices.AMP_STORAGE_GB_MONTH_USD) / prices.HOURS_PER_MONTH
+    collector = collectors * _usd(prices.AMP_COLLECTOR_HOURLY_USD)
     hourly = round(ingestion + storage + collector, 4)
     return CostLine(
         "managed Prometheus (AMP)",
-        f"{collectors} collector(s) x ${versions.AMP_COLLECTOR_HOURLY_USD}/h; ingestion "
-        f"${versions.AMP_INGESTION_PER_10M_SAMPLES_USD}/10M samples; "
-        f"storage ${versions.AMP_STORAGE_GB_MONTH_USD}/GB-month",
+        f"{collectors} collector(s) x ${prices.AMP_COLLECTOR_HOURLY_USD}/h; ingestion "
+        f"${prices.AMP_INGESTION_PER_10M_SAMPLES_USD}/10M samples; "
+        f"storage ${prices.AMP_STORAGE_GB_MONTH_USD}/GB-month",
         hourly,
         hourly,
         (
             f"estimate at {rate} samples/s ingested (ingestion ${ingestion:.4f}/h, storage ${storage:.4f}/h per "
-            f"month of data kept, collectors ${collector:.4f}/h); AMP prices as of {versions.AMP_PRICES_DATE}",
+            f"month of data kept, collectors ${collector:.4f}/h); AMP prices as of {prices.AMP_PRICES_DATE}",
             "queries (per sample processed: dashboards, alert rules, KEDA) not estimated",
         ),
     )
@@ -731,7 +736,7 @@ def _kept_up(
         replicas = floors.get((meta.get("namespace"), meta.get("name")), spec.get("replicas", 1))
         pod = spec.get("template", {}).get("spec", {})
         gpus = sum(
-            int(c.get("resources", {}).get("limits", {}).get(versions.GPU_RESOURCE, 0))
+            int(c.get("resources", {}).get("limits", {}).get(wellknown.GPU_RESOURCE, 0))
             for c in pod.get("containers", [])
         )
         group = target_group(pod)
@@ -749,14 +754,14 @@ def _kept_up(
 
 def target_group(pod: Mapping[str, Any]) -> str | None:
     """The node group a pod must run on (`gpuplane.io/node-group` in its nodeSelector or required affinity)."""
-    selected = pod.get("nodeSelector", {}).get(_GROUP_LABEL)
+    selected = pod.get("nodeSelector", {}).get(wellknown.LABEL_NODE_GROUP)
     if selected:
         return str(selected)
     required = pod.get("affinity", {}).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {})
     for term in required.get("nodeSelectorTerms", []):
         for expression in term.get("matchExpressions", []):
             if (
-                expression.get("key") == _GROUP_LABEL
+                expression.get("key") == wellknown.LABEL_NODE_GROUP
                 and expression.get("operator") == "In"
                 and expression.get("values")
             ):

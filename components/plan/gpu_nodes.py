@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gpuplane.components.config.gpu import MIG_PROFILE_RE
 from gpuplane.components.facts import catalog
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, wellknown
 
 if TYPE_CHECKING:
     # Types only (the plan layer may import the config; import-linter counts this import too).
@@ -26,12 +26,12 @@ _MIG_INSTANCES: Final[dict[int, int]] = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}
 
 def ami_family(group: NodeGroupArgs) -> str:
     """`al2023` or `bottlerocket`."""
-    return versions.AMI_TYPES[group.resolved_ami_type][2]
+    return wellknown.AMI_TYPES[group.resolved_ami_type][2]
 
 
 def driver_major(group: NodeGroupArgs) -> int:
     """NVIDIA driver major version the group's nodes run (always the AMI's: see NodeGroupArgs.driver)."""
-    return versions.AMI_DRIVER_MAJOR[ami_family(group)]
+    return lifecycle.AMI_DRIVER_MAJOR[ami_family(group)]
 
 
 def _mig(group: NodeGroupArgs) -> tuple[int, int]:
@@ -63,7 +63,7 @@ def gpu_resource_name(group: NodeGroupArgs) -> str:
     if group.sharing.mig and group.sharing.mig.strategy == "mixed":
         slices, memory = _mig(group)
         return f"nvidia.com/mig-{slices}g.{memory}gb"
-    return versions.GPU_RESOURCE
+    return wellknown.GPU_RESOURCE
 
 
 def memory_per_unit_mib(group: NodeGroupArgs) -> int:
@@ -94,7 +94,7 @@ def device_plugin_config(group: NodeGroupArgs) -> dict[str, Any]:
     """The device plugin's config for this group (`version: v1` file format)."""
     config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": "none"}}
     sharing = group.sharing
-    resource = [{"name": versions.GPU_RESOURCE, "replicas": units_per_gpu(group)}]
+    resource = [{"name": wellknown.GPU_RESOURCE, "replicas": units_per_gpu(group)}]
     if sharing.time_slicing:
         # renameByDefault false: pods keep requesting nvidia.com/gpu; failRequestsGreaterThanOne: a pod
         # asking for 2 shares of one GPU would get no more compute, only a false promise.
@@ -114,28 +114,28 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
     `gpu_operator` says whether the GPU Operator runs in the cluster: then its per-node `deploy` labels
     keep it from installing a driver where the AMI has one, and off Bottlerocket nodes entirely.
     """
-    labels = {versions.LABEL_NODE_GROUP: group.name}
+    labels = {wellknown.LABEL_NODE_GROUP: group.name}
     # CPU features common to every instance type of the group (a node may be any of them).
     common = frozenset.intersection(*(catalog.cpu_features(catalog.lookup(t)) for t in group.instance_types))
-    labels |= {f"{versions.LABEL_CPU_PREFIX}{feature}": "true" for feature in sorted(common)}
+    labels |= {f"{wellknown.LABEL_CPU_PREFIX}{feature}": "true" for feature in sorted(common)}
     if group.kind == "gpu":
         labels |= {
-            versions.GPU_PRESENT_LABEL: "true",
+            wellknown.GPU_PRESENT_LABEL: "true",
             # The cluster-autoscaler's AWS provider knows GPU nodes by this label; without it a new GPU
             # node looks GPU-less until the device plugin registers, and the autoscaler adds another
             # (cluster-autoscaler AWS README, "Special note on GPU instances").
-            versions.ACCELERATOR_LABEL: f"nvidia-{(group.instance.gpu_model or 'gpu').lower()}",
+            wellknown.ACCELERATOR_LABEL: f"nvidia-{(group.instance.gpu_model or 'gpu').lower()}",
             "gpuplane.io/gpu-driver": group.driver,
             "gpuplane.io/gpu-sharing": group.sharing.mode,
             "gpuplane.io/gpu-memory-per-unit-mib": str(memory_per_unit_mib(group)),
             "gpuplane.io/gpu-memory-fraction": f"{memory_fraction(group):.2f}",
             "gpuplane.io/cuda-driver-major": str(driver_major(group)),
-            versions.LABEL_GPU_COMPUTE_CAPABILITY: str(catalog.compute_capability(group.instance)),
+            wellknown.LABEL_GPU_COMPUTE_CAPABILITY: str(catalog.compute_capability(group.instance)),
         }
         if needs_standalone_plugin(group) or group.driver == "operator":
-            labels[versions.LABEL_DEVICE_PLUGIN_CONFIG] = group.name
+            labels[wellknown.LABEL_DEVICE_PLUGIN_CONFIG] = group.name
         if group.sharing.mig:
-            labels[versions.LABEL_MIG_CONFIG] = group.sharing.mig.profile
+            labels[wellknown.LABEL_MIG_CONFIG] = group.sharing.mig.profile
         if gpu_operator and ami_family(group) == "bottlerocket":
             labels["nvidia.com/gpu.deploy.operands"] = "false"
         elif gpu_operator:
@@ -178,16 +178,16 @@ class GpuPlan:
         """Named device-plugin configs: `default` (whole GPUs) plus one per managed GPU group."""
         configs: dict[str, dict[str, Any]] = {"default": {"version": "v1", "flags": {"migStrategy": "none"}}}
         for group in self.gpu_groups:
-            if versions.LABEL_DEVICE_PLUGIN_CONFIG in node_labels(group, gpu_operator=self.operator):
+            if wellknown.LABEL_DEVICE_PLUGIN_CONFIG in node_labels(group, gpu_operator=self.operator):
                 configs[group.name] = device_plugin_config(group)
         return configs
 
 
 def check_cuda(cuda_major: int, groups: Sequence[NodeGroupArgs]) -> list[str]:
     """GPU groups whose driver runs `cuda_major` user space; ValueError naming them all if none does."""
-    if cuda_major not in versions.CUDA_MIN_DRIVER:
-        raise ValueError(f"CUDA {cuda_major} is unknown; known CUDA majors: {sorted(versions.CUDA_MIN_DRIVER)}")
-    need = versions.CUDA_MIN_DRIVER[cuda_major]
+    if cuda_major not in lifecycle.CUDA_MIN_DRIVER:
+        raise ValueError(f"CUDA {cuda_major} is unknown; known CUDA majors: {sorted(lifecycle.CUDA_MIN_DRIVER)}")
+    need = lifecycle.CUDA_MIN_DRIVER[cuda_major]
     gpu = [g for g in groups if g.kind == "gpu"]
     fits = [g.name for g in gpu if driver_major(g) >= need]
     if not fits:

@@ -13,7 +13,7 @@ from typing import Final
 
 from gpuplane.components.config import NodeGroupArgs, Taint, TaintEffect
 from gpuplane.components.plan import capacity, gpu_nodes
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 # Kubernetes taint effect -> the EKS API's enum (botocore `eks` model, shape TaintEffect).
 EKS_TAINT_EFFECTS: Final[dict[TaintEffect, str]] = {
@@ -35,7 +35,7 @@ def autoscaler_tags(group: NodeGroupArgs, cluster_name: str, *, gpu_operator: bo
     The GPU resource is what a node really advertises after sharing (8 GPUs time-sliced 4 ways are 32
     `nvidia.com/gpu`), or the autoscaler would misjudge how many pods a new node takes.
     """
-    prefix = versions.CA_TAG_PREFIX
+    prefix = wellknown.CA_TAG_PREFIX
     tags = {
         f"{prefix}/enabled": "true",
         f"{prefix}/{cluster_name}": "owned",

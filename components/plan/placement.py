@@ -23,7 +23,7 @@ from gpuplane.components.config.base import FieldError, raise_all
 from gpuplane.components.config.workloads import compute_capability
 from gpuplane.components.facts import catalog
 from gpuplane.components.plan import capacity, gpu_nodes, names
-from gpuplane.manifests import lifecycle, scheduling, versions
+from gpuplane.manifests import lifecycle, scheduling, versions, wellknown
 from gpuplane.manifests.workload_security import MIN_WORKLOAD_UID
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class Placement:
 def _untolerated(group: NodeGroupArgs, gpus: int) -> bool:
     # GPU pods tolerate the GPU taint; nothing tolerates the user's own NoSchedule/NoExecute taints.
     return any(
-        t.effect in ("NoSchedule", "NoExecute") and not (gpus and t.key == versions.GPU_TAINT.key)
+        t.effect in ("NoSchedule", "NoExecute") and not (gpus and t.key == wellknown.GPU_TAINT.key)
         for t in group.all_taints
     )
 
@@ -155,7 +155,7 @@ def _needs(
         ),
     ]
     if cuda_major is not None:
-        driver = versions.CUDA_MIN_DRIVER[cuda_major]
+        driver = lifecycle.CUDA_MIN_DRIVER[cuda_major]
         needs.append(
             _Need(
                 "image",
@@ -333,7 +333,7 @@ def volume_problems(volumes: Sequence[tuple[str, str]], context: WorkloadContext
 
 def image_compute_capability(declared: str | None) -> int:
     """The compute capability a TensorFlow GPU image needs: what the user declared, else the TF builds' own."""
-    return compute_capability(declared) if declared else versions.TF_GPU_MIN_COMPUTE_CAPABILITY
+    return compute_capability(declared) if declared else lifecycle.TF_GPU_MIN_COMPUTE_CAPABILITY
 
 
 def image_requirements(*, gpus: int, cuda_major: int, min_compute_capability: str | None) -> list[dict[str, Any]]:
@@ -344,14 +344,15 @@ def image_requirements(*, gpus: int, cuda_major: int, min_compute_capability: st
     GPU's compute capability (major*10+minor, so `Gt` compares integers).
     """
     requirements = [
-        {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]} for f in versions.TF_SERVING_CPU_FEATURES
+        {"key": scheduling.cpu_label(f), "operator": "In", "values": ["true"]}
+        for f in lifecycle.TF_SERVING_CPU_FEATURES
     ]
     if gpus:
-        driver = versions.CUDA_MIN_DRIVER[cuda_major]
+        driver = lifecycle.CUDA_MIN_DRIVER[cuda_major]
         capability = image_compute_capability(min_compute_capability)
         requirements += [
-            {"key": versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(driver - 1)]},
-            {"key": versions.LABEL_GPU_COMPUTE_CAPABILITY, "operator": "Gt", "values": [str(capability - 1)]},
+            {"key": wellknown.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, "operator": "Gt", "values": [str(driver - 1)]},
+            {"key": wellknown.LABEL_GPU_COMPUTE_CAPABILITY, "operator": "Gt", "values": [str(capability - 1)]},
         ]
     return requirements
 
@@ -375,7 +376,7 @@ def _image_placement(
         groups=context.node_groups,
         named=node_groups,
         cuda_major=cuda_major if gpus else None,
-        cpu_features=versions.TF_SERVING_CPU_FEATURES,
+        cpu_features=lifecycle.TF_SERVING_CPU_FEATURES,
         min_compute_capability=image_compute_capability(min_compute_capability),
     )
 
@@ -386,7 +387,7 @@ def variant_placement(serving: ServingArgs, variant: ServingVariantArgs, context
         f"serving '{serving.name}' variant '{variant.name}'",
         variant.resources,
         variant.node_groups,
-        cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
+        cuda_major=lifecycle.TF_SERVING_GPU_CUDA_MAJOR,
         min_compute_capability=variant.min_compute_capability,
         context=context,
     )
@@ -422,7 +423,7 @@ def role_placement(training: TrainingArgs, role: str, args: RoleArgs, context: W
         f"training '{training.name}' role '{role}'",
         args.resources,
         args.node_groups,
-        cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
+        cuda_major=lifecycle.TENSORFLOW_GPU_CUDA_MAJOR,
         min_compute_capability=training.min_compute_capability,
         context=context,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpuplane.components.config.workloads import ServingArgs
 from gpuplane.components.plan import placement
 from gpuplane.components.plan.placement import WorkloadContext
-from gpuplane.manifests import model_import, scheduling, serving, versions
+from gpuplane.manifests import lifecycle, model_import, scheduling, serving
 
 
 def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving:
@@ -23,7 +23,7 @@ def serving_spec(args: ServingArgs, context: WorkloadContext) -> serving.Serving
         gpus = variant.resources.gpus
         extra = placement.image_requirements(
             gpus=gpus,
-            cuda_major=versions.TF_SERVING_GPU_CUDA_MAJOR,
+            cuda_major=lifecycle.TF_SERVING_GPU_CUDA_MAJOR,
             min_compute_capability=variant.min_compute_capability,
         )
         fraction = placed.runtime_gpu.get("gpu_memory_fraction")

@@ -13,7 +13,7 @@ from gpuplane.components.config.workloads import TrainingArgs
 from gpuplane.components.plan import capacity, placement
 from gpuplane.components.plan.placement import WorkloadContext
 from gpuplane.components.plan.training_queue import check_one_group, check_run
-from gpuplane.manifests import model_import, queue, scheduling, training, versions
+from gpuplane.manifests import lifecycle, model_import, queue, scheduling, training, wellknown
 
 
 def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Training:
@@ -26,7 +26,7 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         gpus = role.resources.gpus
         extra = placement.image_requirements(
             gpus=gpus,
-            cuda_major=versions.TENSORFLOW_GPU_CUDA_MAJOR,
+            cuda_major=lifecycle.TENSORFLOW_GPU_CUDA_MAJOR,
             min_compute_capability=args.min_compute_capability,
         )
         fraction = placed.runtime_gpu.get("gpu_memory_fraction")
@@ -34,7 +34,7 @@ def training_spec(args: TrainingArgs, context: WorkloadContext) -> training.Trai
         resources = role.resources.kubernetes(placed.gpu_resource)
         if efa:
             # An extended resource, like GPUs: a limit, which Kubernetes copies to the request.
-            resources["limits"][versions.EFA_RESOURCE] = str(efa)
+            resources["limits"][wellknown.EFA_RESOURCE] = str(efa)
         roles.append(
             training.Role(
                 name=name,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from gpuplane.components.config.base import FieldError
 from gpuplane.components.config.common import duration_seconds
 from gpuplane.components.plan import capacity, gpu_nodes, placement
-from gpuplane.manifests import queue, versions
+from gpuplane.manifests import lifecycle, queue, versions, wellknown
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, QueueArgs
@@ -42,9 +42,9 @@ def provisioning_supported(kubernetes_version: str, *, autoscaler: bool = True) 
     """Whether the cluster-autoscaler we install for this minor handles ProvisioningRequests.
 
     It must be installed, and its pinned image at or past the patch that fixed the ProvisioningRequest
-    client (versions.PROVISIONING_REQUEST_FIXED); 1.32 has no such patch.
+    client (lifecycle.PROVISIONING_REQUEST_FIXED); 1.32 has no such patch.
     """
-    fixed = versions.PROVISIONING_REQUEST_FIXED.get(kubernetes_version)
+    fixed = lifecycle.PROVISIONING_REQUEST_FIXED.get(kubernetes_version)
     image = versions.CLUSTER_AUTOSCALER_IMAGES.get(kubernetes_version)
     if not autoscaler or fixed is None or image is None:
         return False
@@ -57,7 +57,7 @@ def training_groups(groups: Sequence[NodeGroupArgs]) -> list[NodeGroupArgs]:
         g
         for g in groups
         if not any(
-            t.effect in ("NoSchedule", "NoExecute") and not (g.kind == "gpu" and t.key == versions.GPU_TAINT.key)
+            t.effect in ("NoSchedule", "NoExecute") and not (g.kind == "gpu" and t.key == wellknown.GPU_TAINT.key)
             for t in g.all_taints
         )
     ]
@@ -80,7 +80,7 @@ def flavor(group: NodeGroupArgs, max_gpus: int | None = None) -> queue.Flavor:
     )
     return queue.Flavor(
         group=group.name,
-        node_labels={versions.LABEL_NODE_GROUP: group.name},
+        node_labels={wellknown.LABEL_NODE_GROUP: group.name},
         taints=taints,
         cpu_millis=node.cpu_millis * group.max_size,
         memory_bytes=node.memory_bytes * group.max_size,

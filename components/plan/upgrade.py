@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions, wellknown
 
 if TYPE_CHECKING:
     from gpuplane.components.config import NodeGroupArgs, NodeUpgradeOrder, PlatformArgs
@@ -83,7 +83,7 @@ def release_version_parameter(ami_type: str, kubernetes_version: str) -> str:
     AL2023: `.../recommended/release_version` (e.g. `1.36.2-20260714`, the form `releaseVersion` takes);
     Bottlerocket: `.../latest/image_version` (e.g. `1.52.0-4e4aec1b`, ditto).
     """
-    arch, nvidia, family = versions.AMI_TYPES[ami_type]
+    arch, nvidia, family = wellknown.AMI_TYPES[ami_type]
     ssm_arch = "arm64" if arch == "arm64" else "x86_64"
     if family == "bottlerocket":
         variant = f"aws-k8s-{kubernetes_version}" + ("-nvidia" if nvidia else "")
@@ -188,7 +188,7 @@ def gpu_stack_support(
         parts += ["kueue", "jobset"]
     found: list[PartSupport] = []
     for part in parts:
-        low, high, source = versions.GPU_STACK_KUBERNETES[part]
+        low, high, source = lifecycle.GPU_STACK_KUBERNETES[part]
         if low and wanted < minor_of(low):
             found.append(PartSupport(part, "fail", f"needs Kubernetes {low} or newer, not {target} ({source})"))
         elif high and wanted > minor_of(high):

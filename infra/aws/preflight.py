@@ -30,7 +30,7 @@ from gpuplane.components.plan import addons, upgrade
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.infra.aws.session import RETRY_CONFIG, AwsError, caller_identity, client, explain
 from gpuplane.infra.config import StackConfig
-from gpuplane.manifests import lifecycle, versions
+from gpuplane.manifests import lifecycle, versions, wellknown
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -97,7 +97,7 @@ def vcpus_needed(groups: Iterable[NodeGroupArgs]) -> dict[tuple[str, str], tuple
 
 def ami_parameter(ami_type: str, kubernetes_version: str) -> str:
     """The public SSM parameter that holds the recommended AMI of an EKS AMI type (EKS user guide)."""
-    arch, nvidia, family = versions.AMI_TYPES[ami_type]
+    arch, nvidia, family = wellknown.AMI_TYPES[ami_type]
     ssm_arch = "arm64" if arch == "arm64" else "x86_64"
     if family == "bottlerocket":
         variant = f"aws-k8s-{kubernetes_version}" + ("-nvidia" if nvidia else "")
@@ -477,7 +477,7 @@ def _kubernetes_version(config: StackConfig, session: boto3.session.Session) -> 
         if code in {"AccessDeniedException", "UnrecognizedClientException"}:
             raise
         # Older endpoints (and moto) lack DescribeClusterVersions: the AMI parameters answer it instead.
-        ami = ami_parameter(versions.AMI_AL2023_X86_STANDARD, version)
+        ami = ami_parameter(wellknown.AMI_AL2023_X86_STANDARD, version)
         try:
             client(session, "ssm").get_parameter(Name=ami)
         except botocore.exceptions.ClientError:
@@ -543,7 +543,7 @@ def addon_checks(config: StackConfig, eks: Any) -> list[Check]:
         if not offered:
             fix = (
                 f"Remove {addon.key} (fixed replicas need no metrics-server) or deploy in another region"
-                if addon.name == versions.ADDON_METRICS_SERVER
+                if addon.name == wellknown.ADDON_METRICS_SERVER
                 else "Pick another cluster.kubernetesVersion or region"
             )
             checks.append(
@@ -590,7 +590,7 @@ def pulumi_cli(run: Callable[[list[str]], str] | None = None) -> Check:
     `requiredPulumiVersion` in Pulumi.yaml makes the CLI refuse itself too; this says so before `up`.
     """
     name = "Pulumi CLI"
-    minimum = versions.PULUMI_CLI_MIN_VERSION
+    minimum = lifecycle.PULUMI_CLI_MIN_VERSION
     if run is None:
         path = shutil.which("pulumi")
         if path is None:

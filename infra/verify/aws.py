@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -98,7 +98,7 @@ class StackAws:
         found: dict[str, dict[str, Any]] = {}
         for name in names:
             listed = cw.list_metrics(
-                Namespace=versions.CONTAINER_INSIGHTS_NAMESPACE,
+                Namespace=wellknown.CONTAINER_INSIGHTS_NAMESPACE,
                 MetricName=name,
                 Dimensions=cluster_dim,
                 RecentlyActive="PT3H",
@@ -109,7 +109,7 @@ class StackAws:
                 "Id": f"m{i}",
                 "MetricStat": {
                     "Metric": {
-                        "Namespace": versions.CONTAINER_INSIGHTS_NAMESPACE,
+                        "Namespace": wellknown.CONTAINER_INSIGHTS_NAMESPACE,
                         "MetricName": name,
                         "Dimensions": cluster_dim,
                     },

@@ -22,7 +22,7 @@ from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
 from gpuplane.manifests import verify as probes
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 
 CAPACITY_TYPE_LABEL: Final = "eks.amazonaws.com/capacityType"
 
@@ -81,7 +81,7 @@ def check_reserved_capacity(ctx: Context) -> Outcome:
 
 
 def _efa_allocatable(node: dict[str, Any]) -> int | None:
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(versions.EFA_RESOURCE)
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(wellknown.EFA_RESOURCE)
     try:
         return None if value is None else int(str(value))
     except ValueError:
@@ -111,16 +111,16 @@ def check_efa(ctx: Context) -> Outcome:
                 short.append(f"{name} ({group.name}): {have}, plan {group.efa_interfaces}")
     if missing:
         raise CheckFailed(
-            f"no {versions.EFA_RESOURCE} allocatable on EFA node(s) {missing}",
+            f"no {wellknown.EFA_RESOURCE} allocatable on EFA node(s) {missing}",
             "the EFA device plugin does not run on these nodes (its DaemonSet selects "
-            f"{versions.LABEL_EFA}=true), or the EFA driver is not loaded",
-            f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide | grep {versions.EFA_DEVICE_PLUGIN_CHART}` and "
+            f"{wellknown.LABEL_EFA}=true), or the EFA driver is not loaded",
+            f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} get pods -o wide | grep {versions.EFA_DEVICE_PLUGIN_CHART}` and "
             "its logs on that node; in a pod on the node: `fi_info -p efa` lists the devices",
             details={"missing": missing},
         )
     if short:
         raise CheckFailed(
-            f"{versions.EFA_RESOURCE} allocatable differs from the plan: {'; '.join(short)}",
+            f"{wellknown.EFA_RESOURCE} allocatable differs from the plan: {'; '.join(short)}",
             "the instances got other interfaces than the launch template's (the template was changed outside "
             "Pulumi, or the group runs another instance type), or some EFA devices failed to come up",
             "`aws ec2 describe-instances --query 'Reservations[].Instances[].NetworkInterfaces[].[Attachment."
@@ -131,7 +131,7 @@ def check_efa(ctx: Context) -> Outcome:
     where = ", ".join(
         f"{g.name}: {len(by_group[g.name])} node(s) x {g.efa_interfaces}" for g in groups if by_group[g.name]
     )
-    return passed(f"{versions.EFA_RESOURCE} as planned on {where}", nodes=seen)
+    return passed(f"{wellknown.EFA_RESOURCE} as planned on {where}", nodes=seen)
 
 
 @register("capacity", order=25)
@@ -158,7 +158,7 @@ def capacity_checks(expect: Expectations) -> list[Check]:
                 check_efa,
                 needs=("nodes",),
                 deadline_s=60,
-                proves=f"every Ready node of an EFA group advertises the {versions.EFA_RESOURCE} its launch "
+                proves=f"every Ready node of an EFA group advertises the {wellknown.EFA_RESOURCE} its launch "
                 "template gives",
             )
         )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
-from gpuplane.manifests import cloudwatch, versions
+from gpuplane.manifests import cloudwatch, wellknown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -47,7 +47,7 @@ def check_agent(ctx: Context) -> Outcome:
     nodes = [n for n in ctx.cluster.list_nodes() if is_ready(n)]
     covered = {
         (p.get("spec") or {}).get("nodeName")
-        for p in ctx.cluster.list_pods(versions.CLOUDWATCH_NAMESPACE)
+        for p in ctx.cluster.list_pods(wellknown.CLOUDWATCH_NAMESPACE)
         if p["metadata"]["name"].startswith(AGENT_PREFIX)
         and not p["metadata"]["name"].startswith(SCRAPER_PREFIX)
         and _running_ready(p)
@@ -58,8 +58,8 @@ def check_agent(ctx: Context) -> Outcome:
             f"no running CloudWatch agent on node(s) {bare}",
             "the amazon-cloudwatch-observability add-on is not ACTIVE, or its agent cannot start there (image pull, "
             "no credentials: the add-on's Pod Identity association)",
-            f"`kubectl -n {versions.CLOUDWATCH_NAMESPACE} get pods -o wide`; "
-            f"`aws eks describe-addon --addon-name {versions.ADDON_CLOUDWATCH_OBSERVABILITY}`",
+            f"`kubectl -n {wellknown.CLOUDWATCH_NAMESPACE} get pods -o wide`; "
+            f"`aws eks describe-addon --addon-name {wellknown.ADDON_CLOUDWATCH_OBSERVABILITY}`",
         )
     return passed(f"CloudWatch agent Running on all {len(nodes)} Ready node(s)", nodes=len(nodes))
 
@@ -93,7 +93,7 @@ def check_gpu_metrics(ctx: Context) -> Outcome:
             + (f"no data points of {silent} in the last {RECENT_MINUTES} minutes" if silent else ""),
             "the add-on's dcgm-exporter does not run on the GPU nodes (its instance type is not in the add-on's "
             "list, or accelerated_compute_metrics is off), or the agent cannot reach it",
-            f"`kubectl -n {versions.CLOUDWATCH_NAMESPACE} get pods -o wide | grep dcgm`; docs/operations.md, "
+            f"`kubectl -n {wellknown.CLOUDWATCH_NAMESPACE} get pods -o wide | grep dcgm`; docs/operations.md, "
             "'observability.metrics: cloudwatch'",
         )
     latest = {name: max(found[name]["values"]) for name in cloudwatch.GPU_METRICS}
@@ -107,7 +107,7 @@ def check_gpu_metrics(ctx: Context) -> Outcome:
 @register("cloudwatch", order=81)
 def cloudwatch_checks(expect: Expectations) -> list[Check]:
     """The agent and the GPU metrics, where the stack runs the CloudWatch backend."""
-    if versions.ADDON_CLOUDWATCH_OBSERVABILITY not in expect.addons:
+    if wellknown.ADDON_CLOUDWATCH_OBSERVABILITY not in expect.addons:
         return []
     return [
         Check(

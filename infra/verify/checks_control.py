@@ -12,7 +12,7 @@ from typing import Any
 from gpuplane.infra.verify.cluster import ClusterUnreachable, condition
 from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 # The chart labels its pods `app.kubernetes.io/instance: {{ .Release.Name }}` (charts/cluster-autoscaler
 # templates/_helpers.tpl, "cluster-autoscaler.instance-name"); components/autoscaler.py names the release
@@ -84,7 +84,7 @@ def nodes_by_group(nodes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]
     """Nodes by the `gpuplane.io/node-group` label every group's nodes carry."""
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for node in nodes:
-        group = (node["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP)
+        group = (node["metadata"].get("labels") or {}).get(wellknown.LABEL_NODE_GROUP)
         if group:
             found[group].append(node)
     return found
@@ -196,7 +196,7 @@ def check_system_pods(ctx: Context) -> Outcome:
     """The cluster-autoscaler runs on a CPU node; the device plugin runs on every GPU node of its groups."""
     expect = ctx.expect
     nodes = ctx.cluster.list_nodes()
-    group_of = {_name(n): (n["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP, "") for n in nodes}
+    group_of = {_name(n): (n["metadata"].get("labels") or {}).get(wellknown.LABEL_NODE_GROUP, "") for n in nodes}
     gpu_names = {g.name for g in expect.gpu_groups}
     lines, problems, causes, fixes = [], [], [], []
     if expect.autoscaler:
@@ -220,7 +220,7 @@ def check_system_pods(ctx: Context) -> Outcome:
     if plugin_groups:
         plugin_pods = [
             p
-            for p in ctx.cluster.list_pods(versions.NVIDIA_NAMESPACE)
+            for p in ctx.cluster.list_pods(wellknown.NVIDIA_NAMESPACE)
             if "device-plugin" in p["metadata"]["name"] and _running_ready(p)
         ]
         covered = {(p.get("spec") or {}).get("nodeName") for p in plugin_pods}
@@ -231,7 +231,7 @@ def check_system_pods(ctx: Context) -> Outcome:
                 "the device plugin DaemonSet does not select or tolerate these nodes (labels/taints changed) or its "
                 "pod crashes; without it the node advertises no nvidia.com/gpu"
             )
-            fixes.append(f"`kubectl -n {versions.NVIDIA_NAMESPACE} get ds,pods -o wide` and the pod's logs")
+            fixes.append(f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} get ds,pods -o wide` and the pod's logs")
         elif gpu_nodes:
             lines.append(f"device plugin Running on {len(gpu_nodes)} GPU node(s)")
         else:

@@ -4,7 +4,7 @@ The probe asks for one allocatable unit of the group's GPU resource, so a group 
 times that make up "time to first GPU pod" come from the node's and the pod's own timestamps plus what the
 CLI saw while polling. Inside, the serving image's helper check, then the training image's helper check and
 TensorFlow's device list; the driver, compute capability, allocatable count and memory share are compared
-with the plan's node labels and `versions.py`'s facts.
+with the plan's node labels and the driver and CUDA facts of `lifecycle.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpuplane.infra.verify.checks_control import nodes_by_group
 from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register
 from gpuplane.manifests import verify as probes
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 HELPER_FAILURE = re.compile(r"gpuplane-entrypoint: GPU check failed for image (\S+): (.*)")
 _PULLED = re.compile(r"Successfully pulled image \"?([^\" ]+)\"? in ([0-9hms.]+)")
@@ -75,8 +75,8 @@ def explain_helper(message: str) -> tuple[str, str]:
         return (
             "the GPU was not mounted into the container: the device plugin is not running on the node, or the "
             "pod got no GPU resource",
-            f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide` on that node; the node must advertise "
-            f"{versions.GPU_RESOURCE}",
+            f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} get pods -o wide` on that node; the node must advertise "
+            f"{wellknown.GPU_RESOURCE}",
         )
     return ("the runtime helper refused the GPU", "read the message; docs/runtime.md explains each case")
 
@@ -202,9 +202,9 @@ def _compare(group: GroupExpect, node: dict[str, Any], report: dict[str, str]) -
     major = int(driver.split(".")[0]) if driver[:1].isdigit() else None
     if group.driver_major is not None and major is not None and major != group.driver_major:
         problems.append(f"driver {driver}, the plan labels driver major {group.driver_major}")
-        fixes.append("the AMI release ships another driver than versions.AMI_DRIVER_MAJOR records: update it")
+        fixes.append("the AMI release ships another driver than lifecycle.AMI_DRIVER_MAJOR records: update it")
     labels = node.get("metadata", {}).get("labels") or {}
-    for key in (versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, versions.LABEL_GPU_COMPUTE_CAPABILITY):
+    for key in (wellknown.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR, wellknown.LABEL_GPU_COMPUTE_CAPABILITY):
         if key in group.labels and labels and labels.get(key) != group.labels[key]:
             problems.append(f"node label {key}={labels.get(key)}, plan {group.labels[key]}")
             fixes.append("run `pulumi up` to restore the group's labels")
@@ -213,7 +213,8 @@ def _compare(group: GroupExpect, node: dict[str, Any], report: dict[str, str]) -
         problems.append(f"node advertises {units} {group.gpu_resource}, the plan promises {group.gpu_units}")
         fixes.append(
             "the device plugin's config for the group (sharing replicas, MIG profile) is not the one the plan set; "
-            f"`kubectl -n {versions.NVIDIA_NAMESPACE} get cm` and the node label {versions.LABEL_DEVICE_PLUGIN_CONFIG}"
+            f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} get cm` and the node label "
+            f"{wellknown.LABEL_DEVICE_PLUGIN_CONFIG}"
         )
     if group.gpu_shared:
         fraction = report.get(f"env.{'GPUPLANE_GPU_MEMORY_FRACTION'}")

@@ -17,7 +17,7 @@ from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.cluster import condition
 from gpuplane.infra.verify.expect import Expectations
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 # Pod name prefixes of kube-prometheus-stack's parts (release `kube-prometheus-stack`): the operator's
 # StatefulSets `prometheus-<name>` and `alertmanager-<name>`, and the Deployments of its subcharts.
@@ -41,22 +41,22 @@ def _gpu_nodes(ctx: Context) -> list[dict[str, Any]]:
 
 def check_metrics(ctx: Context) -> Outcome:
     """kube-prometheus-stack's parts run, and a DCGM exporter runs on every Ready GPU node."""
-    pods = [p for p in ctx.cluster.list_pods(versions.MONITORING_NAMESPACE) if _running_ready(p)]
+    pods = [p for p in ctx.cluster.list_pods(wellknown.MONITORING_NAMESPACE) if _running_ready(p)]
     missing = [
         part for part, prefix in METRICS_PODS.items() if not any(p["metadata"]["name"].startswith(prefix) for p in pods)
     ]
     if missing:
         raise CheckFailed(
-            f"no Running, Ready pod of {', '.join(missing)} in namespace {versions.MONITORING_NAMESPACE}",
+            f"no Running, Ready pod of {', '.join(missing)} in namespace {wellknown.MONITORING_NAMESPACE}",
             "the kube-prometheus-stack release did not install, or its pods cannot start (no room on the system "
             "nodes, an image pull)",
-            f"`kubectl -n {versions.MONITORING_NAMESPACE} get pods` and `describe` the missing one; "
+            f"`kubectl -n {wellknown.MONITORING_NAMESPACE} get pods` and `describe` the missing one; "
             "`helm -n monitoring status kube-prometheus-stack`",
         )
     gpu_nodes = _gpu_nodes(ctx) if ctx.expect.dcgm_exporter else []
     exporters = {
         (p.get("spec") or {}).get("nodeName")
-        for p in ctx.cluster.list_pods(versions.NVIDIA_NAMESPACE)
+        for p in ctx.cluster.list_pods(wellknown.NVIDIA_NAMESPACE)
         if "dcgm-exporter" in p["metadata"]["name"] and _running_ready(p)
     }
     blind = sorted(str(n["metadata"]["name"]) for n in gpu_nodes if n["metadata"]["name"] not in exporters)
@@ -65,7 +65,7 @@ def check_metrics(ctx: Context) -> Outcome:
             f"no running DCGM exporter on GPU node(s) {blind}: no GPU metrics, no XID alert there",
             "the exporter cannot reach the node monitoring agent's host engine (port 5555 on the node), or its pod "
             "does not tolerate the node's taints",
-            f"`kubectl -n {versions.NVIDIA_NAMESPACE} logs` of the exporter pod on that node; docs/operations.md, "
+            f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} logs` of the exporter pod on that node; docs/operations.md, "
             "'One DCGM host engine per node'",
         )
     where = f"; DCGM exporter on {len(gpu_nodes)} GPU node(s)" if gpu_nodes else "; no GPU node up to check exporters"
@@ -92,8 +92,8 @@ def check_node_agent(ctx: Context) -> Outcome:
 
 
 def prometheus_service() -> tuple[str, str, int]:
-    """(namespace, Service, port) of the stack's Prometheus, read from `versions.PROMETHEUS_URL`."""
-    url = urlparse(versions.PROMETHEUS_URL)
+    """(namespace, Service, port) of the stack's Prometheus, read from `wellknown.PROMETHEUS_URL`."""
+    url = urlparse(wellknown.PROMETHEUS_URL)
     name, namespace = str(url.hostname).split(".")[:2]
     return namespace, name, int(url.port or 80)
 
@@ -183,14 +183,14 @@ def check_metrics_arriving(ctx: Context) -> Outcome:
             diagnose=prometheus_targets(ctx),
             cause="the target is down or failing (its last error above), or Prometheus discovered no target (a "
             "ServiceMonitor/PodMonitor missing, or one its selectors miss), or the exporter emits no such series yet",
-            fix=f"Prometheus's Status > Targets (`kubectl -n {versions.MONITORING_NAMESPACE} port-forward "
+            fix=f"Prometheus's Status > Targets (`kubectl -n {wellknown.MONITORING_NAMESPACE} port-forward "
             "svc/kube-prometheus-stack-prometheus 9090`)",
         )
     except promapi.QueryError as exc:
         raise CheckFailed(
             f"querying Prometheus failed: {exc}",
             "something other than Prometheus answered on its Service port, or Prometheus refused the query",
-            f"`kubectl -n {versions.MONITORING_NAMESPACE} logs` of the Prometheus pod; report it if it persists",
+            f"`kubectl -n {wellknown.MONITORING_NAMESPACE} logs` of the Prometheus pod; report it if it persists",
         ) from None
 
 
@@ -228,7 +228,7 @@ def metrics_checks(expect: Expectations) -> list[Check]:
                 "node, kube-state-metrics, TF Serving's request counter, Kueue's pending workloads",
             )
         )
-    if versions.ADDON_NODE_MONITORING_AGENT in expect.addons:
+    if wellknown.ADDON_NODE_MONITORING_AGENT in expect.addons:
         made.append(
             Check(
                 "node-agent",

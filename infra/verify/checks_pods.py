@@ -16,7 +16,7 @@ from gpuplane.infra.verify import pods
 from gpuplane.infra.verify.checks_control import is_ready
 from gpuplane.infra.verify.expect import Expectations, GroupExpect
 from gpuplane.infra.verify.model import Check, CheckFailed, Context, Outcome, passed, register, skipped
-from gpuplane.manifests import scheduling, versions
+from gpuplane.manifests import scheduling, wellknown
 from gpuplane.manifests import verify as probes
 
 # --- the runtime helper against the node's cgroup ----------------------------------------------------------
@@ -128,7 +128,7 @@ def probe_zones(expect: Expectations, nodes: list[dict[str, Any]]) -> list[str]:
     zones = set()
     for node in nodes:
         labels = node["metadata"].get("labels") or {}
-        if labels.get(versions.LABEL_NODE_GROUP) in groups and is_ready(node) and labels.get(probes.ZONE_LABEL):
+        if labels.get(wellknown.LABEL_NODE_GROUP) in groups and is_ready(node) and labels.get(probes.ZONE_LABEL):
             zones.add(labels[probes.ZONE_LABEL])
     return sorted(zones)
 
@@ -158,7 +158,7 @@ def second_node_groups(expect: Expectations, nodes: list[dict[str, Any]]) -> lis
     """The untainted CPU groups that can take one more node (below their maxSize now)."""
     counts: dict[str, int] = {}
     for node in nodes:
-        group = (node["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP, "")
+        group = (node["metadata"].get("labels") or {}).get(wellknown.LABEL_NODE_GROUP, "")
         counts[group] = counts.get(group, 0) + 1
     names = set(cpu_groups(expect))
     return [g for g in expect.groups if g.name in names and counts.get(g.name, 0) < g.max_size]
@@ -338,7 +338,7 @@ def _second_node_note(ctx: Context, node: dict[str, Any]) -> str:
     expect = ctx.expect
     name = node["metadata"]["name"]
     group = next(
-        (g for g in expect.groups if g.name == (node["metadata"].get("labels") or {}).get(versions.LABEL_NODE_GROUP)),
+        (g for g in expect.groups if g.name == (node["metadata"].get("labels") or {}).get(wellknown.LABEL_NODE_GROUP)),
         None,
     )
     up = kc.seconds_between(node["metadata"].get("creationTimestamp"), ctx.now().isoformat()) or 0.0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 if TYPE_CHECKING:
     from gpuplane.infra.config import StackConfig
@@ -45,7 +45,7 @@ class GroupExpect:
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[tuple[str, str, str], ...] = ()
     """(key, value, effect) in Kubernetes' spelling (`NoSchedule`)."""
-    gpu_resource: str = versions.GPU_RESOURCE
+    gpu_resource: str = wellknown.GPU_RESOURCE
     gpu_units: int = 0
     """Allocatable GPU units one node advertises after sharing."""
     memory_fraction: float = 1.0
@@ -183,7 +183,7 @@ def from_config(config: StackConfig) -> Expectations:
                 capacity_type=group.capacity_type,
                 labels=gpu_plan.node_labels(group, gpu_operator=plan.operator),
                 taints=tuple((t.key, t.value, t.effect) for t in group.all_taints),
-                gpu_resource=gpu_plan.gpu_resource_name(group) if gpu else versions.GPU_RESOURCE,
+                gpu_resource=gpu_plan.gpu_resource_name(group) if gpu else wellknown.GPU_RESOURCE,
                 gpu_units=gpu_plan.allocatable_units(group) if gpu else 0,
                 memory_fraction=gpu_plan.memory_fraction(group) if gpu else 1.0,
                 gpu_shared=bool(gpu and gpu_plan.runtime_gpu_settings(group)["gpu_shared"]),

@@ -22,7 +22,7 @@ from gpuplane.infra.verify.checks_control import is_ready, nodes_by_group
 from gpuplane.infra.verify.model import CheckFailed, Context, Outcome, passed
 from gpuplane.manifests import observability as obs
 from gpuplane.manifests import queue as queue_manifests
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 
 if TYPE_CHECKING:
     from gpuplane.infra.verify.expect import Expectations
@@ -59,27 +59,27 @@ DCGM = Source(
     "DCGM",
     GPU_UTIL,
     obs.DCGM_JOB_RE,
-    look=f"`kubectl -n {versions.NVIDIA_NAMESPACE} get pods -o wide` (the exporter on that node) and its log",
+    look=f"`kubectl -n {wellknown.NVIDIA_NAMESPACE} get pods -o wide` (the exporter on that node) and its log",
 )
 KUBE_STATE = Source(
     "kube-state-metrics",
     obs.KUBE_STATE_METRICS[0],
     "kube-state-metrics",
-    look=f"`kubectl -n {versions.MONITORING_NAMESPACE} get pods` (kube-prometheus-stack-kube-state-metrics)",
+    look=f"`kubectl -n {wellknown.MONITORING_NAMESPACE} get pods` (kube-prometheus-stack-kube-state-metrics)",
 )
 TF_SERVING = Source(
     "TF Serving",
     obs.TF_SERVING_METRICS[0],
     f".*{obs.SERVING_MONITOR}",
     by="model_name",
-    look=f"the serving pods' `{versions.TF_SERVING_METRICS_PATH}` on their REST port (their monitoring config); the "
+    look=f"the serving pods' `{wellknown.TF_SERVING_METRICS_PATH}` on their REST port (their monitoring config); the "
     "`serving` check sends the predict calls this counter counts",
 )
 KUEUE = Source(
     "Kueue",
     obs.KUEUE_METRICS[0],
     ".*kueue.*",
-    look=f"`kubectl -n {versions.KUEUE_NAMESPACE} get servicemonitor,svc,pods`: with the in-cluster Prometheus the "
+    look=f"`kubectl -n {wellknown.KUEUE_NAMESPACE} get servicemonitor,svc,pods`: with the in-cluster Prometheus the "
     "chart's ServiceMonitor and Prometheus's access to Kueue's HTTPS metrics port; with AMP the plain-HTTP relay "
     f"`{queue_manifests.RELAY_NAME}` (Service `{queue_manifests.RELAY_SERVICE}`) and its log",
 )
@@ -89,10 +89,10 @@ AUTOSCALER = Source(
     # The name itself (letters and hyphens: a regex matching only itself). Not `re.escape`d: its `\-` would be an
     # unknown escape inside the PromQL string of AMP's `up{job=~"..."}` and fail the query.
     obs.AUTOSCALER_METRICS_JOB,
-    look=f"`kubectl -n {versions.CLUSTER_AUTOSCALER_NAMESPACE} get servicemonitor,svc,pods "
-    f"-l app.kubernetes.io/instance={versions.CLUSTER_AUTOSCALER_RELEASE}` (Service "
-    f"`{versions.CLUSTER_AUTOSCALER_SERVICE}`, port {versions.CLUSTER_AUTOSCALER_METRICS_PORT_NAME} -> "
-    f"{versions.CLUSTER_AUTOSCALER_METRICS_PORT}) and the autoscaler's log",
+    look=f"`kubectl -n {wellknown.CLUSTER_AUTOSCALER_NAMESPACE} get servicemonitor,svc,pods "
+    f"-l app.kubernetes.io/instance={wellknown.CLUSTER_AUTOSCALER_RELEASE}` (Service "
+    f"`{wellknown.CLUSTER_AUTOSCALER_SERVICE}`, port {wellknown.CLUSTER_AUTOSCALER_METRICS_PORT_NAME} -> "
+    f"{wellknown.CLUSTER_AUTOSCALER_METRICS_PORT}) and the autoscaler's log",
 )
 
 
@@ -244,7 +244,7 @@ def gpu_node_names(ctx: Context) -> list[str]:
 def exporter_ips(ctx: Context) -> dict[str, str]:
     """Pod IP -> node of every DCGM exporter pod (the in-cluster targets' `instance` is `<pod IP>:9400`)."""
     found = {}
-    for pod in ctx.cluster.list_pods(versions.NVIDIA_NAMESPACE):
+    for pod in ctx.cluster.list_pods(wellknown.NVIDIA_NAMESPACE):
         ip, node = (pod.get("status") or {}).get("podIP"), (pod.get("spec") or {}).get("nodeName")
         if "dcgm-exporter" in pod["metadata"]["name"] and ip and node:
             found[str(ip)] = str(node)

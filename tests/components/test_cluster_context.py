@@ -27,12 +27,12 @@ from gpuplane import (
 )
 from gpuplane.components.config import Taint
 from gpuplane.infra import mockrun
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 
 CIDRS = ClusterArgs(public_access_cidrs=["198.51.100.0/24"])
 SYSTEM = NodeGroupArgs(name="system", instance_types=["t3.large"])
 GPU = NodeGroupArgs(name="gpu", kind="gpu", instance_types=["g6.xlarge"], min_size=0)
-EFS_TAINT = Taint(key=versions.EFS_STARTUP_TAINT_KEY, effect="NoExecute")
+EFS_TAINT = Taint(key=wellknown.EFS_STARTUP_TAINT_KEY, effect="NoExecute")
 
 
 def run(body: Callable[[], None], region: str | None = "eu-west-1") -> mockrun.Recording:
@@ -62,15 +62,17 @@ def test_children_read_region_version_and_startup_taints_from_the_cluster():
     values = release(rec, "eks-autoscaler-release")["values"]
     assert values["awsRegion"] == "eu-west-1"
     assert values["autoDiscovery"]["clusterName"] == "team-dev"  # <project>-<stack>
-    assert values["extraArgs"]["startup-taint"] == versions.EFS_STARTUP_TAINT_KEY
+    assert values["extraArgs"]["startup-taint"] == wellknown.EFS_STARTUP_TAINT_KEY
     assert values["image"]["tag"] == versions.CLUSTER_AUTOSCALER_IMAGES[CIDRS.kubernetes_version]
     plugin = release(rec, "eks-gpu-stack-nvidia-device-plugin")["values"]
-    assert {"key": versions.EFS_STARTUP_TAINT_KEY, "operator": "Exists", "effect": "NoExecute"} in plugin["tolerations"]
+    assert {"key": wellknown.EFS_STARTUP_TAINT_KEY, "operator": "Exists", "effect": "NoExecute"} in plugin[
+        "tolerations"
+    ]
     key = rec.one("aws:kms/key:Key", "eks-secrets-key").inputs
     assert "eks.eu-west-1.amazonaws.com" in key["policy"]
     groups = {g.name: g.inputs for g in rec.by_type("aws:eks/nodeGroup:NodeGroup")}
     assert groups["eks-gpu-ng"]["tags"] == {"team": "a", "pool": "gpu"}
-    assert {"key": versions.EFS_STARTUP_TAINT_KEY, "effect": "NO_EXECUTE", "value": ""} in groups["eks-gpu-ng"][
+    assert {"key": wellknown.EFS_STARTUP_TAINT_KEY, "effect": "NO_EXECUTE", "value": ""} in groups["eks-gpu-ng"][
         "taints"
     ]
     # coredns waits for the system group only and tolerates the startup taint
@@ -78,7 +80,7 @@ def test_children_read_region_version_and_startup_taints_from_the_cluster():
     assert {g.name for g in rec.by_type("aws:eks/nodeGroup:NodeGroup") if g.urn in coredns.dependencies} == {
         "eks-system-ng"
     }
-    assert versions.EFS_STARTUP_TAINT_KEY in coredns.inputs["configurationValues"]
+    assert wellknown.EFS_STARTUP_TAINT_KEY in coredns.inputs["configurationValues"]
 
 
 def test_the_old_keywords_warn_with_the_new_call_and_still_work():

@@ -20,7 +20,7 @@ import pytest
 
 from gpuplane.components import kube_objects
 from gpuplane.infra import mockrun, render
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from tests.components.test_least_privilege import FULL_STACKS
 from tests.conftest import stack_config
 
@@ -105,7 +105,7 @@ def kube_resources(request: pytest.FixtureRequest) -> list[mockrun.RecordedResou
 
 
 def test_every_object_registers_as_the_generated_class_does(kube_resources: list[mockrun.RecordedResource]) -> None:
-    objects = [(r.name, r.inputs) for r in kube_resources if r.type != versions.HELM_RELEASE]
+    objects = [(r.name, r.inputs) for r in kube_resources if r.type != wellknown.HELM_RELEASE]
     assert len(objects) >= 10, "every stack applies its namespaces, claims and runtime objects"
     generated = _registrations(objects, _register_generated)
     ours = _registrations(objects, lambda name, obj: kube_objects.apply(name, obj, pulumi.ResourceOptions()))
@@ -115,7 +115,7 @@ def test_every_object_registers_as_the_generated_class_does(kube_resources: list
 
 
 def test_every_release_registers_as_helm_v3_release_does(kube_resources: list[mockrun.RecordedResource]) -> None:
-    releases = [(r.name, r.inputs) for r in kube_resources if r.type == versions.HELM_RELEASE]
+    releases = [(r.name, r.inputs) for r in kube_resources if r.type == wellknown.HELM_RELEASE]
     assert releases, "every stack installs charts"
     generated = _registrations(releases, _register_release_generated)
     ours = _registrations(releases, _register_release_ours)

@@ -1,6 +1,6 @@
 """Kubernetes versions: the table, the default, and the support-window rule at its boundaries.
 
-"Today" comes from `versions.today()` (GPUPLANE_TODAY); the suite pins it (tests/conftest.py) and these
+"Today" comes from `lifecycle.today()` (GPUPLANE_TODAY); the suite pins it (tests/conftest.py) and these
 tests move it to the edges of the support windows.
 """
 
@@ -19,7 +19,7 @@ from tests.conftest import DEV_CLUSTER, PINNED_TODAY
 
 
 def parse(cluster: dict[str, Any], today: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setenv(versions.TODAY_ENV, today)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, today)
     try:
         config.parse({"aws:region": "us-west-2", "gpuplane:cluster": {**DEV_CLUSTER, **cluster}}, "test")
     except config.ConfigError as exc:
@@ -56,11 +56,11 @@ def test_the_default_is_the_newest_in_standard_support_on_the_pin_day() -> None:
 
 
 def test_today_comes_from_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(versions.TODAY_ENV, "2027-01-02")
-    assert versions.today() == datetime.date(2027, 1, 2)
-    monkeypatch.setenv(versions.TODAY_ENV, "soon")
+    monkeypatch.setenv(lifecycle.TODAY_ENV, "2027-01-02")
+    assert lifecycle.today() == datetime.date(2027, 1, 2)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, "soon")
     with pytest.raises(ValueError, match="GPUPLANE_TODAY='soon' is not a date"):
-        versions.today()
+        lifecycle.today()
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from gpuplane.components.config import CapacityType, NetworkArgs, NodeGroupArgs,
 from gpuplane.components.plan import capacity, node_template
 from gpuplane.infra import config
 from gpuplane.infra.mockrun import RecordedResource, Recording
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from tests.conftest import DEV_CLUSTER
 
 SESSION = botocore.session.get_session()
@@ -129,7 +129,7 @@ def test_p6_b300_block_gets_the_primary_ena_on_card_zero_and_16_efa():
     ]
     assert all(i["security_groups"] == ["sg-cluster", "sg-efa"] for i in interfaces)
     assert group.efa_interfaces == 16
-    assert capacity.efa_resources(group) == {versions.EFA_RESOURCE: 16}
+    assert capacity.efa_resources(group) == {wellknown.EFA_RESOURCE: 16}
     assert capacity.role_efa([group], 8) == 16 and capacity.role_efa([group], 1) == 2
 
 
@@ -174,7 +174,7 @@ def reserved_run() -> Recording:
 
 def _group(rec: Recording, name: str) -> RecordedResource:
     return next(
-        r for r in rec.by_type("aws:eks/nodeGroup:NodeGroup") if r.inputs["labels"][versions.LABEL_NODE_GROUP] == name
+        r for r in rec.by_type("aws:eks/nodeGroup:NodeGroup") if r.inputs["labels"][wellknown.LABEL_NODE_GROUP] == name
     )
 
 
@@ -269,7 +269,7 @@ def test_odcr_group(reserved_run):
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
     }
     assert len(lt["networkInterfaces"]) == 4
-    assert ng["labels"][versions.LABEL_EFA] == "true"
+    assert ng["labels"][wellknown.LABEL_EFA] == "true"
 
 
 def test_plain_groups_are_unchanged(reserved_run):
@@ -277,7 +277,7 @@ def test_plain_groups_are_unchanged(reserved_run):
     for key in ("networkInterfaces", "capacityReservationSpecification", "instanceMarketOptions", "placement"):
         assert key not in lt
     assert len(_group(reserved_run, "g6-spot").inputs["subnetIds"]) == 3
-    assert versions.LABEL_EFA not in _group(reserved_run, "g6-spot").inputs["labels"]
+    assert wellknown.LABEL_EFA not in _group(reserved_run, "g6-spot").inputs["labels"]
 
 
 def test_efa_device_plugin_only_on_efa_groups(reserved_run):
@@ -290,14 +290,14 @@ def test_efa_device_plugin_only_on_efa_groups(reserved_run):
     release = releases[0].inputs
     assert release["version"] == versions.EFA_DEVICE_PLUGIN_VERSION
     assert release["repositoryOpts"]["repo"] == "https://aws.github.io/eks-charts"
-    assert release["values"]["nodeSelector"] == {versions.LABEL_EFA: "true"}
+    assert release["values"]["nodeSelector"] == {wellknown.LABEL_EFA: "true"}
 
 
 def test_autoscaler_template_advertises_efa():
     group = NodeGroupArgs.model_validate(BLOCK)
     tags = node_template.autoscaler_tags(group, "c")
-    assert tags[f"{versions.CA_TAG_PREFIX}/node-template/resources/vpc.amazonaws.com/efa"] == "32"
-    assert tags[f"{versions.CA_TAG_PREFIX}/node-template/label/{versions.LABEL_EFA}"] == "true"
+    assert tags[f"{wellknown.CA_TAG_PREFIX}/node-template/resources/vpc.amazonaws.com/efa"] == "32"
+    assert tags[f"{wellknown.CA_TAG_PREFIX}/node-template/label/{wellknown.LABEL_EFA}"] == "true"
     plain = NodeGroupArgs.model_validate(SPOT)
     assert not any("efa" in k for k in node_template.autoscaler_tags(plain, "c"))
 
@@ -532,22 +532,22 @@ def test_gpu_pods_request_their_share_of_efa_and_the_queue_covers_it(reserved_ru
     )
     (worker,) = training_spec(big, context).roles
     assert worker.efa == 32
-    assert worker.resources["limits"][versions.EFA_RESOURCE] == "32"
+    assert worker.resources["limits"][wellknown.EFA_RESOURCE] == "32"
     pod = training.jobset(training_spec(big, context))["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert {"name": "FI_PROVIDER", "value": "efa"} in pod["spec"]["containers"][0]["env"]
     # 2-GPU pods that may land on the block (4 interfaces per GPU) or the ODCR (4 over 8 GPUs): the smaller share.
     (small,) = training_spec(TrainingArgs.model_validate(TRAINING), context).roles
-    assert small.efa == 1 and small.resources["limits"][versions.EFA_RESOURCE] == "1"
+    assert small.efa == 1 and small.resources["limits"][wellknown.EFA_RESOURCE] == "1"
     assert capacity.role_efa([NodeGroupArgs.model_validate(ODCR)], 2) == 1
     assert capacity.role_efa([NodeGroupArgs.model_validate(BLOCK)], 2) == 8
     # The queue covers EFA, each flavor with what its group holds at maxSize.
     cq = next(r for r in reserved_run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     group = cq.inputs["spec"]["resourceGroups"][0]
-    assert group["coveredResources"][-1] == versions.EFA_RESOURCE
+    assert group["coveredResources"][-1] == wellknown.EFA_RESOURCE
     quotas = {f["name"]: {q["name"]: q["nominalQuota"] for q in f["resources"]} for f in group["flavors"]}
-    assert quotas["group-p5-block"][versions.EFA_RESOURCE] == "64"
-    assert quotas["group-p4d-odcr"][versions.EFA_RESOURCE] == "16"
-    assert quotas["group-g6-spot"][versions.EFA_RESOURCE] == "0"
+    assert quotas["group-p5-block"][wellknown.EFA_RESOURCE] == "64"
+    assert quotas["group-p4d-odcr"][wellknown.EFA_RESOURCE] == "16"
+    assert quotas["group-g6-spot"][wellknown.EFA_RESOURCE] == "0"
 
 
 def test_the_aws_side_converts_to_a_terraform_plan(reserved_run, run_platform):
@@ -634,7 +634,7 @@ def _affinity_groups(pod: dict[str, Any]) -> set[str]:
     """The node groups a pod's required node affinity allows (the `gpuplane.io/node-group In` term)."""
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     (term,) = terms
-    (expr,) = [e for e in term["matchExpressions"] if e["key"] == versions.LABEL_NODE_GROUP]
+    (expr,) = [e for e in term["matchExpressions"] if e["key"] == wellknown.LABEL_NODE_GROUP]
     assert expr["operator"] == "In"
     return set(expr["values"])
 
@@ -658,7 +658,7 @@ def kueue_flavors(jobset: dict[str, Any], flavors: list[dict[str, Any]], cq: dic
         for entry in group["flavors"]:
             spec = by_name[entry["name"]]
             quota = {q["name"]: q["nominalQuota"] for q in entry["resources"]}
-            if allowed is not None and spec["nodeLabels"][versions.LABEL_NODE_GROUP] not in allowed:
+            if allowed is not None and spec["nodeLabels"][wellknown.LABEL_NODE_GROUP] not in allowed:
                 continue
             if any((t["key"], t["effect"]) not in tolerated for t in spec.get("nodeTaints", [])):
                 continue

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gpuplane.infra import config, mockrun, render
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from tests.shipped import PROD
 
 ADDON = "aws:eks/addon:Addon"
@@ -121,17 +121,17 @@ def test_the_order_is_control_plane_add_ons_node_groups_then_add_ons_that_need_n
     system, gpu = groups["gpuplane-prod-system-ng"], groups["gpuplane-prod-gpu-ng"]
     for urn in [*addons.values(), *groups.values()]:
         assert cluster in closure(new, urn), urn
-    for name in (versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY, versions.ADDON_POD_IDENTITY_AGENT):
+    for name in (wellknown.ADDON_VPC_CNI, wellknown.ADDON_KUBE_PROXY, wellknown.ADDON_POD_IDENTITY_AGENT):
         for group in (system, gpu):
             assert addons[name] in closure(new, group), name
             assert group not in closure(new, addons[name]), name
     # coredns and the other add-ons that need nodes move after the system groups; every group moves at once
     # (NodeGroup's `after` says why), so neither group waits for the other.
-    for name in (versions.ADDON_COREDNS, versions.ADDON_EFS_CSI, versions.ADDON_NODE_MONITORING_AGENT):
+    for name in (wellknown.ADDON_COREDNS, wellknown.ADDON_EFS_CSI, wellknown.ADDON_NODE_MONITORING_AGENT):
         assert system in closure(new, addons[name]), name
     assert gpu not in closure(new, system)
     assert system not in closure(new, gpu)
-    assert addons[versions.ADDON_COREDNS] not in closure(new, gpu)
+    assert addons[wellknown.ADDON_COREDNS] not in closure(new, gpu)
 
 
 def test_at_system_first_gpu_groups_move_after_system_groups_after_add_ons_after_the_control_plane(
@@ -143,7 +143,7 @@ def test_at_system_first_gpu_groups_move_after_system_groups_after_add_ons_after
     groups = {r.name: r.urn for r in new.by_type(NODE_GROUP)}
     system, gpu = groups["gpuplane-prod-system-ng"], groups["gpuplane-prod-gpu-ng"]
     before_nodes = [
-        addons[n] for n in (versions.ADDON_VPC_CNI, versions.ADDON_KUBE_PROXY, versions.ADDON_POD_IDENTITY_AGENT)
+        addons[n] for n in (wellknown.ADDON_VPC_CNI, wellknown.ADDON_KUBE_PROXY, wellknown.ADDON_POD_IDENTITY_AGENT)
     ]
     # control plane <- add-ons before nodes <- system group <- GPU group: each waits for the one before it.
     assert all(cluster in closure(new, a) for a in before_nodes)
@@ -155,7 +155,7 @@ def test_at_system_first_gpu_groups_move_after_system_groups_after_add_ons_after
     assert not {system, gpu} & set().union(*(closure(new, a) for a in before_nodes))
     # coredns and the other add-ons that need nodes wait for the system groups, not for the GPU groups, which
     # do not wait for them either (they move beside each other).
-    for name in (versions.ADDON_COREDNS, versions.ADDON_EFS_CSI, versions.ADDON_NODE_MONITORING_AGENT):
+    for name in (wellknown.ADDON_COREDNS, wellknown.ADDON_EFS_CSI, wellknown.ADDON_NODE_MONITORING_AGENT):
         assert system in closure(new, addons[name]), name
         assert gpu not in closure(new, addons[name]), name
         assert addons[name] not in closure(new, gpu), name

@@ -18,7 +18,7 @@ from gpuplane.components.plan import training
 from gpuplane.infra import config, render
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 
@@ -58,7 +58,7 @@ _RECORDINGS: dict[str, Any] = {}  # config (as JSON) -> its recording: a render 
 
 def warnings_for(overrides: dict[str, Any], today: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     cfg = stack_config(overrides)
-    monkeypatch.setenv(versions.TODAY_ENV, today)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, today)
     key = json.dumps(overrides, sort_keys=True)
     if key not in _RECORDINGS:
         _RECORDINGS[key] = render.run_stack(cfg)
@@ -111,7 +111,7 @@ def test_render_warns_and_still_exits_0_with_the_same_plan(tmp_path: Path, monke
     assert first.exit_code == 0, first.output
     assert "end of support" not in first.output  # (the dev stack's documentation CIDR has a warning of its own)
     plan = (out / "plan.json").read_bytes()
-    monkeypatch.setenv(versions.TODAY_ENV, DLC_EOP)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, DLC_EOP)
     later = runner.invoke(app, command)
     assert later.exit_code == 0, later.output
     flat = " ".join(later.output.split())
@@ -135,7 +135,7 @@ def test_preflight_reports_the_same(dev_run: Any, monkeypatch) -> None:
         f"12 default images and charts, none past end of support; the first to age: {versions.KUEUE.reference} on "
         f"{versions.KUEUE.end_of_support}"
     )
-    monkeypatch.setenv(versions.TODAY_ENV, PYTHON_EOS)  # (past EKS 1.36 too: preflight reports that apart)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, PYTHON_EOS)  # (past EKS 1.36 too: preflight reports that apart)
     check = preflight.pinned_defaults(cfg, dev_run)
     # Past a support date preflight fails: `pulumi up` would install software that gets no security fixes.
     assert check.status == "fail" and f"{versions.PYTHON_IMAGE} (python) is past" in check.detail
@@ -146,7 +146,7 @@ def test_preflight_reports_the_same(dev_run: Any, monkeypatch) -> None:
 def test_preflight_fails_from_the_first_day_past_a_support_date(
     dev_run: Any, today: str, status: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(versions.TODAY_ENV, today)
+    monkeypatch.setenv(lifecycle.TODAY_ENV, today)
     check = preflight.pinned_defaults(config.load("dev"), dev_run)
     assert check.status == status
     if status == "fail":

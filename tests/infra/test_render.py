@@ -159,7 +159,7 @@ def test_summary_table_is_printed(prod_rendered):
     assert "gpuplane/prod (prod) in us-west-2" in output
     assert "private only" in output
     assert "g5.xlarge" in output
-    # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; versions.py services):
+    # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; facts/prices.py services):
     # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
     # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 5 KMS keys x 1/730 (the 5th: AMP's alert topic's)
     # + prod's default metrics backend, managedPrometheus: 1 collector x 0.04 + 1,000 samples/s x

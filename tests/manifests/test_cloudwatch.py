@@ -23,7 +23,7 @@ from gpuplane.components.facts import partition
 from gpuplane.components.plan import addons, cost, cross_checks
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
-from gpuplane.manifests import cloudwatch, lifecycle, observability, versions
+from gpuplane.manifests import cloudwatch, lifecycle, observability, wellknown
 from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
 CW = {"observability": {"metrics": "cloudwatch"}}
@@ -52,7 +52,7 @@ def _addon(run):
     (addon,) = [
         a
         for a in run.by_type("aws:eks/addon:Addon")
-        if a.inputs["addonName"] == versions.ADDON_CLOUDWATCH_OBSERVABILITY
+        if a.inputs["addonName"] == wellknown.ADDON_CLOUDWATCH_OBSERVABILITY
     ]
     return addon
 
@@ -69,7 +69,7 @@ def test_the_addon_collects_enhanced_container_insights_with_gpu_metrics_and_no_
 def test_the_agent_gets_its_role_through_the_addons_pod_identity_association(cw_run):
     addon = _addon(cw_run)
     (association,) = addon.inputs["podIdentityAssociations"]
-    assert association["serviceAccount"] == versions.CLOUDWATCH_AGENT_SA == "cloudwatch-agent"
+    assert association["serviceAccount"] == wellknown.CLOUDWATCH_AGENT_SA == "cloudwatch-agent"
     role = next(r for r in cw_run.by_type("aws:iam/role:Role") if r.name.endswith("cloudwatch-agent-role"))
     assert association["roleArn"] == role.outputs["arn"]
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
@@ -88,16 +88,16 @@ def test_no_pod_identity_association_of_our_own_for_the_agent(cw_run):
     owners = {
         a.inputs["serviceAccount"] for a in cw_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
     }
-    assert versions.CLOUDWATCH_AGENT_SA not in owners
+    assert wellknown.CLOUDWATCH_AGENT_SA not in owners
 
 
 def test_the_addon_is_needed_offered_and_checked_by_preflight():
     args = stack_config({"cluster": DEV_CLUSTER, **CW}).platform
-    assert addons.NeededAddon(versions.ADDON_CLOUDWATCH_OBSERVABILITY, "observability.metrics") in (
+    assert addons.NeededAddon(wellknown.ADDON_CLOUDWATCH_OBSERVABILITY, "observability.metrics") in (
         addons.stack_addons(args)
     )
     for region in ("us-west-2", "us-gov-west-1", "cn-north-1"):
-        assert lifecycle.addon_offered(versions.ADDON_CLOUDWATCH_OBSERVABILITY, region)
+        assert lifecycle.addon_offered(wellknown.ADDON_CLOUDWATCH_OBSERVABILITY, region)
 
 
 # --- one exporter per node -----------------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ def test_cloudwatch_cost_line_scales_with_nodes_and_counts_alarms_and_the_dashbo
     usage = cost.usage_from_resources("us-west-2", _resources(cw_run))
     assert usage.cloudwatch_agent and (usage.cloudwatch_alarms, usage.cloudwatch_dashboards) == (4, 1)
     (line,) = [x for x in cost.estimate(usage).lines if x.item == "CloudWatch Container Insights"]
-    per_node = versions.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE * 60 / 1e6 * 0.21
+    per_node = cost.CLOUDWATCH_OBSERVATIONS_PER_NODE_MINUTE * 60 / 1e6 * 0.21
     fixed = (4 * 0.10 + 3.00) / 730
     idle_nodes = sum(g.idle_nodes for g in usage.groups)
     max_nodes = sum(g.max_size for g in usage.groups)

@@ -94,8 +94,8 @@ def test_image_facts(
     assert (image.inferred, image.pin.end_of_support) == (inferred, end_of_patch)
     if image.gpu:
         # CUDA 12 user space: driver >= 525 (minor-version compatibility); both AMI families ship 580.
-        need = versions.CUDA_MIN_DRIVER[image.cuda_major or 0]
-        assert need == 525 and all(major >= need for major in versions.AMI_DRIVER_MAJOR.values())
+        need = lifecycle.CUDA_MIN_DRIVER[image.cuda_major or 0]
+        assert need == 525 and all(major >= need for major in lifecycle.AMI_DRIVER_MAJOR.values())
 
 
 @pytest.mark.parametrize(
@@ -179,7 +179,7 @@ def test_the_serving_rule_on_the_new_line() -> None:
 
 def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
     """On the day these pins were set (the suite's pinned today) every TensorFlow image is patched."""
-    assert [i.image for i in versions.TENSORFLOW_IMAGES if i.pin.past_end_of_support()] == []
+    assert [i.image for i in versions.TENSORFLOW_IMAGES if lifecycle.past_end_of_support(i.pin)] == []
     # The image this replaced was not: AWS stopped patching the 2.19 training DLC on 2026-03-11.
     old = versions.Pin(
         datasource="docker",
@@ -191,7 +191,7 @@ def test_no_default_image_is_past_its_end_of_patch_on_the_pinned_day() -> None:
         read="2026-11-26",
         support="AWS Deep Learning Containers: eop 2026-03-11 (2.19-gpu-sagemaker.yml).",
     )
-    assert old.past_end_of_support()
+    assert lifecycle.past_end_of_support(old)
 
 
 @pytest.mark.parametrize("bad", ["2", "two.twenty", "", "2.x.0"])

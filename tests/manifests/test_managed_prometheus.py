@@ -18,11 +18,11 @@ import pytest
 import yaml
 from botocore.validate import ParamValidator
 
-from gpuplane.components.facts import partition
+from gpuplane.components.facts import partition, prices
 from gpuplane.components.plan import cost
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, wellknown
 from tests import tools
 from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
 
@@ -122,7 +122,7 @@ def test_scrape_jobs_give_the_labels_the_rules_and_dashboards_join_on():
     jobs = {job["job_name"]: job for job in observability.managed_scrape_config("ml")["scrape_configs"]}
     serving_targets = {r.get("target_label") for r in jobs["tensorflow-serving"]["relabel_configs"]}
     assert {"namespace", "pod", "variant", "serving"} <= serving_targets
-    assert jobs["tensorflow-serving"]["metrics_path"] == versions.TF_SERVING_METRICS_PATH
+    assert jobs["tensorflow-serving"]["metrics_path"] == wellknown.TF_SERVING_METRICS_PATH
     assert jobs["dcgm-exporter"]["honor_labels"] is True  # the GPU's pod/namespace, not the exporter's
     # The DCGM-exporter-down alert matches the job by the exporter's Service name, as with the ServiceMonitor.
     assert {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "job"} in jobs["dcgm-exporter"][
@@ -157,7 +157,7 @@ def test_the_autoscaler_job_reads_its_charts_service_with_the_in_cluster_job_nam
 
 def test_the_autoscaler_has_no_service_monitor_and_does_not_wait_for_the_stack(amp_run):
     releases = {r.inputs["name"]: r for r in amp_run.by_type("kubernetes:helm.sh/v3:Release")}
-    autoscaler = releases[versions.CLUSTER_AUTOSCALER_RELEASE]
+    autoscaler = releases[wellknown.CLUSTER_AUTOSCALER_RELEASE]
     assert autoscaler.inputs["values"]["serviceMonitor"] == {"enabled": False}
     assert amp_run.by_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor") == []
     assert autoscaler.inputs["values"]["extraArgs"]["emit-per-nodegroup-metrics"] is True
@@ -256,13 +256,11 @@ def test_cost_has_an_amp_line_at_the_stated_sample_rate():
     ]
     usage = cost.usage_from_resources("us-west-2", resources)
     line = cost.amp_line(1, 1)
-    ingestion = (
-        versions.AMP_ESTIMATE_SAMPLES_PER_SECOND * 3600 / 1e7 * float(versions.AMP_INGESTION_PER_10M_SAMPLES_USD)
-    )
+    ingestion = cost.AMP_ESTIMATE_SAMPLES_PER_SECOND * 3600 / 1e7 * float(prices.AMP_INGESTION_PER_10M_SAMPLES_USD)
     assert line.idle == line.max
-    assert line.idle == pytest.approx(ingestion + float(versions.AMP_COLLECTOR_HOURLY_USD), abs=0.01)
-    assert f"{versions.AMP_ESTIMATE_SAMPLES_PER_SECOND} samples/s" in line.notes[0]
-    assert versions.AMP_PRICES_DATE in line.notes[0]
+    assert line.idle == pytest.approx(ingestion + float(prices.AMP_COLLECTOR_HOURLY_USD), abs=0.01)
+    assert f"{cost.AMP_ESTIMATE_SAMPLES_PER_SECOND} samples/s" in line.notes[0]
+    assert prices.AMP_PRICES_DATE in line.notes[0]
     assert (usage.amp_workspaces, usage.amp_collectors) == (1, 1)
 
 
@@ -355,7 +353,7 @@ def test_keda_queries_the_workspace_signed_with_its_pod_identity(amp_keda_run):
     (workspace,) = amp_keda_run.by_type("aws:amp/workspace:Workspace")
     assert trigger["metadata"]["serverAddress"] == workspace.outputs["prometheusEndpoint"].rstrip("/")
     assert trigger["metadata"]["awsRegion"] == "us-west-2"
-    assert trigger["authenticationRef"] == {"name": versions.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}
+    assert trigger["authenticationRef"] == {"name": wellknown.KEDA_AMP_AUTH, "kind": "ClusterTriggerAuthentication"}
     (auth,) = [
         r for r in amp_keda_run.resources if r.type == "kubernetes:keda.sh/v1alpha1:ClusterTriggerAuthentication"
     ]
@@ -366,7 +364,7 @@ def test_keda_queries_the_workspace_signed_with_its_pod_identity(amp_keda_run):
         (a.inputs["namespace"], a.inputs["serviceAccount"]): a
         for a in amp_keda_run.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
     }
-    association = associations[("keda", versions.KEDA_OPERATOR_SA)]
+    association = associations[("keda", wellknown.KEDA_OPERATOR_SA)]
     policy = next(p for p in amp_keda_run.by_type("aws:iam/rolePolicy:RolePolicy") if p.urn.endswith("keda-amp-policy"))
     (statement,) = json.loads(policy.inputs["policy"])["Statement"]
     assert statement["Action"][0] == "aps:QueryMetrics" and statement["Resource"] == [workspace.outputs["arn"]]

@@ -17,7 +17,7 @@ import yaml
 
 from gpuplane.components.config import ObservabilityArgs
 from gpuplane.infra import config as infra_config
-from gpuplane.manifests import observability, serving, versions
+from gpuplane.manifests import observability, serving, versions, wellknown
 from tests import tools
 from tests.conftest import DEV_CLUSTER, stack_config
 
@@ -53,7 +53,7 @@ def monitoring_problems(obj: dict[str, Any]) -> list[str]:
         if unknown:
             problems.append(f"{where}: unknown {sorted(unknown)}")
 
-    if set(obj) != {"apiVersion", "kind", "metadata", "spec"} or obj["apiVersion"] != versions.MONITORING_API:
+    if set(obj) != {"apiVersion", "kind", "metadata", "spec"} or obj["apiVersion"] != wellknown.MONITORING_API:
         problems.append(f"top level: {sorted(obj)} {obj.get('apiVersion')}")
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", obj["metadata"]["name"]):
         problems.append(f"name {obj['metadata']['name']}")
@@ -265,7 +265,7 @@ def _release(recording, name):
 
 
 def test_the_autoscaler_is_scraped_through_a_service_monitor_after_the_crds_without_waiting_for_them(dev_run):
-    autoscaler = _release(dev_run, versions.CLUSTER_AUTOSCALER_RELEASE)
+    autoscaler = _release(dev_run, wellknown.CLUSTER_AUTOSCALER_RELEASE)
     values = autoscaler.inputs["values"]
     assert autoscaler.inputs["namespace"] == "kube-system"
     assert values["extraArgs"]["emit-per-nodegroup-metrics"] is True  # the back-off gauge per node group
@@ -319,7 +319,7 @@ def test_metrics_none_installs_nothing_and_says_so_to_the_exporters(run_platform
     assert "kube-prometheus-stack" not in releases
     # Written off, not left to the chart: GPU Operator v26.7's default is on, and there would be no CRD.
     assert releases["dcgm-exporter"]["values"]["serviceMonitor"]["enabled"] is False
-    autoscaler = releases[versions.CLUSTER_AUTOSCALER_RELEASE]["values"]
+    autoscaler = releases[wellknown.CLUSTER_AUTOSCALER_RELEASE]["values"]
     assert autoscaler["serviceMonitor"] == {"enabled": False}
     assert "emit-per-nodegroup-metrics" not in autoscaler["extraArgs"]
     assert not [r for r in rec.resources if r.type.startswith("kubernetes:monitoring.coreos.com")]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gpuplane.manifests import lifecycle, versions
+from gpuplane.manifests import lifecycle, versions, wellknown
 
 CHECKED = datetime.date(2026, 11, 28)
 """The day the pins were last read upstream (each pin's `read`)."""
@@ -117,7 +117,7 @@ def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
     gpu = versions.TENSORFLOW_GPU.pin
     assert gpu.end_of_support == "2027-07-10"
     on = datetime.date.fromisoformat(day)
-    assert gpu.past_end_of_support(on) is warns
+    assert lifecycle.past_end_of_support(gpu, on) is warns
     expected = [
         f"{gpu.reference} (tensorflow-training-gpu) is past its end of support since 2027-07-10 (today is {day}): "
         "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
@@ -126,8 +126,8 @@ def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
 
 
 def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without a day, `versions.today()` (GPUPLANE_TODAY in tests and what-if runs) is the day judged."""
-    monkeypatch.setenv(versions.TODAY_ENV, "2027-07-10")
+    """Without a day, `lifecycle.today()` (GPUPLANE_TODAY in tests and what-if runs) is the day judged."""
+    monkeypatch.setenv(lifecycle.TODAY_ENV, "2027-07-10")
     assert lifecycle.end_of_support_warnings(versions.PINS) == lifecycle.end_of_support_warnings(
         versions.PINS, datetime.date(2027, 7, 10)
     )
@@ -142,7 +142,7 @@ def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> 
         "(kueue)",
         "(keda)",
     ]
-    monkeypatch.setenv(versions.TODAY_ENV, "2026-12-05")
+    monkeypatch.setenv(lifecycle.TODAY_ENV, "2026-12-05")
     assert lifecycle.end_of_support_warnings(versions.PINS) == []
 
 
@@ -161,7 +161,7 @@ def test_pins_in_use_are_what_a_render_applies() -> None:
     images = {versions.TF_SERVING_IMAGE, versions.TENSORFLOW_GPU_IMAGE, "registry.example.com/serving:9"}
     charts = {
         (versions.GPU_OPERATOR_CHART, versions.GPU_OPERATOR_VERSION),
-        (versions.KUEUE_CHART, versions.KUEUE_VERSION),
+        (wellknown.KUEUE_CHART, versions.KUEUE_VERSION),
         ("some-chart", "1.0.0"),
     }
     used = lifecycle.pins_in_use(images, charts)
@@ -235,7 +235,7 @@ def test_references() -> None:
     with pytest.raises(ValueError, match="pin 'python' is a docker pin, not a Helm chart"):
         _ = versions.PYTHON.helm_repository
     undated = dataclasses.replace(versions.PYTHON, end_of_support=None, support="None published")
-    assert undated.past_end_of_support(datetime.date(2099, 1, 1)) is False
+    assert lifecycle.past_end_of_support(undated, datetime.date(2099, 1, 1)) is False
 
 
 def test_a_pin_without_a_release_date_is_refused() -> None:

@@ -18,7 +18,7 @@ from gpuplane.components.destroy import teardown
 from gpuplane.components.plan import cost
 from gpuplane.infra import config, render
 from gpuplane.infra.mockrun import RecordedResource, Recording
-from gpuplane.manifests import observability, versions
+from gpuplane.manifests import observability, versions, wellknown
 from tests.conftest import DEV_CLUSTER, stack_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -34,7 +34,7 @@ def _ebs_classes(run: Recording) -> list[RecordedResource]:
     return [
         r
         for r in run.by_type("kubernetes:storage.k8s.io/v1:StorageClass")
-        if r.inputs["provisioner"] == versions.EBS_CSI_PROVISIONER
+        if r.inputs["provisioner"] == wellknown.EBS_CSI_PROVISIONER
     ]
 
 

@@ -21,7 +21,7 @@ from moto.ssm.models import Parameter, ssm_backends
 
 from gpuplane.infra import config
 from gpuplane.infra.aws.preflight import ami_parameter
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from tests import shipped
 
 REGION = "us-west-2"
@@ -73,7 +73,7 @@ def aws() -> Iterator[None]:
 def seed_amis(region: str = REGION, kubernetes_version: str = versions.DEFAULT_KUBERNETES_VERSION) -> None:
     """Put every supported AMI type's public parameter into moto's SSM (moto ships none for EKS)."""
     backend = ssm_backends[DEFAULT_ACCOUNT_ID][region]
-    for index, ami_type in enumerate(sorted(versions.AMI_TYPES)):
+    for index, ami_type in enumerate(sorted(wellknown.AMI_TYPES)):
         name = ami_parameter(ami_type, kubernetes_version)
         backend._parameters[name].append(
             Parameter(  # type: ignore[abstract]

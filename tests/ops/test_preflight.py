@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from gpuplane.infra import config
 from gpuplane.infra.aws import preflight
 from gpuplane.infra.cli import app
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, versions
 from tests import shipped
 from tests.conftest import DEV_CLUSTER, stack_config
 from tests.ops.conftest import GOOD_QUOTAS, REGION, seed_amis
@@ -293,7 +293,7 @@ def test_a_cluster_older_than_the_stack_is_an_upgrade_not_drift():
 
 def test_pulumi_yaml_requires_the_same_minimum_as_preflight():
     project = yaml.safe_load(shipped.PULUMI_YAML.read_text())
-    assert project["requiredPulumiVersion"] == f">={versions.PULUMI_CLI_MIN_VERSION}"
+    assert project["requiredPulumiVersion"] == f">={lifecycle.PULUMI_CLI_MIN_VERSION}"
 
 
 @pytest.mark.parametrize(

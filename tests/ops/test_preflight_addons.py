@@ -16,7 +16,7 @@ from gpuplane.components.plan import addons
 from gpuplane.components.platform import Platform
 from gpuplane.infra import config, mockrun
 from gpuplane.infra.aws import preflight
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from tests.conftest import DEV_CLUSTER, stack_config
 
 SCALED: dict[str, Any] = {
@@ -70,13 +70,13 @@ def test_a_program_building_the_platform_itself_is_refused_the_same_way() -> Non
 def test_the_same_stack_is_fine_in_a_commercial_region() -> None:
     parsed = config.parse(raw("us-west-2", serving=[SCALED]), "test")
     names = [a.name for a in addons.stack_addons(parsed.platform)]
-    assert names[-1] == versions.ADDON_METRICS_SERVER
+    assert names[-1] == wellknown.ADDON_METRICS_SERVER
 
 
 def test_fixed_replicas_need_no_metrics_server_in_china() -> None:
     fixed = {**SCALED, "variants": [{k: v for k, v in SCALED["variants"][0].items() if k != "autoscaling"}]}
     parsed = config.parse(raw("cn-north-1", serving=[fixed]), "test")
-    assert versions.ADDON_METRICS_SERVER not in [a.name for a in addons.stack_addons(parsed.platform)]
+    assert wellknown.ADDON_METRICS_SERVER not in [a.name for a in addons.stack_addons(parsed.platform)]
 
 
 def test_stack_addons_name_the_key_that_needs_each() -> None:
@@ -97,7 +97,7 @@ def test_stack_addons_name_the_key_that_needs_each() -> None:
 @pytest.mark.parametrize(("metrics", "ebs"), [("prometheus", True), ("managedPrometheus", False), ("none", False)])
 def test_the_ebs_driver_only_where_prometheus_keeps_a_volume(metrics: str, ebs: bool) -> None:
     parsed = stack_config({"cluster": DEV_CLUSTER, "observability": {"metrics": metrics}})
-    assert (versions.ADDON_EBS_CSI in [a.name for a in addons.stack_addons(parsed.platform)]) is ebs
+    assert (wellknown.ADDON_EBS_CSI in [a.name for a in addons.stack_addons(parsed.platform)]) is ebs
 
 
 # --- preflight ---------------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_an_addon_without_a_version_for_the_kubernetes_version_fails_naming_the_
     answers = {
         a.name: eks_answer(a.name, k8s, [("v1.0.0-eksbuild.1", True)]) for a in addons.stack_addons(cfg.platform)
     }
-    answers[versions.ADDON_METRICS_SERVER] = eks_answer(versions.ADDON_METRICS_SERVER, k8s, [])
+    answers[wellknown.ADDON_METRICS_SERVER] = eks_answer(wellknown.ADDON_METRICS_SERVER, k8s, [])
     checks = {c.name: c for c in stubbed(cfg, answers)}
     metrics = checks["EKS add-on: metrics-server"]
     assert metrics.status == "fail"

@@ -26,7 +26,7 @@ import pytest
 
 from gpuplane.components.queue import TrainingQueue
 from gpuplane.infra import config, render
-from gpuplane.manifests import observability, pod_security, queue, versions
+from gpuplane.manifests import observability, pod_security, queue, versions, wellknown
 from tests import checkov_scan
 
 SCRIPT = Path(queue.__file__).parent / "runtime" / queue.RELAY_SCRIPT
@@ -216,7 +216,7 @@ def test_relay_objects_validate_strictly(version):
 def test_relay_pod_is_admitted_by_restricted_and_runs_the_shipped_script():
     objects = _relay_objects()
     deployment = objects["Deployment"]
-    assert deployment["metadata"]["namespace"] == versions.KUEUE_NAMESPACE == "kueue-system"
+    assert deployment["metadata"]["namespace"] == wellknown.KUEUE_NAMESPACE == "kueue-system"
     assert pod_security.object_violations(deployment) == []
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == versions.PYTHON_IMAGE  # the pinned python slim image: no new image

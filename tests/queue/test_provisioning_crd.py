@@ -13,7 +13,7 @@ from importlib import resources
 import kubernetes_validate
 import pytest
 
-from gpuplane.manifests import queue, versions
+from gpuplane.manifests import queue, versions, wellknown
 
 MINORS = sorted(versions.CLUSTER_AUTOSCALER_IMAGES)
 
@@ -36,7 +36,7 @@ def test_each_copy_is_from_its_minors_pinned_tag(minor):
 def test_each_copy_is_a_valid_crd_serving_the_api_the_queue_uses(minor):
     crd = queue.provisioning_request_crd(minor)
     assert kubernetes_validate.validate(crd, minor, strict=True)
-    group, version = versions.PROVISIONING_REQUEST_API.split("/")
+    group, version = wellknown.PROVISIONING_REQUEST_API.split("/")
     assert crd["metadata"]["name"] == f"provisioningrequests.{group}"
     assert crd["spec"]["group"] == group and crd["spec"]["scope"] == "Namespaced"
     served = {v["name"]: v for v in crd["spec"]["versions"] if v["served"]}

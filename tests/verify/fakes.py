@@ -21,7 +21,7 @@ from gpuplane.infra.verify.amp import Amp
 from gpuplane.infra.verify.cluster import ClusterUnreachable
 from gpuplane.infra.verify.expect import Expectations, from_config
 from gpuplane.manifests import verify as probes
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def node(
         "metadata": {
             "name": name,
             "creationTimestamp": created,
-            "labels": {versions.LABEL_NODE_GROUP: group, probes.ZONE_LABEL: zone, **(labels or {})},
+            "labels": {wellknown.LABEL_NODE_GROUP: group, probes.ZONE_LABEL: zone, **(labels or {})},
         },
         "spec": {"taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints]},
         "status": {

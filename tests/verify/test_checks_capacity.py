@@ -9,7 +9,7 @@ import pytest
 from gpuplane.infra.verify import checks_capacity as cc
 from gpuplane.infra.verify.expect import Expectations, from_config
 from gpuplane.infra.verify.model import CheckFailed
-from gpuplane.manifests import versions
+from gpuplane.manifests import versions, wellknown
 from tests.components.test_reserved_capacity import BLOCK, ODCR, SPOT, stack
 from tests.conftest import stack_config
 from tests.verify.fakes import FakeCluster, healthy_nodes, node
@@ -31,7 +31,7 @@ def _fail(check, ctx) -> CheckFailed:
 
 def _gpu_node(name: str, group: str, *, zone: str, capacity: str, efa: str | None) -> dict[str, Any]:
     labels = {cc.CAPACITY_TYPE_LABEL: capacity}
-    return node(name, group, zone=zone, labels=labels, allocatable={versions.EFA_RESOURCE: efa} if efa else {})
+    return node(name, group, zone=zone, labels=labels, allocatable={wellknown.EFA_RESOURCE: efa} if efa else {})
 
 
 def test_expectations_carry_the_plan(reserved, dev):
@@ -68,7 +68,7 @@ def test_reserved_nodes_in_the_reservation_pass(reserved, make_ctx):
     )
     efa = cc.check_efa(make_ctx(reserved, FakeCluster(nodes)))
     assert efa.status == "pass"
-    assert efa.evidence == f"{versions.EFA_RESOURCE} as planned on p5-block: 1 node(s) x 32, p4d-odcr: 1 node(s) x 4"
+    assert efa.evidence == f"{wellknown.EFA_RESOURCE} as planned on p5-block: 1 node(s) x 32, p4d-odcr: 1 node(s) x 4"
 
 
 def test_reserved_node_in_another_zone_or_capacity_type_fails(reserved, make_ctx):
@@ -95,8 +95,8 @@ def test_not_ready_nodes_are_not_judged_and_no_node_skips(reserved, make_ctx):
 def test_efa_node_without_the_resource_fails_naming_the_plugin(reserved, make_ctx):
     nodes = [_gpu_node("p5-0", "p5-block", zone="us-west-2b", capacity="CAPACITY_BLOCK", efa=None)]
     failure = _fail(cc.check_efa, make_ctx(reserved, FakeCluster(nodes))).outcome
-    assert failure.evidence == f"no {versions.EFA_RESOURCE} allocatable on EFA node(s) ['p5-0 (p5-block)']"
-    assert versions.LABEL_EFA in failure.cause and versions.EFA_DEVICE_PLUGIN_CHART in failure.fix
+    assert failure.evidence == f"no {wellknown.EFA_RESOURCE} allocatable on EFA node(s) ['p5-0 (p5-block)']"
+    assert wellknown.LABEL_EFA in failure.cause and versions.EFA_DEVICE_PLUGIN_CHART in failure.fix
 
 
 def test_efa_node_with_fewer_devices_than_planned_fails(reserved, make_ctx):
@@ -105,5 +105,7 @@ def test_efa_node_with_fewer_devices_than_planned_fails(reserved, make_ctx):
         _gpu_node("p4d-0", "p4d-odcr", zone="us-west-2c", capacity="ON_DEMAND", efa="1"),
     ]
     failure = _fail(cc.check_efa, make_ctx(reserved, FakeCluster(nodes))).outcome
-    assert failure.evidence == f"{versions.EFA_RESOURCE} allocatable differs from the plan: p4d-0 (p4d-odcr): 1, plan 4"
+    assert (
+        failure.evidence == f"{wellknown.EFA_RESOURCE} allocatable differs from the plan: p4d-0 (p4d-odcr): 1, plan 4"
+    )
     assert "NetworkCardIndex" in failure.fix

@@ -12,7 +12,7 @@ from botocore.stub import Stubber
 from gpuplane.infra.verify import aws as verify_aws
 from gpuplane.infra.verify import checks_cloudwatch as cc
 from gpuplane.infra.verify.model import CheckFailed
-from gpuplane.manifests import cloudwatch, versions
+from gpuplane.manifests import cloudwatch, wellknown
 from tests.verify.fakes import FakeAws, FakeCluster, active_addons, healthy_nodes, pod
 
 
@@ -32,12 +32,12 @@ class CloudWatchFake(FakeAws):
 
 @pytest.fixture
 def cw(dev):
-    return dataclasses.replace(dev, addons=(*dev.addons, versions.ADDON_CLOUDWATCH_OBSERVABILITY))
+    return dataclasses.replace(dev, addons=(*dev.addons, wellknown.ADDON_CLOUDWATCH_OBSERVABILITY))
 
 
 def _agents(nodes, skip=()):
     return [
-        pod(f"cloudwatch-agent-{i}", versions.CLOUDWATCH_NAMESPACE, n["metadata"]["name"])
+        pod(f"cloudwatch-agent-{i}", wellknown.CLOUDWATCH_NAMESPACE, n["metadata"]["name"])
         for i, n in enumerate(nodes)
         if n["metadata"]["name"] not in skip
     ]
@@ -50,13 +50,13 @@ def test_checks_are_made_only_with_the_cloudwatch_addon(dev, cw):
 
 def test_agent_on_every_ready_node_passes_and_a_bare_node_fails(cw, make_ctx):
     nodes = healthy_nodes(cw, gpu_nodes=True)
-    ok = cc.check_agent(make_ctx(cw, FakeCluster(nodes, {versions.CLOUDWATCH_NAMESPACE: _agents(nodes)})))
+    ok = cc.check_agent(make_ctx(cw, FakeCluster(nodes, {wellknown.CLOUDWATCH_NAMESPACE: _agents(nodes)})))
     assert ok.status == "pass" and ok.evidence == f"CloudWatch agent Running on all {len(nodes)} Ready node(s)"
     # The cluster scraper (a Deployment) does not count as a node's agent.
-    scraper = [pod("cloudwatch-agent-cluster-scraper-7d9-abc", versions.CLOUDWATCH_NAMESPACE, "gpu-0")]
+    scraper = [pod("cloudwatch-agent-cluster-scraper-7d9-abc", wellknown.CLOUDWATCH_NAMESPACE, "gpu-0")]
     pods = _agents(nodes, skip={"gpu-0"}) + scraper
     with pytest.raises(CheckFailed) as caught:
-        cc.check_agent(make_ctx(cw, FakeCluster(nodes, {versions.CLOUDWATCH_NAMESPACE: pods})))
+        cc.check_agent(make_ctx(cw, FakeCluster(nodes, {wellknown.CLOUDWATCH_NAMESPACE: pods})))
     outcome = caught.value.outcome
     assert "no running CloudWatch agent on node(s) ['gpu-0']" in outcome.evidence
     assert "Pod Identity" in outcome.cause and "describe-addon" in outcome.fix

@@ -9,7 +9,7 @@ import pytest
 from gpuplane.infra.aws.session import AwsError
 from gpuplane.infra.verify import checks_control as cc
 from gpuplane.infra.verify.model import CheckFailed
-from gpuplane.manifests import versions
+from gpuplane.manifests import wellknown
 from tests.verify.fakes import FakeAws, FakeCluster, active_addons, healthy_nodes, node, pod
 
 
@@ -89,10 +89,10 @@ def test_a_group_below_its_minimum_fails(prod, make_ctx):
 def test_a_missing_label_and_taint_are_named(dev, make_ctx):
     gpu = dev.group("gpu")
     labels = dict(gpu.labels)
-    labels.pop(versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR)
+    labels.pop(wellknown.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR)
     nodes = [*healthy_nodes(dev), node("gpu-0", "gpu", labels=labels, taints=())]
     failure = _fail(cc.check_nodes, make_ctx(dev, FakeCluster(nodes))).outcome
-    assert f"gpu-0 lacks labels {versions.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR}=580 (node: missing)" in failure.evidence
+    assert f"gpu-0 lacks labels {wellknown.LABEL_GPUPLANE_CUDA_DRIVER_MAJOR}=580 (node: missing)" in failure.evidence
     assert "gpu-0 lacks taints nvidia.com/gpu=true:NoSchedule" in failure.evidence
     assert "pulumi up" in failure.fix
 
@@ -140,7 +140,9 @@ def _system(
 ):
     pods = {
         "kube-system": [pod("cluster-autoscaler-abc", "kube-system", autoscaler_on)] if autoscaler_on else [],
-        versions.NVIDIA_NAMESPACE: [pod(f"nvidia-device-plugin-{n}", versions.NVIDIA_NAMESPACE, n) for n in plugin_on],
+        wellknown.NVIDIA_NAMESPACE: [
+            pod(f"nvidia-device-plugin-{n}", wellknown.NVIDIA_NAMESPACE, n) for n in plugin_on
+        ],
     }
     return FakeCluster(healthy_nodes(dev, gpu_nodes=gpu_nodes), pods)
 

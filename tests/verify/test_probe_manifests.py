@@ -12,7 +12,7 @@ import kubernetes_validate
 import pytest
 
 from gpuplane.infra.verify import command, model
-from gpuplane.manifests import pod_security, training, versions
+from gpuplane.manifests import pod_security, training, versions, wellknown
 from gpuplane.manifests import verify as probes
 from tests import checkov_scan
 from tests.verify.conftest import RUN
@@ -79,10 +79,10 @@ def test_the_gpu_probe_asks_for_one_unit_and_tolerates_its_group(objects):
     pod = next(o for o in objects if o["metadata"]["name"].startswith("gv-gpu-"))
     spec = pod["spec"]
     for container in [*spec["initContainers"], *spec["containers"]]:
-        assert container["resources"]["limits"][versions.GPU_RESOURCE] == "1"
+        assert container["resources"]["limits"][wellknown.GPU_RESOURCE] == "1"
     assert spec["initContainers"][0]["image"] == versions.TF_SERVING_GPU_IMAGE
     assert spec["containers"][0]["image"] == versions.TENSORFLOW_GPU_IMAGE
-    assert spec["nodeSelector"] == {versions.LABEL_NODE_GROUP: "gpu"}
+    assert spec["nodeSelector"] == {wellknown.LABEL_NODE_GROUP: "gpu"}
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in spec[
         "tolerations"
     ]

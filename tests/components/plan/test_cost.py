@@ -1,4 +1,4 @@
-"""The price table and the cost estimate: values computed by hand from the table and versions.py."""
+"""The price table and the cost estimate: values computed by hand from the tables of facts/prices.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from gpuplane.components.facts import prices
 from gpuplane.components.plan import cost
-from gpuplane.manifests import versions
 
 ROOT = Path(__file__).resolve().parents[3]
 GP3_HOURLY_PER_GIB = 0.08 / 730
@@ -81,7 +80,7 @@ def test_a_p5_stack_by_hand():
     document = estimate.as_dict()
     assert document["maxMonthly"] == round(estimate.max * 730, 2)
     assert document["instancePrices"] == {"source": prices.table().source, "date": "2026-07-20"}
-    assert document["servicePrices"]["date"] == versions.SERVICE_PRICES_DATE
+    assert document["servicePrices"]["date"] == prices.SERVICE_PRICES_DATE
 
 
 def test_spot_groups_are_priced_at_their_dearest_on_demand_ceiling_and_say_so():

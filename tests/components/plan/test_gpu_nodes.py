@@ -10,7 +10,7 @@ import pytest
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.plan import gpu_nodes
 from gpuplane.components.plan.node_template import autoscaler_tags
-from gpuplane.manifests import tf_runtime, versions
+from gpuplane.manifests import lifecycle, tf_runtime
 
 CA = "k8s.io/cluster-autoscaler/node-template"
 
@@ -135,7 +135,7 @@ def test_cuda_support_by_driver(monkeypatch):
     assert gpu_nodes.check_cuda(12, [al2023, rocket]) == ["al", "br"]
     assert gpu_nodes.check_cuda(13, [al2023, rocket]) == ["al", "br"]
     # A family on an older branch (Bottlerocket before 2026: 570) is refused CUDA 13, naming the group and driver.
-    monkeypatch.setitem(versions.AMI_DRIVER_MAJOR, "bottlerocket", 570)
+    monkeypatch.setitem(lifecycle.AMI_DRIVER_MAJOR, "bottlerocket", 570)
     assert gpu_nodes.check_cuda(13, [al2023, rocket]) == ["al"]
     with pytest.raises(
         ValueError, match=r"no GPU group's driver supports CUDA 13 \(needs driver >= 580\); groups: br \(driver 570\)"

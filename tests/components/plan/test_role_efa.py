@@ -15,7 +15,7 @@ import pytest
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.plan import capacity
 from gpuplane.infra import config
-from gpuplane.manifests import training, versions
+from gpuplane.manifests import training, wellknown
 from tests.conftest import DEV_CLUSTER
 
 
@@ -129,7 +129,7 @@ def test_a_run_on_groups_of_different_shares_asks_for_the_smallest():
     platform = stack_config(overrides).platform
     spec = training_spec(platform.training[0], WorkloadContext.of(platform))
     (worker,) = spec.roles
-    assert worker.efa == 16 and worker.resources["limits"][versions.EFA_RESOURCE] == "16"
+    assert worker.efa == 16 and worker.resources["limits"][wellknown.EFA_RESOURCE] == "16"
     pod = training.jobset(spec)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     env = pod["containers"][0]["env"]
     assert {"name": "FI_PROVIDER", "value": "efa"} in env

@@ -6,7 +6,7 @@ import pytest
 
 from gpuplane.components.config import NodeGroupArgs
 from gpuplane.components.plan import addons, upgrade
-from gpuplane.manifests import versions
+from gpuplane.manifests import lifecycle, wellknown
 from tests.conftest import stack_config
 
 
@@ -48,18 +48,18 @@ def test_a_version_that_is_not_one_is_named(bad: str) -> None:
     ("ami_type", "parameter"),
     [
         (
-            versions.AMI_AL2023_X86_NVIDIA,
+            wellknown.AMI_AL2023_X86_NVIDIA,
             "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/nvidia/recommended/release_version",
         ),
         (
-            versions.AMI_AL2023_ARM_STANDARD,
+            wellknown.AMI_AL2023_ARM_STANDARD,
             "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard/recommended/release_version",
         ),
         (
-            versions.AMI_BOTTLEROCKET_X86_NVIDIA,
+            wellknown.AMI_BOTTLEROCKET_X86_NVIDIA,
             "/aws/service/bottlerocket/aws-k8s-1.36-nvidia/x86_64/latest/image_version",
         ),
-        (versions.AMI_BOTTLEROCKET_ARM, "/aws/service/bottlerocket/aws-k8s-1.36/arm64/latest/image_version"),
+        (wellknown.AMI_BOTTLEROCKET_ARM, "/aws/service/bottlerocket/aws-k8s-1.36/arm64/latest/image_version"),
     ],
 )
 def test_the_release_version_is_the_recommended_ami_release_of_the_minor(ami_type: str, parameter: str) -> None:
@@ -78,7 +78,7 @@ def test_the_order_puts_every_node_group_before_the_add_ons_that_need_nodes() ->
     args = stack_config({"cluster": {"publicAccessCidrs": ["198.51.100.7/32"]}}).platform
     before, after = addons.by_nodes(args)
     assert set(before) == set(addons.BEFORE_NODES)
-    assert versions.ADDON_COREDNS in after
+    assert wellknown.ADDON_COREDNS in after
     steps = upgrade.upgrade_order(args, before, after)
     # At the default `parallel` order every group is in one tier, and the GPU groups' own tier is empty.
     assert args.cluster.node_upgrade_order == "parallel"
@@ -112,7 +112,7 @@ def test_only_a_gpu_group_at_system_first_waits_for_the_system_groups(order: str
 
 
 def test_add_on_versions_are_eks_default_for_the_minor_not_the_newest() -> None:
-    query = addons.version_query(versions.ADDON_KUBE_PROXY, "1.36")
+    query = addons.version_query(wellknown.ADDON_KUBE_PROXY, "1.36")
     assert (query.addon_name, query.kubernetes_version, query.most_recent) == ("kube-proxy", "1.36", False)
 
 
@@ -164,7 +164,7 @@ def test_gpu_stack_below_a_published_minimum_fails_and_a_minor_without_an_autosc
 
 
 def test_every_part_of_the_table_names_its_source_and_bounds_parse() -> None:
-    for part, (low, high, source) in versions.GPU_STACK_KUBERNETES.items():
+    for part, (low, high, source) in lifecycle.GPU_STACK_KUBERNETES.items():
         assert source, part
         for bound in (low, high):
             if bound:
