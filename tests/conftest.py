@@ -11,13 +11,17 @@ import json
 import os
 import pickle
 from collections.abc import Callable, Generator, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from gpuplane.infra import config, mockrun, render
+from gpuplane.infra import config
 from gpuplane.manifests import lifecycle
-from tests import checkout_guard, interrupts, shipped, slowest, tools
+from tests import checkout_guard, checkov_scan, interrupts, shipped, slowest, tools
+
+if TYPE_CHECKING:  # Pulumi loads with them: imported where a fixture renders, so a nested pytest run of a test
+    # that renders nothing (tests/test_tools.py starts several) does not pay for it.
+    from gpuplane.infra import mockrun
 
 # From here on, a test that touches the checkout's stacks/, Pulumi.yaml or build/, or starts a missing tool's
 # command, fails or skips where it does (tests/checkout_guard.py); collection is watched too.
@@ -99,13 +103,36 @@ def once_per_session(factory: pytest.TempPathFactory, key: str, make: Callable[[
 @pytest.fixture(scope="session")
 def dev_run(tmp_path_factory: pytest.TempPathFactory) -> mockrun.Recording:
     """The dev stack's recording, rendered once for every test that only reads it."""
+    from gpuplane.infra import render  # noqa: PLC0415 - see the imports above
+
     return once_per_session(tmp_path_factory, "dev-run", lambda: render.run_stack(config.load("dev")))
 
 
 @pytest.fixture(scope="session")
 def prod_run(tmp_path_factory: pytest.TempPathFactory) -> mockrun.Recording:
     """The prod stack's recording, rendered once for every test that only reads it."""
+    from gpuplane.infra import render  # noqa: PLC0415 - see the imports above
+
     return once_per_session(tmp_path_factory, "prod-run", lambda: render.run_stack(config.load("prod")))
+
+
+@pytest.fixture(scope="session")
+def checkov_kubernetes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, checkov_scan.SetResult]:
+    """The Kubernetes objects several modules scan, in one checkov run for the session (tests/checkov_scan.py)."""
+    return once_per_session(
+        tmp_path_factory,
+        "checkov-kubernetes",
+        lambda: checkov_scan.scan_kubernetes(tmp_path_factory.mktemp("checkov-kubernetes")),
+    )
+
+
+@pytest.fixture(scope="session")
+def package_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The component package's schema, made once for the session: the SDK's analyzer reads every component's
+    inputs and outputs (seconds of CPU), and two modules read the result."""
+    from gpuplane.infra import provider  # noqa: PLC0415 - Pulumi loads with it
+
+    return once_per_session(tmp_path_factory, "package-schema", provider.package_schema)
 
 
 def stack_config(overrides: dict[str, Any], stack: str = "test", region: str = "us-west-2") -> config.StackConfig:
@@ -123,6 +150,8 @@ def run_platform() -> Callable[..., mockrun.Recording]:
     """Run the program for ad-hoc `gpuplane:` config under mocks."""
 
     def _run(overrides: dict[str, Any], stack: str = "test", region: str = "us-west-2") -> mockrun.Recording:
+        from gpuplane.infra import render  # noqa: PLC0415 - see the imports above
+
         overrides = {"cluster": DEV_CLUSTER, **overrides}
         return render.run_stack(stack_config(overrides, stack, region))
 

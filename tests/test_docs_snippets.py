@@ -8,15 +8,15 @@ first on PATH. An HTML comment right above the fence says otherwise, and why, wh
   pulls and runs container images (no registry and no Docker here) (skipped, named);
 - `<!-- snippet: ci -->`: sets up the machine (`make check` is what CI runs; it runs the tests, this one too);
 - `<!-- snippet: program -->`: a Python block that is a consumer's Pulumi program: it is rendered with
-  `gpuplane render --project` as a project of its own, which must exit 0;
+  `gpuplane render --project` as a project of its own (in this process), which must exit 0;
 - `<!-- snippet: check-output exit=N -->`: a `console` block whose output must match (`...` stands for any
   lines, or, inside a line, any text) and whose commands exit N;
 - `<!-- snippet-setup: COMMANDS -->`: shell commands run first in the copy (e.g. the bad config an error
   sample shows);
 - `<!-- snippet: stack-config stack=STACK [exit=N] -->`: a `yaml` block of stack config keys
   (`gpuplane:nodeGroups: ...`): each replaces the key of that name in the copy's `stacks/Pulumi.STACK.yaml`,
-  then `gpuplane render STACK --json` must exit N (default 0), and a node group the block lists must render
-  with the instance types, capacity type and scale it gives (the GPU group walkthrough).
+  then `gpuplane render STACK --json` (in this process) must exit N (default 0), and a node group the block lists
+  must render with the instance types, capacity type and scale it gives (the GPU group walkthrough).
 
 Blocks without a language (sample output, file trees, synopses), `json`/`mermaid` and unmarked `yaml` are not run.
 """
@@ -34,7 +34,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner, Result
 
+from gpuplane.infra.cli import app
 from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +132,12 @@ def shell(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def render(project: Path, *args: str) -> Result:
+    """`gpuplane render --project PROJECT ARGS` in this process, for the renders the runner itself asks for (a
+    program block's, a stack-config block's): the blocks' own commands run in a shell, as written."""
+    return CliRunner().invoke(app, ["render", "--project", str(project), *args])
+
+
 def matches(expected: list[str], actual: list[str]) -> bool:
     """`expected` lines against `actual`: a line `...` stands for any lines, `...` in a line for any text."""
     if not expected:
@@ -165,8 +173,8 @@ def run_program(snippet: Snippet, cwd: Path) -> None:
     (program / "Pulumi.yaml").write_text("name: snippet\nruntime: python\nstackConfigDir: stacks\n")
     (program / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
     (program / "__main__.py").write_text(snippet.body)
-    result = shell("gpuplane render --project snippet-program dev --json", cwd)
-    assert result.returncode == 0, f"{snippet.id}: the program does not render:\n{result.stderr}"
+    result = render(program, "dev", "--json")
+    assert result.exit_code == 0, f"{snippet.id}: the program does not render:\n{result.output}"
     assert (program / "build" / "dev" / "plan.json").is_file()
     # A documented program is a working one: its GPU groups get a device plugin and an autoscaler.
     assert json.loads(result.stdout)["wiring"] == [], f"{snippet.id}: render warns about the program's GPU groups"
@@ -192,8 +200,8 @@ def run_stack_config(snippet: Snippet, cwd: Path) -> None:
     document = yaml.safe_load(stack_file.read_text())
     document["config"].update(keys)
     stack_file.write_text(yaml.safe_dump(document, sort_keys=False))
-    result = shell(f"gpuplane render {stack} --json", cwd)
-    assert result.returncode == want_exit, f"{snippet.id}: render exited {result.returncode}\n{result.stderr}"
+    result = render(cwd, stack, "--json")
+    assert result.exit_code == want_exit, f"{snippet.id}: render exited {result.exit_code}\n{result.output}"
     if want_exit != 0:
         return
     rendered = {group["name"]: group for group in json.loads(result.stdout)["nodeGroups"]}

@@ -60,3 +60,16 @@ def test_test_fast_leaves_out_tensorflow_and_the_browser_and_needs_no_checkov(tm
     assert run.startswith("GPUPLANE_LEAVE_OUT_TOOLS=chromium ") and '-m "not tensorflow"' in run
     assert "-n auto --dist worksteal" in run
     assert "checkov" not in commands
+
+
+@pytest.mark.parametrize("target", ["test", "test-fast"])
+def test_the_tests_start_from_compiled_source(tmp_path, target):
+    """Byte-code first, so that no test's Python process compiles gpuplane again (PYTHONDONTWRITEBYTECODE)."""
+    lines = dry_run(tmp_path, target).splitlines()
+    compile_at = next(i for i, line in enumerate(lines) if "-m compileall" in line)
+    assert compile_at < next(i for i, line in enumerate(lines) if "bin/pytest" in line)
+    folders = lines[compile_at].split("-q", 1)[1].split()
+    # compileall skips symlinked folders: src/gpuplane's components, infra and manifests are links to these.
+    assert {"components", "infra", "manifests", "src/gpuplane"} == set(folders)
+    assert all((ROOT / folder).is_dir() and not (ROOT / folder).is_symlink() for folder in folders)
+    assert {p.name for p in (ROOT / "src" / "gpuplane").iterdir() if p.is_symlink()} <= set(folders)

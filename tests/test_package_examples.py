@@ -21,8 +21,8 @@ OUTPUT = re.compile(r"\b(\w+)\.(\w+)\s*;")
 
 
 @pytest.fixture(scope="module")
-def schema() -> dict[str, Any]:
-    return provider.package_schema()
+def schema(package_schema: dict[str, Any]) -> dict[str, Any]:
+    return package_schema  # provider.package_schema(), once for the session (tests/conftest.py)
 
 
 def ts_calls() -> list[tuple[str, str, list[str]]]:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
+
+from gpuplane.infra.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
-GPUPLANE = Path(sys.executable).parent / "gpuplane"
 # Region names (with AZ suffixes: us-west-2a), partitions' ARN prefixes.
 REGION = re.compile(r"\b(?:us-gov|us-iso[a-z]?|us|eu|ap|sa|ca|me|af|il|mx|cn)-[a-z]+-\d+")
 ARN_PARTITION = re.compile(r"\barn:(aws(?:-[a-z-]+)?):")
@@ -47,14 +47,9 @@ def program_project(tmp_path: Path, program: str, region: str) -> Path:
     return project
 
 
-def render(project: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(GPUPLANE), "render", "--project", str(project), "dev", "--out", str(out), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+def render(project: Path, out: Path) -> Result:
+    """`gpuplane render --project ... --json` in this process: what is asserted is the render, not a process."""
+    return CliRunner().invoke(app, ["render", "--project", str(project), "dev", "--out", str(out), "--json"])
 
 
 def planned_text(out: Path) -> str:
@@ -73,7 +68,7 @@ def test_a_program_plans_only_in_its_stack_s_region(tmp_path, program, region, p
     """The README program and examples/gpu-cluster, each copied into a project of that region."""
     out = tmp_path / "out"
     result = render(program_project(tmp_path, PROGRAMS[program](), region), out)
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["wiring"] == []  # the GPU group got its device plugin and the autoscaler
     text = planned_text(out)
@@ -91,6 +86,6 @@ def test_the_check_sees_a_region_the_program_names_by_hand(tmp_path):
     program = readme_program().replace("network=network,", 'network=network, region="us-east-1",')
     assert 'region="us-east-1"' in program
     result = render(program_project(tmp_path, program, "us-west-2"), tmp_path / "out")
-    assert result.returncode != 0
+    assert result.exit_code != 0
     assert "region='us-east-1', but the stack's aws:region is 'us-west-2'" in result.stderr
     assert not (tmp_path / "out").exists()

@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -66,17 +68,35 @@ def _path_without(tmp_path: Path, missing: str) -> str:
     return f"{bin_dir}:{Path(sys.executable).parent}"
 
 
-def _pytest(
-    tmp_path: Path, *, require: bool, test: str = MARKED, missing: str = "shellcheck"
-) -> subprocess.CompletedProcess[str]:
+# The three ways a test meets a missing tool, run together in one nested pytest per mode (a nested run's start,
+# pytest's and the conftest's imports, is most of its time): its marker, the helper that starts the tool (the test
+# is not marked), and a bare launch in a file outside tests/ that only the conftest's guard catches.
+NESTED = {"marked": MARKED.split("::")[1], UNMARKED: UNMARKED.split("::")[1], "BARE": "test_bare_launch"}
+MISSING = {"marked": "shellcheck", UNMARKED: "chromium", "BARE": "shellcheck"}
+
+
+@dataclass
+class Nested:
+    done: subprocess.CompletedProcess[str]
+    outcomes: dict[str, tuple[str, str]]  # NESTED key: (skipped | failure | error | passed, its message and text)
+
+
+def _pytest(tmp_path: Path, *, require: bool) -> Nested:
+    """MARKED, UNMARKED and BARE in one pytest run with neither shellcheck nor a browser on PATH."""
     env = {k: v for k, v in os.environ.items() if k != tools.REQUIRE_ENV}
-    env["PATH"] = _path_without(tmp_path, missing)
+    env["PATH"] = _path_without(tmp_path, "shellcheck")
     if require:
         env[tools.REQUIRE_ENV] = "1"
-    plugin = [] if test.startswith("tests/") else ["-p", "tests.conftest"]
-    return subprocess.run(
-        # A test file outside tests/ gets the conftest as a plugin.
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *plugin, test],
+    (tmp_path / "bare").mkdir()
+    bare = tmp_path / "bare" / "test_bare.py"
+    bare.write_text(BARE)
+    junit = tmp_path / "junit.xml"
+    # The file outside tests/ gets the conftests as plugins, so the ones under tests/ are loaded that way too
+    # (--noconftest): one module registered twice is an error.
+    plugins = ["--noconftest", "-p", "tests.conftest", "-p", "tests.verify.conftest"]
+    pytest_run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    done = subprocess.run(
+        [*pytest_run, *plugins, MARKED, UNMARKED, str(bare)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -84,37 +104,55 @@ def _pytest(
         timeout=300,
         check=False,
     )
+    outcomes = {}
+    by_name = {name: key for key, name in NESTED.items()}
+    for case in ET.parse(junit).iter("testcase"):
+        found = [(child.tag, f"{child.get('message', '')}\n{child.text or ''}") for child in case]
+        outcome = found[0] if found else ("passed", "")
+        outcomes[by_name[case.get("name", "")]] = outcome
+    assert set(outcomes) == set(NESTED), done.stdout
+    return Nested(done, outcomes)
 
 
-def test_a_missing_tool_skips_its_tests_and_the_summary_says_how_to_install_it(tmp_path):
-    done = _pytest(tmp_path, require=False)
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> Nested:
+    return _pytest(tmp_path_factory.mktemp("local"), require=False)
+
+
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory: pytest.TempPathFactory) -> Nested:
+    return _pytest(tmp_path_factory.mktemp("ci"), require=True)
+
+
+def test_a_missing_tool_skips_its_tests_and_the_summary_says_how_to_install_it(local_run):
+    done = local_run.done
     assert done.returncode == 0, done.stdout
-    assert "1 skipped" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("3 skipped in ")
+    kind, message = local_run.outcomes["marked"]
+    assert kind == "skipped" and "missing tool shellcheck" in message, message
     assert "tests that could not run: missing tools" in done.stdout
-    assert "1 skipped without shellcheck: the POSIX lint of the runtime helper" in done.stdout
+    # the marked test and the bare launch
+    assert "2 skipped without shellcheck: the POSIX lint of the runtime helper" in done.stdout
+    assert "1 skipped without chromium: " in done.stdout
     assert f"Install them with: {tools.INSTALL}" in done.stdout
 
 
-def test_ci_fails_a_test_whose_tool_is_missing(tmp_path):
-    done = _pytest(tmp_path, require=True)
+def test_ci_fails_a_test_whose_tool_is_missing(ci_run):
+    done = ci_run.done
     assert done.returncode == 1, done.stdout
-    assert "1 error" in done.stdout and "missing tool shellcheck" in done.stdout  # failed in its setup
+    kind, message = ci_run.outcomes["marked"]
+    assert kind == "error" and "missing tool shellcheck" in message, message  # failed in its setup
+    assert "1 error" in done.stdout.splitlines()[-1]
 
 
 @pytest.mark.parametrize("test", [UNMARKED, "BARE"])
-def test_a_test_without_a_marker_skips_too_and_fails_in_ci(tmp_path, test):
-    if test == "BARE":
-        (tmp_path / "bare").mkdir()
-        test = str(tmp_path / "bare" / "test_bare.py")
-        Path(test).write_text(BARE)
-    missing = "chromium" if test == UNMARKED else "shellcheck"
-    done = _pytest(tmp_path, require=False, test=test, missing=missing)
-    assert done.returncode == 0, done.stdout
-    assert f"1 skipped without {missing}" in done.stdout, done.stdout
-    (tmp_path / "bin").rename(tmp_path / "bin-before")
-    done = _pytest(tmp_path, require=True, test=test, missing=missing)
-    assert done.returncode == 1, done.stdout
-    assert f"missing tool {missing}" in done.stdout and "requires every tool" in done.stdout
+def test_a_test_without_a_marker_skips_too_and_fails_in_ci(local_run, ci_run, test):
+    missing = MISSING[test]
+    kind, message = local_run.outcomes[test]
+    assert kind == "skipped" and f"missing tool {missing}" in message, message
+    kind, message = ci_run.outcomes[test]
+    assert kind == "failure", (kind, message)
+    assert f"missing tool {missing}" in message and "requires every tool" in message, message
 
 
 @pytest.mark.parametrize(("flag", "code"), [("", 0), ("--require", 1)])

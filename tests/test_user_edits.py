@@ -39,6 +39,8 @@ AFFECTED = [
     "tests/verify/test_command.py::test_plan_from_a_subfolder_finds_the_project",
 ]
 # Never copied: tool folders and outputs, and what the copy gets from the fixtures instead (at its root only).
+# __pycache__ is copied: the byte-code stays valid for the copies (same size and modification time), so the
+# nested run does not compile gpuplane's modules again where PYTHONDONTWRITEBYTECODE is set.
 GENERATED = {
     ".git",
     "build",
@@ -47,7 +49,6 @@ GENERATED = {
     ".mypy_cache",
     ".ruff_cache",
     ".cache",
-    "__pycache__",
     ".pytest_cache",
 }
 USER_OWNED = {"stacks", "Pulumi.yaml"}

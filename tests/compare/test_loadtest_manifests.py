@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from gpuplane.manifests import loadtest, versions
-from tests.compare.conftest import ROOT
+from tests import checkov_scan
 
 RUN = "20261123-150000-abcdef"
 
@@ -116,20 +112,10 @@ def test_run_id_must_be_a_dns_label():
         loadtest.configmap("ml", "Bad_ID", {})
 
 
-CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
-
-
-@pytest.mark.skipif(not CHECKOV.exists() and not shutil.which("checkov"), reason="checkov not installed (make scan)")
-def test_checkov_passes(tmp_path: Path):
-    for obj in objects():
-        name = f"{obj['kind'].lower()}-{obj['metadata']['name']}.yaml"
-        (tmp_path / name).write_text(yaml.safe_dump(obj))
-    binary = str(CHECKOV) if CHECKOV.exists() else str(shutil.which("checkov"))
-    done = subprocess.run(
-        [binary, "-d", str(tmp_path), "--framework", "kubernetes", "--skip-download", "--quiet", "--compact"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+@pytest.mark.skipif(checkov_scan.binary() is None, reason="checkov not installed (make scan)")
+def test_checkov_passes(checkov_kubernetes: dict[str, checkov_scan.SetResult]):
+    """`objects()`, in the session's one checkov run (tests/checkov_scan.py)."""
+    found = checkov_kubernetes["loadtest"]
+    assert found.files == len(objects())
+    assert found.failed == [] and found.parsing_errors == []
+    assert found.passed >= found.files  # each object was read and checked

@@ -53,10 +53,16 @@ def gpu_dev_stack(folder: Path) -> Path:
     return folder
 
 
+_RECORDINGS: dict[str, Any] = {}  # config (as JSON) -> its recording: a render is the same on any day
+
+
 def warnings_for(overrides: dict[str, Any], today: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     cfg = stack_config(overrides)
     monkeypatch.setenv(lifecycle.TODAY_ENV, today)
-    return render.end_of_support(render.run_stack(cfg), training.run_manifests(cfg.platform))
+    key = json.dumps(overrides, sort_keys=True)
+    if key not in _RECORDINGS:
+        _RECORDINGS[key] = render.run_stack(cfg)
+    return render.end_of_support(_RECORDINGS[key], training.run_manifests(cfg.platform))
 
 
 def test_the_dev_stack_uses_these_pins(dev_run: Any) -> None:

@@ -18,8 +18,11 @@ REGION = "us-west-2"
 
 
 @pytest.fixture(scope="module")
-def served() -> provider.GpuplaneProvider:
-    return provider.GpuplaneProvider()
+def served(package_schema: dict[str, Any]) -> provider.GpuplaneProvider:
+    with pytest.MonkeyPatch.context() as patch:
+        # The schema it serves is provider.package_schema()'s, made once for the session (tests/conftest.py).
+        patch.setattr(provider, "package_schema", lambda: package_schema)
+        return provider.GpuplaneProvider()
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -29,10 +31,26 @@ def render(stack: str, out: Path, *extra: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def dev_out(tmp_path_factory) -> Path:
+def dev_rendered(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
+    """dev rendered once for the tests that only read the folder or its summary (`--json`; stderr apart)."""
     out = tmp_path_factory.mktemp("render") / "dev"
-    render("dev", out)
-    return out
+    result = runner.invoke(app, ["render", "dev", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def dev_out(dev_rendered) -> Path:
+    return dev_rendered[0]
+
+
+@pytest.fixture(scope="module")
+def prod_rendered(tmp_path_factory) -> tuple[Path, str]:
+    """prod rendered once, with its summary table as printed, for the tests that only read them."""
+    out = tmp_path_factory.mktemp("render") / "prod"
+    result = runner.invoke(app, ["render", "prod", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.output
 
 
 def tree(path: Path) -> dict[str, bytes]:
@@ -129,21 +147,18 @@ def test_observability_files_are_what_the_tools_take(dev_out):
     assert "GpuXidNeedsNodeRepair" in stack_md and "GpuXidApplicationFault" in stack_md
 
 
-def test_summary_names_observability_and_repair(tmp_path):
-    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
-    assert result.exit_code == 0, result.output
-    facts = json.loads(result.output[result.output.index("{") :])
+def test_summary_names_observability_and_repair(dev_rendered):
+    facts = dev_rendered[1]
     assert facts["observability"]["metrics"] == "prometheus"
     assert "TrainingRunsWaiting" in facts["observability"]["alerts"]
     assert {g["name"]: g["repair"].split(",")[0] for g in facts["nodeGroups"]} == {"gpu": "on", "system": "on"}
 
 
-def test_summary_table_is_printed(tmp_path):
-    result = runner.invoke(app, ["render", "prod", "--out", str(tmp_path / "prod")])
-    assert result.exit_code == 0
-    assert "gpuplane/prod (prod) in us-west-2" in result.output
-    assert "private only" in result.output
-    assert "g5.xlarge" in result.output
+def test_summary_table_is_printed(prod_rendered):
+    prod, output = prod_rendered
+    assert "gpuplane/prod (prod) in us-west-2" in output
+    assert "private only" in output
+    assert "g5.xlarge" in output
     # The cost, by hand (prices: us-east-1 on 2026-07-20, standing in for us-west-2; facts/prices.py services):
     # EKS 0.10 + gpu 1 x (g5.xlarge 1.006 + 100 GiB gp3) + system 2 x (m6i.xlarge 0.192 + 50 GiB gp3)
     # + 3 NAT x (0.045 + 0.005) + EFS 300 GiB x 0.30/730 + 5 KMS keys x 1/730 (the 5th: AMP's alert topic's)
@@ -153,13 +168,13 @@ def test_summary_table_is_printed(tmp_path):
     amp = 0.04 + 1000 * 3600 / 1e7 * 0.90 + 1000 * 3600 * 730 * 2 / 1e9 * 0.03 / 730
     idle = 0.10 + (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3) + 0.15 + 300 * 0.30 / 730 + 5 / 730 + amp
     top = idle + 3 * (1.006 + 100 * gp3) + 2 * (0.192 + 50 * gp3)
-    priced = json.loads((tmp_path / "prod" / "cost.json").read_text())
+    priced = json.loads((prod / "cost.json").read_text())
     assert priced["idle"] == pytest.approx(idle, abs=1e-3) and priced["max"] == pytest.approx(top, abs=1e-3)
-    assert f"Cost: ${idle:,.2f}/h idle" in " ".join(result.output.split())
-    assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(result.output.split())
+    assert f"Cost: ${idle:,.2f}/h idle" in " ".join(output.split())
+    assert "us-east-1 price (us-west-2 is not in the price table)" in " ".join(output.split())
     # The summary names the metrics backend and what it creates ; with AMP the in-cluster
     # release runs kube-state-metrics only, and the cost line says so instead of a Prometheus on the nodes.
-    flat = " ".join(result.output.split())
+    flat = " ".join(output.split())
     assert "metrics: managedPrometheus: AMP workspace + AWS managed collector (scrape config: observability/" in flat
     metrics_line = next(line for line in priced["lines"] if line["item"] == "metrics and alerts")
     ksm = "kube-state-metrics on the system nodes (AMP's collector scrapes it)"
@@ -214,7 +229,7 @@ def test_invalid_config_keeps_a_previous_render(tmp_path, dev_out):
     stacks.mkdir()
     (stacks / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-west-2\n  gpuplane:bogus: 1\n")
     out = tmp_path / "out"
-    render("dev", out)
+    shutil.copytree(dev_out, out)  # a previous render, as it left its folder
     before = tree(out)
     result = runner.invoke(app, ["render", "dev", "--out", str(out), "--stacks-dir", str(stacks)])
     assert result.exit_code == 2
@@ -254,16 +269,15 @@ def test_schema_lists_every_top_level_key_with_defaults():
     assert "Default" in group["minSize"]["description"]
 
 
-def test_render_is_identical_across_processes_and_hash_seeds(tmp_path):
-    outs = []
-    for seed in ("1", "2"):
-        out = tmp_path / f"seed{seed}"
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run(
-            [sys.executable, "-m", "gpuplane.infra.cli", "render", "prod", "--out", str(out)], check=True, env=env
-        )
-        outs.append(tree(out))
-    assert outs[0] == outs[1]
+def test_render_is_identical_across_processes_and_hash_seeds(tmp_path, prod_rendered):
+    """A fresh process with another hash seed writes the bytes this process's render of prod wrote."""
+    ours = os.environ.get("PYTHONHASHSEED", "random")
+    seed = str(int(ours) + 1) if ours.isdigit() else "1"  # (a random seed is 1 once in 2**32 runs)
+    out = tmp_path / f"seed{seed}"
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    command = [sys.executable, "-m", "gpuplane.infra.cli", "render", "prod", "--out", str(out)]
+    subprocess.run(command, check=True, env=env)
+    assert tree(out) == tree(prod_rendered[0])
 
 
 def _mermaid(picture: str) -> list[str]:
@@ -321,10 +335,8 @@ def test_reduce_edges_keeps_every_path_and_drops_the_implied_arrows():
     assert reduce_edges({("box", "z"), ("m", "z")}, {"box": {"m"}}) == {("m", "z")}
 
 
-def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
-    result = runner.invoke(app, ["render", "dev", "--out", str(tmp_path / "dev"), "--json"])
-    assert result.exit_code == 0, result.output
-    facts = json.loads(result.stdout)  # (stderr has the dev stack's CIDR warning)
+def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(dev_rendered):
+    dev, facts = dev_rendered  # (stderr has the dev stack's CIDR warning)
     by_name = {w["name"]: w for w in facts["workloads"]}
     assert by_name["ml/mobilenet-gpu"] == {
         "name": "ml/mobilenet-gpu",
@@ -337,14 +349,13 @@ def test_json_summary_lists_workloads_runs_releases_sharing_and_cost(tmp_path):
     assert facts["trainingRuns"] == [{"name": "mnist", "roles": {"chief": 1, "worker": 2, "ps": 1}}]
     assert {r["name"] for r in facts["helmReleases"]} >= {"nvidia-device-plugin", "cluster-autoscaler", "kueue"}
     assert {g["name"]: g["gpuSharing"] for g in facts["nodeGroups"]} == {"gpu": "none", "system": None}
-    assert facts["cost"] == json.loads((tmp_path / "dev" / "cost.json").read_text())
+    assert facts["cost"] == json.loads((dev / "cost.json").read_text())
 
 
-def test_the_cost_page_table_matches_the_renders(dev_out, tmp_path):
+def test_the_cost_page_table_matches_the_renders(dev_out, prod_rendered):
     """docs/cost.md's table quotes what the renders print: a change in prices or stacks must update it."""
     readme = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
-    render("prod", tmp_path / "prod")
-    for stack, out in (("dev", dev_out), ("prod", tmp_path / "prod")):
+    for stack, out in (("dev", dev_out), ("prod", prod_rendered[0])):
         priced = json.loads((out / "cost.json").read_text())
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{stack}` | $"))
         assert row.startswith(

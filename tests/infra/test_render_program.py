@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from typer.testing import CliRunner, Result
+
+from gpuplane.infra.cli import app
 from tests import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
-GPUPLANE = Path(sys.executable).parent / "gpuplane"
 
 
-def render(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(GPUPLANE), "render", *args, "--json"], capture_output=True, text=True, check=False, timeout=600
-    )
+def render(*args: str) -> Result:
+    """`gpuplane render ... --json` in this process: what is asserted is the render, not a process's start."""
+    return CliRunner().invoke(app, ["render", *args, "--json"])
 
 
 def test_a_copy_of_the_project_lists_and_checks_its_training_runs(tmp_path):
@@ -33,9 +32,9 @@ def test_a_copy_of_the_project_lists_and_checks_its_training_runs(tmp_path):
     (project / "Pulumi.yaml").write_text("name: gpuplane\nruntime: python\nmain: program/\nstackConfigDir: stacks\n")
     own, copy = tmp_path / "own", tmp_path / "copy"
     mine = render("dev", "--out", str(own))
-    assert mine.returncode == 0, mine.stderr
+    assert mine.exit_code == 0, mine.output
     result = render("--project", str(project), "dev", "--out", str(copy))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.output
     runs = sorted(p.name for p in (copy / "manifests" / "runs").iterdir())
     assert runs and runs == sorted(p.name for p in (own / "manifests" / "runs").iterdir())
     for name in runs:
@@ -47,7 +46,7 @@ def test_a_copy_of_the_project_lists_and_checks_its_training_runs(tmp_path):
 def test_a_program_s_cluster_warning_names_its_line_not_gpuplane_s_key(tmp_path):
     out = tmp_path / "out"
     result = render("--project", str(ROOT / "examples" / "gpu-cluster"), "dev", "--out", str(out))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)["warnings"]
     cidr = [w for w in warnings if "publicAccessCidrs" in w or "public_access_cidrs" in w]
     assert len(cidr) == 1
@@ -63,7 +62,7 @@ def test_a_program_s_bad_stack_config_names_the_file_like_the_project_s(tmp_path
     (project / "__main__.py").write_text("import pulumi\n")
     (project / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  aws:region: mars-1\n")
     result = render("--project", str(project), "dev", "--out", str(tmp_path / "out"))
-    assert result.returncode == 2
+    assert result.exit_code == 2, result.output
     assert "  - stacks/Pulumi.dev.yaml: aws:region: 'mars-1' is not a region where EKS is offered; allowed: " in (
         result.stderr
     )

@@ -7,7 +7,7 @@ exists (`make scan` builds it; CI has it), and is skipped with that reason other
 from __future__ import annotations
 
 import json
-import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from gpuplane.infra import config as stack_config
 from gpuplane.infra import render, tfplan
 from gpuplane.infra.cli import app
+from tests import checkov_scan
+from tests.conftest import once_per_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIPS = ROOT / ".checkov" / "aws-skips.yaml"
@@ -195,31 +197,34 @@ def test_bad_skip_entries_are_refused(text, message):
         tfplan.aws_skips(text)
 
 
-def _checkov(path: Path) -> dict[str, Any]:
-    out = subprocess.run(
-        [str(CHECKOV), "-f", str(path), "--framework", "terraform_plan", "--skip-download", "-o", "json", "--compact"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
+@pytest.fixture(scope="module")
+def checkov_plans(request, tmp_path_factory) -> dict[str, checkov_scan.SetResult]:
+    """Both stacks' tfplan.json in one checkov run for the session, no skips (each test compares with its own)."""
+
+    def plan_text(stack: str) -> str:
+        recording = request.getfixturevalue(f"{stack}_run")
+        return tfplan.dumps(tfplan.from_recording(render.plan_document(stack_config.load(stack), recording), recording))
+
+    return once_per_session(
+        tmp_path_factory,
+        "checkov-plans",
+        lambda: checkov_scan.scan_plans(
+            tmp_path_factory.mktemp("checkov-plans"), {stack: partial(plan_text, stack) for stack in ("dev", "prod")}
+        ),
     )
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
 
 
 @pytest.mark.skipif(not CHECKOV.exists(), reason="checkov's venv .venv-checkov is missing: `make scan` builds it")
-def test_checkov_fails_exactly_the_skipped_checks(rendered, tmp_path):
+def test_checkov_fails_exactly_the_skipped_checks(rendered, checkov_plans):
     """Every failure is in the skip file for this stack, and every skip for this stack still fails."""
-    stack, _, doc = rendered
-    path = tmp_path / "tfplan.json"
-    path.write_text(tfplan.dumps(doc))
-    result = _checkov(path)
-    assert result["results"]["parsing_errors"] == [] if "parsing_errors" in result["results"] else True
-    failed = {c["check_id"] for c in result["results"]["failed_checks"]}
+    stack = rendered[0]  # its plan, from the same session recording as `rendered`'s
+    result = checkov_plans[stack]
+    assert result.parsing_errors == []
+    failed = result.failed_ids
     skipped = set(tfplan.skip_checks(SKIPS.read_text(), stack))
     assert failed - skipped == set(), f"{stack}: new failures not in .checkov/aws-skips.yaml"
     assert skipped - failed == set(), f"{stack}: skips for checks that pass; remove them"
-    assert len(result["results"]["passed_checks"]) > 100
+    assert result.passed > 100
 
 
 # --- the same plan read by a Rego (OPA) policy --------------------------------------------------------

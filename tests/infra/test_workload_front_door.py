@@ -392,10 +392,17 @@ def test_s3_bucket_rules_for_a_model_import(tmp_path, bucket):
     )
 
 
-@pytest.mark.parametrize("bucket", ["abc", "b" * 63, "ml.models", "1.2.3.4a", "models-s3"])
-def test_s3_buckets_at_the_rules_edges_pass(tmp_path, bucket):
-    model = {"name": "resnet", "import": {"source": f"s3://{bucket}/resnet/"}}
-    accepted(tmp_path, stack_text(serving=[serving(model=model)]))
+def test_s3_buckets_at_the_rules_edges_pass(tmp_path):
+    """Each edge in a serving of its own, one render for all: a bucket is judged per serving, and a refused one
+    would be named by its serving's index."""
+    buckets = ["abc", "b" * 63, "ml.models", "1.2.3.4a", "models-s3"]
+    entries = [
+        serving(name=f"resnet{i}", model={"name": "resnet", "import": {"source": f"s3://{bucket}/resnet/"}})
+        for i, bucket in enumerate(buckets)
+    ]
+    accepted(tmp_path, stack_text(serving=entries))
+    plan = (tmp_path / "out" / "plan.json").read_text()
+    assert all(f"s3://{bucket}/resnet/" in plan for bucket in buckets)
 
 
 def test_s3_key_rules_for_a_data_import(tmp_path):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -24,11 +23,11 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from gpuplane.components.queue import TrainingQueue
 from gpuplane.infra import config, render
 from gpuplane.manifests import observability, pod_security, queue, versions, wellknown
+from tests import checkov_scan
 
 SCRIPT = Path(queue.__file__).parent / "runtime" / queue.RELAY_SCRIPT
 VPC = "10.0.0.0/16"
@@ -267,24 +266,20 @@ def test_network_policy_admits_the_plain_port_only_from_the_vpc():
     assert service["spec"]["ports"] == [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]
 
 
-CHECKOV = Path(__file__).resolve().parents[2] / ".venv-checkov" / "bin" / "checkov"
+def relay_objects() -> list[dict[str, Any]]:
+    """The relay's objects as a managed-Prometheus stack deploys them (what the checkov run scans)."""
+    return queue.metrics_relay_objects(allowed_cidrs=[VPC], startup_taints=["efs"])
 
 
-@pytest.mark.skipif(not CHECKOV.exists() and not shutil.which("checkov"), reason="checkov not installed (make scan)")
-def test_relay_objects_pass_checkov(tmp_path: Path):
+@pytest.mark.skipif(checkov_scan.binary() is None, reason="checkov not installed (make scan)")
+def test_relay_objects_pass_checkov(checkov_kubernetes: dict[str, checkov_scan.SetResult]):
     """`make scan` checks the dev and prod renders, and neither runs the relay (prod trains nothing; dev keeps the
-    in-cluster Prometheus): its objects pass checkov here, every skip with its reason on the object."""
-    for doc in queue.metrics_relay_objects(allowed_cidrs=[VPC], startup_taints=["efs"]):
-        (tmp_path / f"{doc['kind'].lower()}.yaml").write_text(yaml.safe_dump(doc))
-    binary = str(CHECKOV) if CHECKOV.exists() else str(shutil.which("checkov"))
-    done = subprocess.run(
-        [binary, "-d", str(tmp_path), "--framework", "kubernetes", "--skip-download", "--quiet", "--compact"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    in-cluster Prometheus): its objects pass checkov here (the session's one run, tests/checkov_scan.py), every
+    skip with its reason on the object."""
+    found = checkov_kubernetes["metrics-relay"]
+    assert found.files == len(relay_objects())
+    assert found.failed == [] and found.parsing_errors == []
+    assert found.passed >= found.files  # each object was read and checked
 
 
 # --- Kueue's own listener, and who reads it ------------------------------------------------------------------------

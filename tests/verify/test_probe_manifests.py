@@ -6,23 +6,20 @@ standard's rules, since the probes' namespaces enforce it), labels and deadlines
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from gpuplane.infra.verify import command, model
 from gpuplane.manifests import pod_security, training, versions, wellknown
 from gpuplane.manifests import verify as probes
+from tests import checkov_scan
 from tests.verify.conftest import RUN
-from tests.verify.fakes import ROOT, stack_expect
+from tests.verify.fakes import stack_expect
 
 
-def _objects(stack: str) -> list[dict[str, Any]]:
+def probe_objects(stack: str) -> list[dict[str, Any]]:
     command.load_checks()
     expect = stack_expect(stack)
     return command.plan_objects(expect, model.checks_for(expect), RUN, second_az=True)
@@ -30,7 +27,7 @@ def _objects(stack: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
 def objects(request) -> list[dict[str, Any]]:
-    return _objects(request.param)
+    return probe_objects(request.param)
 
 
 def test_every_probe_is_planned(objects):
@@ -103,20 +100,11 @@ def test_parse_report_reads_marker_lines_only():
     assert probes.parse_report(log) == {"a": "3", "b": "x=y"}
 
 
-CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
-
-
-@pytest.mark.skipif(not CHECKOV.exists() and not shutil.which("checkov"), reason="checkov not installed (make scan)")
+@pytest.mark.skipif(checkov_scan.binary() is None, reason="checkov not installed (make scan)")
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_checkov_passes(tmp_path: Path, stack: str):
-    for index, obj in enumerate(_objects(stack)):
-        (tmp_path / f"{index:02d}-{obj['kind'].lower()}-{obj['metadata']['name']}.yaml").write_text(yaml.safe_dump(obj))
-    binary = str(CHECKOV) if CHECKOV.exists() else str(shutil.which("checkov"))
-    done = subprocess.run(
-        [binary, "-d", str(tmp_path), "--framework", "kubernetes", "--skip-download", "--quiet", "--compact"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+def test_checkov_passes(checkov_kubernetes: dict[str, checkov_scan.SetResult], stack: str):
+    """Every probe object of the stack (`probe_objects`), in the session's one checkov run (tests/checkov_scan.py)."""
+    found = checkov_kubernetes[f"verify-{stack}"]
+    assert found.files == len(probe_objects(stack))
+    assert found.failed == [] and found.parsing_errors == []
+    assert found.passed >= found.files  # each object was read and checked
