@@ -12,6 +12,8 @@ sees every file this process opens, lists, creates or removes and every process 
   folder or argument, or `gpuplane` started in the checkout itself) raises `Failed` where it happens, naming
   the path and the fixture to use; it is also remembered, so the test fails even where the code under test
   catches the error (`touched_since`);
+- a write under `tests/fixtures/` (a file opened for writing, a folder made, anything removed or renamed; a
+  started process's `--out`) fails the same way: the pristine copies are read by every test;
 - a process started with the command of a tool of `.ci/tools` that is missing skips the test with the tool's
   name and install line (fails with GPUPLANE_REQUIRE_TOOLS=1), as `tools.need` does for the helpers that
   ask first.
@@ -46,6 +48,10 @@ def _roots() -> tuple[str, ...]:
 
 _ROOTS = _roots()
 _FORBIDDEN = tuple(os.path.join(root, name) for root in _ROOTS for name in USER_OWNED)
+# The pristine copies every test reads: a test may read them, never change them (a render written there by
+# mistake would be read by the tests running beside it).
+_READ_ONLY = tuple(os.path.join(root, "tests", "fixtures") for root in _ROOTS)
+_WRITE_EVENTS = frozenset({"os.mkdir", "os.remove", "os.rmdir", "os.rename", "shutil.rmtree"})
 # Events whose first argument is a path this process reads, lists or changes (CPython's audit events table).
 _PATH_EVENTS = frozenset(
     {"open", "os.listdir", "os.scandir", "os.mkdir", "os.remove", "os.rmdir", "os.rename", "shutil.rmtree"}
@@ -69,6 +75,18 @@ def _forbidden(path: str | None) -> bool:
     return path is not None and any(path == f or path.startswith(f + os.sep) for f in _FORBIDDEN)
 
 
+def _read_only(path: str | None) -> bool:
+    return path is not None and any(path == f or path.startswith(f + os.sep) for f in _READ_ONLY)
+
+
+def _writes(event: str, args: Sequence[Any]) -> bool:
+    """Whether the event changes what is at its path: a builtin `open` for writing, or a create/remove/rename."""
+    if event == "open":
+        mode = args[1] if len(args) > 1 else None
+        return isinstance(mode, str) and any(flag in mode for flag in "wax+")
+    return event in _WRITE_EVENTS
+
+
 def _touch(what: str) -> None:
     _touched.append(what)
     raise pytest.fail.Exception(f"a test touched the checkout's {what}; {FIX}", pytrace=True)
@@ -83,10 +101,12 @@ def _popen(executable: Any, args: Any, cwd: Any) -> None:
     folder = _as_path(cwd) if cwd is not None else os.getcwd()
     if _forbidden(folder):
         _touch(f"{folder} (as the working folder of {argv[:3]})")
-    for arg in argv[1:]:
+    for index, arg in enumerate(argv[1:], start=1):
         path = _as_path(arg) if isinstance(arg, (bytes, os.PathLike)) or str(arg).startswith(os.sep) else None
         if _forbidden(path):
             _touch(f"{path} (an argument of {argv[:3]})")
+        if os.fsdecode(argv[index - 1]) == "--out" and _read_only(_as_path(arg)):
+            _touch(f"{_as_path(arg)} (the output folder of {argv[:3]}; the fixtures are read-only)")
     if folder in _ROOTS and any(os.path.basename(os.fsdecode(a)) == "gpuplane" for a in argv[:3]):
         _touch(f"stacks (gpuplane started in {folder} reads its Pulumi.yaml and stacks/)")
 
@@ -112,6 +132,8 @@ def _hook(event: str, args: Sequence[Any]) -> None:
             return
         if _forbidden(_as_path(args[0])):
             _touch(os.fsdecode(args[0]))
+        if _writes(event, args) and _read_only(_as_path(args[0])):
+            _touch(f"{os.fsdecode(args[0])} (the fixtures are read-only)")
         if event == "os.rename" and len(args) > 1 and _forbidden(_as_path(args[1])):
             _touch(os.fsdecode(args[1]))
     elif event == "subprocess.Popen":
