@@ -1,9 +1,9 @@
 # Two commands on a fresh machine:
 #   make render   -> sets up .venv with what rendering needs (gpuplane and its runtime dependencies) and
 #                    renders build/dev and build/prod offline
-#   make check    -> adds the test tools to .venv (and checkov's and Sphinx's own venvs), runs ruff, mypy, the
-#                    documentation site build, every test and the checkov scan of the manifests; the TensorFlow tests build a
-#                    TensorFlow venv on first use
+#   make check    -> adds the test tools to .venv and makes checkov's, Sphinx's and TensorFlow's own venvs (side by
+#                    side, once), then runs ruff, mypy, the documentation site build, every test and the checkov scan
+#                    of the manifests
 # What each downloads and how big it gets: docs/getting-started.md, "What each command downloads".
 PY ?= python3
 VENV := .venv
@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed-dev
 
 CHECKOV := .venv-checkov/bin/checkov
 
-.PHONY: venv venv-dev render check notice lint typecheck docs test test-fast scan tools bench clean
+.PHONY: venv venv-dev render check envs tfvenv notice lint typecheck docs test test-fast scan tools bench clean
 
 # Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
@@ -25,9 +25,13 @@ $(STAMP_RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $(STAMP_RUNTIME)
 
-$(STAMP): $(STAMP_RUNTIME)
+# The dev extras include the runtime: one resolve and install, not two, when the venv is new (make check on a fresh
+# clone); over a `make render` venv it adds the extras.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP_RUNTIME) $(STAMP)
 
 # `make venv`: what `pulumi up` and `gpuplane` need (Pulumi.yaml runs infra/ with .venv); `make venv-dev` adds
 # the test tools.
@@ -109,7 +113,26 @@ notice:
 tools:
 	@.ci/tools
 
-check: notice lint typecheck docs test scan tools
+# The TensorFlow the tests marked `tensorflow` run, in a venv of its own (benchmarks/tfvenv.py says why); it
+# returns at once when the venv is made. The tests make it themselves when it is missing (`make test` alone).
+tfvenv:
+	$(PY) benchmarks/tfvenv.py
+
+# `make check` first makes its environments side by side: the project's, checkov's, Sphinx's and, unless
+# PYTEST_ARGS leaves the TensorFlow tests out, TensorFlow's. Installs wait on the network and the disk as much as
+# on the CPUs, so together they take about the time of the longest, not the sum (docs/testing.md has the
+# measured times). Then ruff, mypy and the docs site side by side (mypy and Sphinx each keep a CPU busy), then
+# the tests, which use every CPU, and the scan. GNU make 4 keeps each step's output together (--output-sync);
+# the make 3.81 of macOS interleaves it.
+ENVS := $(STAMP) $(CHECKOV) $(SPHINX) $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
+SYNC := $(if $(filter 3.%,$(MAKE_VERSION)),,--output-sync=target)
+
+envs: $(ENVS)
+
+check: notice
+	@$(MAKE) --no-print-directory -j4 $(SYNC) envs
+	@$(MAKE) --no-print-directory -j3 $(SYNC) lint typecheck docs
+	@$(MAKE) --no-print-directory test scan tools
 
 clean:
 	rm -rf build $(VENV) .venv-checkov .venv-docs

@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tfvenv  # benchmarks/tfvenv.py: the TensorFlow venv, shared with the tests and `make check`
+
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = ROOT / "manifests" / "runtime" / "gpuplane-entrypoint.sh"
-TF_VERSION = "2.21.0"
-DEFAULT_VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
+TF_VERSION = tfvenv.TF_VERSION
+DEFAULT_VENV = tfvenv.VENV
 PERIOD_US = 100_000
 BATCH = 8
 
@@ -263,16 +265,11 @@ def run_worker(tf_python: Path, env: Mapping[str, str], plan: Mapping[str, Any])
 
 
 def ensure_tf_python(venv: Path) -> Path:
-    """The TF venv's python, created on first use (kept out of the project venv on purpose)."""
-    python = venv / "bin" / "python"
-    probe = [str(python), "-c", f"import tensorflow as t; assert t.__version__ == {TF_VERSION!r}"]
-    if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-        return python
-    print(f"installing tensorflow-cpu=={TF_VERSION} into {venv} ...", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "-q", f"tensorflow-cpu=={TF_VERSION}"]
-    subprocess.run(pip, check=True)
-    return python
+    """The TF venv's python, made on first use (benchmarks/tfvenv.py: kept out of the project venv on purpose)."""
+    try:
+        return tfvenv.ensure(venv)
+    except tfvenv.TFVenvError as exc:
+        raise SystemExit(f"benchmarks/threads.py: {exc}") from exc
 
 
 def versions(tf_python: Path) -> dict[str, str]:

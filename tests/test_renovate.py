@@ -240,13 +240,7 @@ def test_every_pinned_file_is_reached() -> None:
         for path in repository_files()
         if path not in NOT_PINS and path != "tests/test_renovate.py" and _looks_pinned(path)
     }
-    assert pinned >= {
-        "Makefile",
-        "benchmarks/threads.py",
-        "manifests/versions.py",
-        "pyproject.toml",
-        "tests/runtime/test_helper_tensorflow.py",
-    }
+    assert pinned >= {"Makefile", "benchmarks/tfvenv.py", "manifests/versions.py", "pyproject.toml"}
     data = config()
     assert {path: reached(path, data) for path in sorted(pinned)} == dict.fromkeys(sorted(pinned), True)
     assert set(NOT_PINS) <= set(repository_files())  # the exceptions still exist and still look pinned
@@ -261,12 +255,12 @@ def _looks_pinned(path: str) -> bool:
         return False
 
 
-def test_without_its_ignore_paths_the_test_pins_would_be_skipped() -> None:
+def test_without_its_ignore_paths_a_pin_in_tests_or_examples_would_be_skipped() -> None:
     """config:recommended's own ignorePaths skip tests/ and examples/: the repository's list is what reaches them."""
     data = {k: v for k, v in config().items() if k != "ignorePaths"}
-    assert not reached("tests/runtime/test_helper_tensorflow.py", data)
-    assert reached("benchmarks/threads.py", data)
-    assert not any(is_ignored(p, ignore_paths(config())) for p in ("tests/runtime/x.py", "examples/gpu-cluster/x"))
+    for path in ("tests/runtime/x.py", "examples/gpu-cluster/x"):
+        assert is_ignored(path, ignore_paths(data)) and not is_ignored(path, ignore_paths(config()))
+    assert reached("benchmarks/tfvenv.py", data)
 
 
 def test_ignore_deps_and_disabled_rules_drop_a_dependency() -> None:
@@ -310,13 +304,13 @@ def test_every_command_in_the_pr_notes_exists() -> None:
 
 
 def test_the_tensorflow_test_venv_moves_with_the_line() -> None:
-    """The TensorFlow-marked tests and the thread benchmarks install the CPU image's TensorFlow."""
-    for path in ("tests/runtime/test_helper_tensorflow.py", "benchmarks/threads.py"):
-        deps = extracted(path)
-        assert [(d["depName"], d["datasource"], d["currentValue"]) for d in deps] == [
-            ("tensorflow-cpu", "pypi", versions.TENSORFLOW_CPU.tensorflow)
-        ], path
-    assert extracted("tests/runtime/_support.py") == []
+    """The TensorFlow-marked tests and the thread benchmarks install the CPU image's TensorFlow, from one line."""
+    deps = extracted("benchmarks/tfvenv.py")
+    assert [(d["depName"], d["datasource"], d["currentValue"]) for d in deps] == [
+        ("tensorflow-cpu", "pypi", versions.TENSORFLOW_CPU.tensorflow)
+    ]
+    for path in ("tests/runtime/test_helper_tensorflow.py", "benchmarks/threads.py", "tests/runtime/_support.py"):
+        assert extracted(path) == [] and not _looks_pinned(path), path  # they read benchmarks/tfvenv.py
 
 
 def group_of(dep_name: str) -> list[str]:

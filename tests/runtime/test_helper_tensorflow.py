@@ -9,7 +9,7 @@ in the process, against a run with exactly one intra-op and one inter-op thread.
 
 from __future__ import annotations
 
-import fcntl
+import importlib.util
 import json
 import os
 import subprocess
@@ -20,9 +20,13 @@ import pytest
 
 from tests.runtime._support import ROOT, FakeHost, base_env, parse_lines, run_helper
 
-TF_VERSION = "2.21.0"
-# Shared with benchmarks/threads.py, so the wheel is installed once per machine (git-ignored).
-VENV = ROOT / "benchmarks" / ".cache" / f"tfvenv-{TF_VERSION}"
+# benchmarks/ is a folder of scripts, not a package: its venv maker is loaded from its file. Shared with the
+# thread benchmarks and `make check`, so the wheel is installed once per machine (git-ignored).
+_spec = importlib.util.spec_from_file_location("benchmarks_tfvenv", ROOT / "benchmarks" / "tfvenv.py")
+assert _spec is not None and _spec.loader is not None
+tfvenv = sys.modules.setdefault("benchmarks_tfvenv", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(tfvenv)
+TF_VERSION = tfvenv.TF_VERSION
 
 PROBE = """
 import json, os
@@ -47,28 +51,12 @@ TRAINING_POD = {"GPUPLANE_TF_ROLES": "chief:1,worker:2,ps:1", "GPUPLANE_TF_ROLE"
 
 @pytest.fixture(scope="module")
 def tf_python() -> Path:
-    # pytest-xdist runs this module and tests/compare/test_end_to_end.py in parallel workers: one builds the
-    # venv while the other waits on the lock, then finds it ready.
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(VENV.parent / f"{VENV.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _tf_python()
-
-
-def _tf_python() -> Path:
-    python = VENV / "bin" / "python"
-    check = [str(python), "-c", f"import tensorflow as t; assert t.__version__ == '{TF_VERSION}'"]
-    env = base_env(TF_CPP_MIN_LOG_LEVEL="3")
-    if python.exists() and subprocess.run(check, env=env, capture_output=True, check=False).returncode == 0:
-        return python
-    made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot create a venv for TensorFlow: {made.stderr.decode()[-500:]}")
-    pip = [str(python), "-m", "pip", "install", "-q", f"tensorflow-cpu=={TF_VERSION}"]
-    done = subprocess.run(pip, capture_output=True, text=True, timeout=1200, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"pip cannot install tensorflow-cpu=={TF_VERSION} here: {done.stderr[-800:]}")
-    return python
+    # pytest-xdist runs the TensorFlow modules in parallel workers: one makes the venv while the others wait
+    # on its lock, then find it ready (`make check` makes it before the tests start).
+    try:
+        return tfvenv.ensure(tfvenv.VENV)
+    except tfvenv.TFVenvError as exc:
+        pytest.skip(str(exc))
 
 
 def probe(tf_python: Path, env: dict[str, str], through_helper: bool) -> dict[str, int | str]:
