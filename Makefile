@@ -77,7 +77,7 @@ COMPILE = $(BIN)/python -m compileall -q components infra manifests src/gpuplane
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
 # One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
-test: $(STAMP) $(CHECKOV)
+test: $(STAMP) $(CHECKOV) $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
 	$(COMPILE)
 	$(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
 
@@ -114,7 +114,8 @@ tools:
 	@.ci/tools
 
 # The TensorFlow the tests marked `tensorflow` run, in a venv of its own (benchmarks/tfvenv.py says why); it
-# returns at once when the venv is made. The tests make it themselves when it is missing (`make test` alone).
+# returns at once when the venv is made. Made before the tests start: the slowest tests, run first, are
+# TensorFlow's, and every worker would otherwise wait on the one that installs it.
 tfvenv:
 	$(PY) benchmarks/tfvenv.py
 

@@ -26,6 +26,8 @@ TF_VERSION = "2.21.0"
 VENV = Path(__file__).resolve().parent / ".cache" / f"tfvenv-{TF_VERSION}"
 # pip may build nothing here (wheels only), but a slow mirror can take minutes for the 600 MB of wheels.
 INSTALL_TIMEOUT_S = 1200
+# Written into the venv once TensorFlow imported from it (`venv --clear` removes it with the rest).
+MARKER = ".gpuplane-tensorflow-imports"
 
 
 class TFVenvError(Exception):
@@ -38,11 +40,22 @@ def python_of(venv: Path = VENV) -> Path:
 
 
 def ready(venv: Path = VENV) -> bool:
-    """Whether the venv imports the pinned TensorFlow (a half-made or older venv is not ready)."""
-    python = python_of(venv)
+    """Whether the venv imports the pinned TensorFlow (a half-made or older venv is not ready).
+
+    Once TensorFlow has been seen importing, a marker in the venv records it, so that later checks (each
+    `make test` asks) cost a file read instead of TensorFlow's import, several seconds of CPU.
+    """
+    python, marker = python_of(venv), venv / MARKER
+    if not python.exists():
+        return False
+    if marker.is_file() and marker.read_text().strip() == TF_VERSION:
+        return True
     probe = [str(python), "-c", f"import tensorflow as t; assert t.__version__ == {TF_VERSION!r}"]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return python.exists() and subprocess.run(probe, env=env, capture_output=True, check=False).returncode == 0
+    if subprocess.run(probe, env=env, capture_output=True, check=False).returncode != 0:
+        return False
+    marker.write_text(f"{TF_VERSION}\n")
+    return True
 
 
 def ensure(venv: Path = VENV, *, base_python: str = sys.executable) -> Path:
@@ -68,6 +81,8 @@ def ensure(venv: Path = VENV, *, base_python: str = sys.executable) -> Path:
             raise TFVenvError(f"pip install tensorflow-cpu=={TF_VERSION} took over {exc.timeout:.0f} s") from exc
         if done.returncode != 0:
             raise TFVenvError(f"pip cannot install tensorflow-cpu=={TF_VERSION} here: {done.stderr[-800:]}")
+        if not ready(venv):
+            raise TFVenvError(f"tensorflow-cpu=={TF_VERSION} installed into {venv} but does not import")
         return python_of(venv)
 
 

@@ -8,7 +8,7 @@ dealt longest first to the share with the least measured time, and the fast ones
 
 Refresh the list after the tests change (any run that writes a JUnit XML file, e.g. `make test-fast`):
 
-    .venv/bin/pytest -n 2 -m "not tensorflow" --junitxml=build/junit.xml
+    .venv/bin/pytest -n 2 --junitxml=build/junit.xml     # the whole suite: the TensorFlow tests are among the slowest
     .venv/bin/python -m tests.slowest build/junit.xml > tests/slowest.txt
 """
 
