@@ -122,9 +122,10 @@ tfvenv:
 # `make check` first makes its environments side by side: the project's, checkov's, Sphinx's and, unless
 # PYTEST_ARGS leaves the TensorFlow tests out, TensorFlow's. Installs wait on the network and the disk as much as
 # on the CPUs, so together they take about the time of the longest, not the sum (docs/testing.md has the
-# measured times). Then ruff, mypy and the docs site side by side (mypy and Sphinx each keep a CPU busy), then
-# the tests, which use every CPU, and the scan. GNU make 4 keeps each step's output together (--output-sync);
-# the make 3.81 of macOS interleaves it.
+# measured times). Then ruff, mypy, the docs site and the checkov scan side by side (mypy, Sphinx and checkov
+# each keep one CPU busy; none reads what another writes), then the tests, which use every CPU. The envs come
+# first on their own: the project venv's one install also brings the scan's `make render` up to date. GNU make 4
+# keeps each step's output together (--output-sync); the make 3.81 of macOS interleaves it.
 ENVS := $(STAMP) $(CHECKOV) $(SPHINX) $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
 SYNC := $(if $(filter 3.%,$(MAKE_VERSION)),,--output-sync=target)
 
@@ -132,8 +133,8 @@ envs: $(ENVS)
 
 check: notice
 	@$(MAKE) --no-print-directory -j4 $(SYNC) envs
-	@$(MAKE) --no-print-directory -j3 $(SYNC) lint typecheck docs
-	@$(MAKE) --no-print-directory test scan tools
+	@$(MAKE) --no-print-directory -j4 $(SYNC) lint typecheck docs scan
+	@$(MAKE) --no-print-directory test tools
 
 clean:
 	rm -rf build $(VENV) .venv-checkov .venv-docs
