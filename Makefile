@@ -39,9 +39,13 @@ venv: $(STAMP_RUNTIME)
 
 venv-dev: $(STAMP)
 
-render: $(STAMP_RUNTIME)
+define render_stacks
 	$(BIN)/gpuplane render dev --out build/dev
 	$(BIN)/gpuplane render prod --out build/prod
+endef
+
+render: $(STAMP_RUNTIME)
+	$(render_stacks)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -97,7 +101,10 @@ $(CHECKOV):
 AWS_SKIPS = .checkov/aws-skips.yaml
 skip_for = $(shell $(BIN)/python -c 'import sys; from gpuplane.infra.tfplan import skip_checks; print(",".join(skip_checks(open(sys.argv[1]).read(), sys.argv[2])))' $(AWS_SKIPS) $(1))
 
-scan: render $(CHECKOV)
+# The same renders as `make render`, from the dev venv like every other check: `make -j` then runs one pip install
+# into .venv, not the runtime's and the dev extras' at once (two pips in one venv break it).
+scan: $(STAMP) $(CHECKOV)
+	$(render_stacks)
 	$(BIN)/python -m tests.compare.write_plan build/compare-plan
 	$(CHECKOV) -d build/dev/manifests -d build/prod/manifests -d build/compare-plan --framework kubernetes --skip-download --quiet --compact
 	$(CHECKOV) -f build/dev/tfplan.json --framework terraform_plan --skip-download --quiet --compact --skip-check "$(call skip_for,dev)"
