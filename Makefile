@@ -18,6 +18,8 @@ CHECKOV := .venv-checkov/bin/checkov
 
 # Extra pytest arguments; `make check PYTEST_ARGS='-m "not tensorflow"'` skips the TensorFlow tests.
 PYTEST_ARGS ?=
+# The TensorFlow venv, unless PYTEST_ARGS leaves the TensorFlow tests out: what `make test` and `make check` make first.
+TFVENV_IF_TESTED := $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
 
 $(STAMP_RUNTIME): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -81,7 +83,7 @@ COMPILE = $(BIN)/python -m compileall -q components infra manifests src/gpuplane
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
 # One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
-test: $(STAMP) $(CHECKOV) $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
+test: $(STAMP) $(CHECKOV) $(TFVENV_IF_TESTED)
 	$(COMPILE)
 	$(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
 
@@ -133,7 +135,7 @@ tfvenv:
 # each keep one CPU busy; none reads what another writes), then the tests, which use every CPU. The envs come
 # first on their own: the project venv's one install also brings the scan's `make render` up to date. GNU make 4
 # keeps each step's output together (--output-sync); the make 3.81 of macOS interleaves it.
-ENVS := $(STAMP) $(CHECKOV) $(SPHINX) $(if $(findstring not tensorflow,$(PYTEST_ARGS)),,tfvenv)
+ENVS := $(STAMP) $(CHECKOV) $(SPHINX) $(TFVENV_IF_TESTED)
 SYNC := $(if $(filter 3.%,$(MAKE_VERSION)),,--output-sync=target)
 
 envs: $(ENVS)
