@@ -17,7 +17,7 @@ import pytest
 
 from gpuplane.infra import config
 from gpuplane.manifests import lifecycle
-from tests import checkout_guard, checkov_scan, interrupts, shipped, slowest, tools
+from tests import checkout_guard, checkov_scan, interrupts, readers, shipped, slowest, tools
 
 if TYPE_CHECKING:  # Pulumi loads with them: imported where a fixture renders, so a nested pytest run of a test
     # that renders nothing (tests/test_tools.py starts several) does not pay for it.
@@ -165,6 +165,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if seconds:
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
         items[:] = slowest.order([item.nodeid for item in items], items, seconds, workers)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Schemas, AWS models and the CLI's command tree read once per process, not per call (tests/readers.py)."""
+    readers.install()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -141,3 +141,39 @@ def test_a_render_process_exits_without_walking_its_heap_again(renders, frozen):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.split() == ["frozen", str(frozen)]
+
+
+# --- the render's skipped stack walk (`mockrun.no_source_positions`) ----------------------------------------
+
+
+def _one_resource() -> dict[str, object]:
+    import pulumi  # noqa: PLC0415 - loaded with mockrun already
+
+    pulumi.CustomResource("gpuplane:test:Thing", "thing", {"size": 1})
+    return {}
+
+
+def test_a_mocked_run_skips_the_sdks_stack_walk_and_restores_it(monkeypatch):
+    from pulumi.runtime import resource as sdk_resource  # noqa: PLC0415 - loaded with mockrun already
+
+    walks: list[int] = []
+    original = sdk_resource._get_stack_trace
+
+    def counting():
+        walks.append(1)
+        return original()
+
+    monkeypatch.setattr(sdk_resource, "_get_stack_trace", counting)
+    # Without the skip the SDK walks the stack for each registration (so the skip has something to skip;
+    # a release that renames the walk fails here instead of silently rendering slower).
+    with mockrun.no_cycle_collection():
+        mockrun._run(_one_resource, "p", "s", "us-west-2", None)
+    assert len(walks) >= 1
+    walks.clear()
+    recording = mockrun.run(_one_resource, "p", "s", "us-west-2")
+    assert walks == []
+    assert [r.type for r in recording.resources if r.custom] == ["gpuplane:test:Thing"]
+    assert sdk_resource._get_stack_trace is counting
+    with pytest.raises(RuntimeError), mockrun.no_source_positions():
+        raise RuntimeError("a failed render")
+    assert sdk_resource._get_stack_trace is counting
