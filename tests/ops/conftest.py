@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import botocore.loaders
-import botocore.session
 import pytest
 from moto import mock_aws
 from moto.servicequotas.models import ServiceQuotasBackend
@@ -48,21 +46,6 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # moto's EC2 otherwise makes thousands of public AMIs (each with a snapshot and random ids) in every region
     # it opens; nothing here describes images (the AMI checks read SSM parameters, seeded by `seed_amis`).
     monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_botocore_loader() -> Iterator[None]:
-    """Every boto3 session of a test module reads botocore's service models through one loader.
-
-    Why: each new session gets a loader of its own and parses the models it needs again (EC2's is megabytes of
-    JSON, a second or more on a loaded machine). A command makes one session; these tests make dozens (each
-    `boto3.client` under a fresh `mock_aws`, each preflight and janitor run). The models are only read, so a
-    shared cache changes no answer.
-    """
-    loader = botocore.loaders.create_loader()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.session, "create_loader", lambda *_args: loader)
-        yield
 
 
 # The address a user puts in place of the dev stack's documentation range before deploying (README, deploy

@@ -12,6 +12,7 @@ from importlib import resources
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from gpuplane.manifests import queue, versions, wellknown
 
@@ -45,6 +46,16 @@ def test_each_copy_is_a_valid_crd_serving_the_api_the_queue_uses(minor):
     # What Kueue writes into the requests it creates for an admitted run.
     assert {"provisioningClassName", "podSets", "parameters"} <= set(spec["properties"])
     assert set(spec["required"]) >= {"provisioningClassName", "podSets"}
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_each_caller_gets_its_own_copy_of_the_file_as_written(minor):
+    # Parsed once per process (every render asks): the same document the pure-Python parser reads, and a
+    # caller that changes its copy changes no other caller's.
+    first = queue.provisioning_request_crd(minor)
+    assert first == yaml.safe_load(queue.provisioning_crd_text(minor))
+    first["spec"]["versions"].clear()
+    assert queue.provisioning_request_crd(minor)["spec"]["versions"]
 
 
 def test_a_minor_without_a_copy_is_refused_by_name():
