@@ -12,6 +12,7 @@ resource's URN, so two runs give byte-identical output.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -314,6 +315,22 @@ def _inputs_for_plan(struct: Any) -> dict[str, Any]:
     return dict(_plain(rpc.deserialize_properties(struct, keep_internal=False, keep_unknowns=True)))
 
 
+async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every stack output's plain value (a placeholder for a secret), awaited together.
+
+    Why together: the SDK's `_sync_await` inside the running program pads the event loop's ready list back
+    with a cancelled handle for each one it drained, every call. Awaiting each output's secrecy and value
+    apart made tens of calls per render and a hundred thousand throw-away handles.
+    """
+    outs = [pulumi.Output.from_input(value) for value in outputs.values()]
+    secret = await asyncio.gather(*(out.is_secret() for out in outs))
+    resolved = await asyncio.gather(*(out.future() for out in outs))
+    return {
+        key: SECRET_PLACEHOLDER if hidden else _plain(value)
+        for key, hidden, value in zip(outputs, secret, resolved, strict=True)
+    }
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
@@ -433,11 +450,7 @@ def _run(
 
     def body() -> None:
         outputs = program()
-        for key, value in outputs.items():
-            out = pulumi.Output.from_input(value)
-            secret = _sync_await(out.is_secret())
-            resolved = _sync_await(out.future())
-            exported[key] = SECRET_PLACEHOLDER if secret else _plain(resolved)
+        exported.update(_sync_await(_resolve(outputs)))
 
     try:
         _sync_await(run_pulumi_func(body))
