@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -59,16 +61,75 @@ def test_each_args_class_lives_in_its_concern_module():
     assert config.LOG_RETENTION_DAYS is common.LOG_RETENTION_DAYS
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        *(f"config.{m}" for m in ("platform", "node_groups", "storage", "gpu", "network", "cluster", "common")),
-        *(f"config.{m}" for m in ("queue", "workloads", "base")),
-        *(f"plan.{m}" for m in ("gpu_nodes", "placement", "training_queue", "cross_checks", "names", "node_template")),
-        *(f"facts.{m}" for m in ("catalog", "partition", "subnets", "name_limits")),
-        "destroy.teardown",
-    ],
-)
-def test_importing_any_module_first_works(module: str):
+FIRST_IMPORTS = [
+    *(f"config.{m}" for m in ("platform", "node_groups", "storage", "gpu", "network", "cluster", "common")),
+    *(f"config.{m}" for m in ("queue", "workloads", "base")),
+    *(f"plan.{m}" for m in ("gpu_nodes", "placement", "training_queue", "cross_checks", "names", "node_template")),
+    *(f"facts.{m}" for m in ("catalog", "partition", "subnets", "name_limits")),
+    "destroy.teardown",
+]
+
+# One interpreter that has loaded no module of gpuplane's forks a child per module, and the child imports that
+# module first. The parent loads the third-party packages they all use (pydantic, PyYAML, botocore), once, so
+# the children share them: an import loop is between gpuplane's own modules, whatever else is loaded.
+_FORK_EACH = """
+import json, os, sys, traceback
+import botocore.session, pydantic, yaml
+assert not [name for name in sys.modules if name.startswith("gpuplane")]
+failed = {}
+for name in sys.argv[1:]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            __import__(name)
+            code = 0
+        except BaseException:
+            os.write(write, traceback.format_exc().encode())
+            code = 1
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as why:
+        text = why.read()
+    if os.waitpid(pid, 0)[1] != 0:
+        failed[name] = text or "the child failed without a traceback"
+print(json.dumps(failed))
+"""
+
+
+@pytest.fixture(scope="module")
+def first_import_failures() -> dict[str, str]:
+    """Each module of FIRST_IMPORTS imported first in a fresh child process: the traceback of each that failed."""
+    names = [f"gpuplane.components.{module}" for module in FIRST_IMPORTS]
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_EACH, *names], capture_output=True, text=True, check=True, timeout=300
+    )
+    failures: dict[str, str] = json.loads(done.stdout)
+    return failures
+
+
+@pytest.mark.parametrize("module", FIRST_IMPORTS)
+def test_importing_any_module_first_works(module: str, first_import_failures: dict[str, str]):
     """Each module imports on its own in a fresh interpreter: no order of imports is needed to break a loop."""
-    subprocess.run([sys.executable, "-c", f"import gpuplane.components.{module}"], check=True)
+    assert first_import_failures.get(f"gpuplane.components.{module}", "") == ""
+
+
+def test_a_module_that_fails_on_first_import_is_reported_with_its_traceback(tmp_path):
+    # The same harness, on a package whose first module imports a second that imports the first back by name.
+    package = tmp_path / "loopy"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from loopy.b import B\nA = 1\n")
+    (package / "b.py").write_text("from loopy.a import A\nB = 2\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_EACH, "loopy.a", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    failures = json.loads(done.stdout)
+    assert list(failures) == ["loopy.a"]
+    assert "ImportError: cannot import name 'A' from partially initialized module 'loopy.a'" in failures["loopy.a"]
