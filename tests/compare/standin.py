@@ -1,11 +1,13 @@
 """A stand-in for TF Serving's REST API over a real SavedModel (run with a Python that has TensorFlow).
 
 Usage:
-    standin.py build MODEL_DIR KIND            write a small SavedModel (KIND: encoded | tensor)
-    standin.py serve MODEL_DIR NAME PORT DELAY_S FAIL_EVERY PORT_FILE
-                                               serve it as model NAME on 127.0.0.1:PORT (0 = any);
-                                               every request sleeps DELAY_S; every FAIL_EVERY-th predict
-                                               answers HTTP 500 (0 = never); the bound port goes to PORT_FILE.
+    standin.py MODEL_DIR KIND NAME DELAY_S:FAIL_EVERY:PORT_FILE...
+        write a small SavedModel (KIND: encoded | tensor) to MODEL_DIR, load it back, and serve it as model
+        NAME, once per DELAY_S:FAIL_EVERY:PORT_FILE, each on a port of its own of 127.0.0.1 (written to
+        PORT_FILE): every request sleeps DELAY_S, and every FAIL_EVERY-th predict answers HTTP 500 (0 = never).
+
+One process builds and serves every variant: starting TensorFlow is most of a stand-in's cost, and each
+variant still has its own server, counter and delay, as two TF Serving deployments would.
 
 The answers follow TF Serving's shapes: `GET /v1/models/NAME` (model_version_status with state AVAILABLE),
 `GET /v1/models/NAME/metadata` (signature_def with dtype and tensor_shape, sizes as strings), and
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 import threading
 import time
@@ -107,9 +110,8 @@ def _metadata(name: str, signature: Any) -> dict[str, Any]:
     }
 
 
-def serve(model_dir: str, name: str, port: int, delay_s: float, fail_every: int, port_file: str) -> None:
-    loaded = tf.saved_model.load(model_dir)
-    signature = loaded.signatures["serving_default"]
+def serve(signature: Any, name: str, delay_s: float, fail_every: int, port_file: str) -> ThreadingHTTPServer:
+    """A server of its own for one variant, on a free port written to `port_file`, serving in a thread."""
     metadata = _metadata(name, signature)
     ((input_name, input_spec),) = signature.structured_input_signature[1].items()
     lock = threading.Lock()
@@ -158,15 +160,23 @@ def serve(model_dir: str, name: str, port: int, delay_s: float, fail_every: int,
             scores = result["scores"].numpy().tolist()
             self._send(200, {"predictions": scores})
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    with open(port_file, "w") as fh:
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with open(port_file + ".tmp", "w") as fh:
         fh.write(str(server.server_address[1]))
-    server.serve_forever()
+    os.replace(port_file + ".tmp", port_file)  # the test reads the file once it exists: never half-written
+    return server
+
+
+def main(model_dir: str, kind: str, name: str, *variants: str) -> None:
+    build(model_dir, kind)
+    signature = tf.saved_model.load(model_dir).signatures["serving_default"]
+    for variant in variants:
+        delay_s, fail_every, port_file = variant.split(":", 2)
+        serve(signature, name, float(delay_s), int(fail_every), port_file)
+    threading.Event().wait()  # until the test kills the process
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "build":
-        build(sys.argv[2], sys.argv[3])
-    else:
-        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7])
+    main(*sys.argv[1:])

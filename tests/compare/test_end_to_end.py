@@ -28,46 +28,31 @@ STANDIN = Path(__file__).with_name("standin.py")
 FAST_S, SLOW_S, FAIL_EVERY = 0.005, 0.125, 4
 
 
-def _serve(
-    python: Path, model_dir: Path, name: str, delay: float, fail_every: int, tmp: Path
-) -> tuple[subprocess.Popen[bytes], str]:
-    port_file = tmp / f"port-{name}-{delay}"
-    process = subprocess.Popen(
-        [str(python), str(STANDIN), "serve", str(model_dir), name, "0", str(delay), str(fail_every), str(port_file)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while not port_file.exists() or not port_file.read_text():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(
-                f"stand-in did not start: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
-            )
-        time.sleep(0.2)
-    return process, f"http://127.0.0.1:{port_file.read_text()}"
-
-
 @pytest.fixture(scope="module", params=["encoded", "tensor"])
 def standins(request, tf_python: Path, tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:  # noqa: F811
+    """One stand-in process per mode: it builds the mode's SavedModel and serves it as both variants."""
     tmp = tmp_path_factory.mktemp(f"standin-{request.param}")
-    model_dir = tmp / "model"
-    built = subprocess.run(
-        [str(tf_python), str(STANDIN), "build", str(model_dir), request.param],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    fast, fast_url = _serve(tf_python, model_dir, "resnet", FAST_S, 0, tmp)
-    slow, slow_url = _serve(tf_python, model_dir, "resnet", SLOW_S, FAIL_EVERY, tmp)
+    ports = {"gpu": tmp / "port-gpu", "cpu1": tmp / "port-cpu1"}
+    process = subprocess.Popen(
+        [
+            str(tf_python), str(STANDIN), str(tmp / "model"), request.param, "resnet",
+            f"{FAST_S}:0:{ports['gpu']}", f"{SLOW_S}:{FAIL_EVERY}:{ports['cpu1']}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
     try:
-        yield request.param, {"gpu": fast_url, "cpu1": slow_url}
+        deadline = time.monotonic() + 300
+        while not all(port.exists() for port in ports.values()):
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                _, err = process.communicate()
+                raise AssertionError(f"stand-in did not start: {err.decode()[-3000:]}")
+            time.sleep(0.2)
+        yield request.param, {variant: f"http://127.0.0.1:{port.read_text()}" for variant, port in ports.items()}
     finally:
-        for process in (fast, slow):
-            process.kill()
-            process.wait()
+        process.kill()
+        process.wait()
 
 
 SERVING = [
