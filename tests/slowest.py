@@ -6,10 +6,11 @@ it does not name keeps pytest's order (which keeps a module's fixtures together)
 an idle worker steals from the end of another's queue: so each share starts with its part of the slow tests,
 dealt longest first to the share with the least measured time, and the fast ones fill the rest.
 
-Refresh the list after the tests change (any run that writes a JUnit XML file, e.g. `make test-fast`):
+Refresh the list after the tests change (any run that writes a JUnit XML file, e.g. `make test-fast`). The
+report goes outside the checkout: the tests may not write into its `build/`, and pytest's own report counts.
 
-    .venv/bin/pytest -n 2 --junitxml=build/junit.xml     # the whole suite: the TensorFlow tests are among the slowest
-    .venv/bin/python -m tests.slowest build/junit.xml > tests/slowest.txt
+    .venv/bin/pytest -n 2 --junitxml=/tmp/junit.xml     # the whole suite: the TensorFlow tests are among the slowest
+    .venv/bin/python -m tests.slowest /tmp/junit.xml > tests/slowest.txt
 """
 
 from __future__ import annotations
