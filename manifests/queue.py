@@ -530,11 +530,11 @@ def provisioning_request_crd(kubernetes_version: str) -> dict[str, Any]:
     return copy.deepcopy(_parsed_crd(kubernetes_version))
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @functools.cache
 def _parsed_crd(kubernetes_version: str) -> dict[str, Any]:
     """The shipped CRD file of a minor, parsed (with libyaml's parser where PyYAML has it: same documents)."""
     doc: dict[str, Any] = yaml.load(provisioning_crd_text(kubernetes_version), Loader=_SAFE_LOADER)
     return doc
-
-
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -101,9 +101,13 @@ print(json.dumps(failed))
 @pytest.fixture(scope="module")
 def first_import_failures() -> dict[str, str]:
     """Each module of FIRST_IMPORTS imported first in a fresh child process: the traceback of each that failed."""
-    names = [f"gpuplane.components.{module}" for module in FIRST_IMPORTS]
+    return _first_imports([f"gpuplane.components.{module}" for module in FIRST_IMPORTS])
+
+
+def _first_imports(names: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
+    """Run the harness on `names`: the traceback of each module that failed to import first."""
     done = subprocess.run(
-        [sys.executable, "-c", _FORK_EACH, *names], capture_output=True, text=True, check=True, timeout=300
+        [sys.executable, "-c", _FORK_EACH, *names], capture_output=True, text=True, check=True, timeout=300, env=env
     )
     failures: dict[str, str] = json.loads(done.stdout)
     return failures
@@ -122,14 +126,8 @@ def test_a_module_that_fails_on_first_import_is_reported_with_its_traceback(tmp_
     (package / "__init__.py").write_text("")
     (package / "a.py").write_text("from loopy.b import B\nA = 1\n")
     (package / "b.py").write_text("from loopy.a import A\nB = 2\n")
-    done = subprocess.run(
-        [sys.executable, "-c", _FORK_EACH, "loopy.a", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    failures = _first_imports(
+        ["loopy.a", "json"], {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     )
-    failures = json.loads(done.stdout)
     assert list(failures) == ["loopy.a"]
     assert "ImportError: cannot import name 'A' from partially initialized module 'loopy.a'" in failures["loopy.a"]
