@@ -79,19 +79,24 @@ docs: $(SPHINX)
 # runs), and where PYTHONDONTWRITEBYTECODE is set (many CI images, some shells) each would compile gpuplane's
 # modules again, 0.2-0.4 s of CPU a process. compileall skips symlinked folders: the real ones.
 COMPILE = $(BIN)/python -m compileall -q components infra manifests src/gpuplane
+# pytest caches each test module's assertion-rewritten byte-code in __pycache__, but not where
+# PYTHONDONTWRITEBYTECODE is set: then every worker and every nested pytest run rewrites all 150 test modules
+# again, 10 CPU seconds a process, half of what collecting the suite costs. An empty value lets it write (and
+# lets the test helpers' byte-code be kept too); __pycache__ is ignored by git.
+PYTEST = PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
 # One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
 test: $(STAMP) $(CHECKOV) $(TFVENV_IF_TESTED)
 	$(COMPILE)
-	$(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
+	$(PYTEST) -q -n auto --dist worksteal $(PYTEST_ARGS)
 
 # Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: 5.5 minutes
 # on two quiet CPUs (docs/testing.md has the measured times). No checkov venv needed: its tests skip without it.
 test-fast: $(STAMP)
 	$(COMPILE)
-	GPUPLANE_LEAVE_OUT_TOOLS=chromium $(BIN)/pytest -q -n auto --dist worksteal -m "not tensorflow" $(PYTEST_ARGS)
+	GPUPLANE_LEAVE_OUT_TOOLS=chromium $(PYTEST) -q -n auto --dist worksteal -m "not tensorflow" $(PYTEST_ARGS)
 
 # checkov pins an old boto3, so it gets a virtualenv of its own (its pins conflict with ours).
 $(CHECKOV):

@@ -73,3 +73,13 @@ def test_the_tests_start_from_compiled_source(tmp_path, target):
     assert {"components", "infra", "manifests", "src/gpuplane"} == set(folders)
     assert all((ROOT / folder).is_dir() and not (ROOT / folder).is_symlink() for folder in folders)
     assert {p.name for p in (ROOT / "src" / "gpuplane").iterdir() if p.is_symlink()} <= set(folders)
+
+
+@pytest.mark.parametrize("target", ["test", "test-fast"])
+def test_pytest_may_keep_its_rewritten_test_modules(tmp_path, target):
+    """pytest keeps its assertion-rewritten test modules only where byte-code may be written: the run clears
+    PYTHONDONTWRITEBYTECODE (an empty value is unset for Python), so a second run and each nested run reuse them."""
+    run = next(line for line in dry_run(tmp_path, target).splitlines() if "bin/pytest" in line)
+    words = run.split()
+    assert "PYTHONDONTWRITEBYTECODE=" in words
+    assert words.index("PYTHONDONTWRITEBYTECODE=") < next(i for i, w in enumerate(words) if w.endswith("bin/pytest"))

@@ -153,9 +153,11 @@ SHAPES: dict[str, dict[str, Any] | None] = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shape_releases(request: pytest.FixtureRequest) -> dict[str, dict[str, dict[str, Any]]]:
-    """The releases of every shape (one mock run each)."""
+    """The releases of every shape (one mock run each), once per process: the slowest-first order (tests/slowest.py)
+    puts some of this module's tests at the front and leaves the rest in place, so a module-scoped fixture was
+    torn down between them and its ten renders made again, four times a run."""
     from tests.conftest import stack_config  # noqa: PLC0415
 
     found: dict[str, dict[str, dict[str, Any]]] = {}

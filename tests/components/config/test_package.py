@@ -7,8 +7,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import gpuplane.components.config as config
 from gpuplane.components.config import (
     cluster,
@@ -98,12 +96,6 @@ print(json.dumps(failed))
 """
 
 
-@pytest.fixture(scope="module")
-def first_import_failures() -> dict[str, str]:
-    """Each module of FIRST_IMPORTS imported first in a fresh child process: the traceback of each that failed."""
-    return _first_imports([f"gpuplane.components.{module}" for module in FIRST_IMPORTS])
-
-
 def _first_imports(names: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
     """Run the harness on `names`: the traceback of each module that failed to import first."""
     done = subprocess.run(
@@ -113,10 +105,14 @@ def _first_imports(names: list[str], env: dict[str, str] | None = None) -> dict[
     return failures
 
 
-@pytest.mark.parametrize("module", FIRST_IMPORTS)
-def test_importing_any_module_first_works(module: str, first_import_failures: dict[str, str]):
-    """Each module imports on its own in a fresh interpreter: no order of imports is needed to break a loop."""
-    assert first_import_failures.get(f"gpuplane.components.{module}", "") == ""
+def test_importing_any_module_first_works():
+    """Each module imports on its own in a fresh interpreter: no order of imports is needed to break a loop.
+
+    One test for all the modules, not one per module: the harness forks every child from one parent either way,
+    and a test per module made each xdist worker that ran one of them run the whole harness again. A failure
+    names each module that failed, with its traceback."""
+    failures = _first_imports([f"gpuplane.components.{module}" for module in FIRST_IMPORTS])
+    assert failures == {}, "\n\n".join(f"{name}:\n{why}" for name, why in failures.items())
 
 
 def test_a_module_that_fails_on_first_import_is_reported_with_its_traceback(tmp_path):
