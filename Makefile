@@ -86,7 +86,8 @@ COMPILE = $(BIN)/python -m compileall -q components infra manifests src/gpuplane
 PYTEST = PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
 # checkov's own venv first: the tests that compare skip files and manifests with checkov use it.
-# One worker per CPU (pytest-xdist); an idle worker takes queued tests from a busy one (worksteal), so the
+# One pytest-xdist worker per CPU and one more (tests/conftest.py: many tests wait, and a waiting worker leaves its
+# CPU idle); an idle worker takes queued tests from a busy one (worksteal), so the
 # long TensorFlow tests do not hold the others back. `make test PYTEST_ARGS='-n 0'` runs them one at a time.
 test: $(STAMP) $(CHECKOV) $(TFVENV_IF_TESTED)
 	$(COMPILE)

@@ -58,6 +58,7 @@ def one_run(workers: int, extra: list[str]) -> dict[str, Any]:
         "rc": done.returncode,
         "load_before": round(load, 2),
         "summary": summary,
+        "failed": [line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")],
     }
 
 

@@ -582,8 +582,9 @@ KUEUE: Final = Pin(
     newer="Checked again 2026-11-29: v0.19.4 (promoted 2026-09-10, kubernetes/k8s.io#9917) up to v0.19.14, v0.20.0 "
     "up to v0.20.7 and v0.21.0-rc.3 exist (release notes on newreleases.io; no v0.21.0 final seen, so 0.19 is "
     "still maintained and the estimate above stands). The stored copy of kubernetes-sigs/kueue still ends "
-    "2026-08-22 (c90ed70; tags end at v0.19.2), so no later chart or CRD can be read at its tag, and the queue's "
-    "objects are checked against the pinned release's CRDs. For the bump: take v0.20.6 or later, not an earlier "
+    "2026-08-22 (c90ed70; tags end at v0.19.2), so the charts and CRDs of later releases cannot be read at their "
+    "tags, and the queue's objects are checked against the pinned release's CRDs. For the bump: take v0.20.6 or "
+    "later, not an earlier "
     "0.20 (v0.20.6's notes, kueue #18411: after an upgrade to 0.20 the API server could not start its watch cache "
     "for the ClusterQueue, LocalQueue and Workload CRDs, the conversion webhook being gone); 0.20 stops serving "
     "v1beta1 (gpuplane writes v1beta2) and its notes rename no chart key gpuplane sets.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests import slowest
@@ -59,3 +60,17 @@ def test_a_junit_report_becomes_the_list(tmp_path):
         (12.5, "tests/infra/test_render.py::test_a[x]"),
         (3.0, "tests/verify/test_x.py::TestY::test_c"),
     ]
+
+
+def test_auto_gives_one_worker_more_than_the_cpus(pytestconfig, monkeypatch):
+    """`-n auto` asks the hook, and the conftest answers first: the CPUs this process may use, plus one."""
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert pytestconfig.pluginmanager.hook.pytest_xdist_auto_num_workers(config=pytestconfig) == 3
+
+
+def test_the_variable_still_decides_where_it_is_set(pytestconfig, monkeypatch):
+    """xdist's own rule reads PYTEST_XDIST_AUTO_NUM_WORKERS: the conftest steps aside for it."""
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert pytestconfig.pluginmanager.hook.pytest_xdist_auto_num_workers(config=pytestconfig) == 5
