@@ -93,7 +93,7 @@ test: $(STAMP) $(CHECKOV) $(TFVENV_IF_TESTED)
 	$(COMPILE)
 	$(PYTEST) -q -n auto --dist worksteal $(PYTEST_ARGS)
 
-# Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: 5.5 minutes
+# Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: 3.7 minutes
 # on two quiet CPUs (docs/testing.md has the measured times). No checkov venv needed: its tests skip without it.
 test-fast: $(STAMP)
 	$(COMPILE)
