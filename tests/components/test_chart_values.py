@@ -154,19 +154,25 @@ SHAPES: dict[str, dict[str, Any] | None] = {
 
 
 @pytest.fixture(scope="session")
-def shape_releases(request: pytest.FixtureRequest) -> dict[str, dict[str, dict[str, Any]]]:
-    """The releases of every shape (one mock run each), once per process: the slowest-first order (tests/slowest.py)
-    puts some of this module's tests at the front and leaves the rest in place, so a module-scoped fixture was
-    torn down between them and its ten renders made again, four times a run."""
-    from tests.conftest import stack_config  # noqa: PLC0415
+def shape_releases(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The releases of every shape (one mock run each), once per test session, also across xdist workers: the
+    slowest-first order (tests/slowest.py) puts some of this module's tests at the front and leaves the rest in
+    place, so a module-scoped fixture was torn down between them and its ten renders made again, four times a
+    run; once per process, they were still made by every worker that ran one of its tests."""
+    from tests.conftest import once_per_session, stack_config  # noqa: PLC0415
 
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    for shape, overrides in SHAPES.items():
-        if overrides is None:
-            found[shape] = releases(request.getfixturevalue(f"{shape}_run"))
-        else:
-            found[shape] = releases(render.run_stack(stack_config({"cluster": DEV_CLUSTER, **overrides})))
-    return found
+    def make() -> dict[str, dict[str, dict[str, Any]]]:
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for shape, overrides in SHAPES.items():
+            if overrides is None:
+                found[shape] = releases(request.getfixturevalue(f"{shape}_run"))
+            else:
+                found[shape] = releases(render.run_stack(stack_config({"cluster": DEV_CLUSTER, **overrides})))
+        return found
+
+    return once_per_session(tmp_path_factory, "chart-shape-releases", make)
 
 
 def test_every_release_of_every_shape_sets_only_keys_its_chart_reads(shape_releases) -> None:
