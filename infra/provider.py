@@ -24,6 +24,7 @@ refused with an error naming it, at preview and at `up` alike; `Cluster.subnetId
 (it only flows into the resources' inputs).
 """
 
+import difflib
 import json
 import sys
 import types
@@ -33,7 +34,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Optional, TypeAlias, TypeVar, get_args, get_origin
 
 import pulumi
-from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.errors import InputPropertyError
+from pulumi.output import Inputs
+from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 from pulumi.runtime import rpc
@@ -64,9 +67,10 @@ _CLUSTERS: dict[str, cluster_component.Cluster] = {}
 def _input_type(annotation: Any) -> Any:
     """The analyzer's type for a pydantic field's annotation: scalars and lists of them as such, objects as maps.
 
-    The analyzer refuses unions, so `X | None` is unwrapped (optionality is the field's `required`), literals
-    and enums become their value's type, and a nested model or a list of them is a map of any (its keys are
-    the stack file's, checked by the model).
+    The analyzer refuses unions, so `X | None` is unwrapped (optionality is the field's `required`) and any
+    other union is `Any`; literals and enums become their value's type. A nested model becomes a type of the
+    schema of its own (`_settings_class`), so a TypeScript, Go or C# program gets typed, documented settings
+    at every depth (`nodeGroups[].sharing.timeSlicing.replicas`), not a map of anything.
     """
     origin = get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -82,23 +86,57 @@ def _input_type(annotation: Any) -> Any:
         return annotation
     if origin in (list, tuple, Sequence, set, frozenset):
         (item, *_) = get_args(annotation) or (Any,)
-        inner = _input_type(item)
-        return list[inner] if inner in (str, int, float, bool) else list[dict[str, Any]]  # type: ignore[valid-type]
+        return list[_input_type(item)]  # type: ignore[misc]
     if origin in (dict, Mapping):
         value = get_args(annotation)[1] if get_args(annotation) else Any
-        inner = _input_type(value)
-        return dict[str, inner] if inner in (str, int, float, bool) else dict[str, Any]  # type: ignore[valid-type]
+        return dict[str, _input_type(value)]  # type: ignore[misc]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return dict[str, Any]
+        return _settings_class(annotation)
     return Any
 
 
-def _args_class(name: str, model: type[BaseModel], extra: Mapping[str, Any] = {}) -> type:
-    """A class of `pulumi.Input` fields named like `model`'s (snake_case; the schema camelCases them)."""
+SETTINGS_SUFFIX = "Settings"
+"""The schema's name of a nested model's type: `NodeGroupArgs` -> `NodeGroupSettings`, `Taint` -> `TaintSettings`.
+
+Why a suffix: types and resources share the package's tokens (`gpuplane:index:NodeGroup` is the component), and
+the SDK generators add `Args` to input types themselves (Python's `NodeGroupSettingsArgs`, not `NodeGroupArgsArgs`).
+"""
+
+SETTINGS_TYPES: dict[str, type[BaseModel]] = {}
+"""The model behind each nested type of the schema, by the type's name: its fields' descriptions are the schema's."""
+
+_SETTINGS_CLASSES: dict[type[BaseModel], type] = {}
+
+
+def _settings_class(model: type[BaseModel]) -> type:
+    """The class the analyzer reads as the schema type of a nested model: one `pulumi.Input` field per model field.
+
+    Made once per model, and registered before its fields are read, so a model reached twice (`storage` and
+    `training[].volumes`) is one type.
+    """
+    if model not in _SETTINGS_CLASSES:
+        name = model.__name__.removesuffix("Args") + SETTINGS_SUFFIX
+        if SETTINGS_TYPES.get(name, model) is not model:
+            raise TypeError(f"two nested models make the schema type {name}: {SETTINGS_TYPES[name]} and {model}")
+        made = type(name, (), {"__module__": __name__, "__doc__": model.__doc__})
+        _SETTINGS_CLASSES[model] = made
+        SETTINGS_TYPES[name] = model
+        made.__annotations__ = _field_annotations(model)
+    return _SETTINGS_CLASSES[model]
+
+
+def _field_annotations(model: type[BaseModel]) -> dict[str, Any]:
+    """`pulumi.Input` annotations of `model`'s fields, optional where the model does not require the field."""
     annotations: dict[str, Any] = {}
     for field, info in model.model_fields.items():
         kind = pulumi.Input[_input_type(info.annotation)]  # type: ignore[misc,valid-type]
         annotations[field] = kind if info.is_required() else Optional[kind]  # noqa: UP045 (the analyzer reads Optional)
+    return annotations
+
+
+def _args_class(name: str, model: type[BaseModel], extra: Mapping[str, Any] = {}) -> type:
+    """A class of `pulumi.Input` fields named like `model`'s (snake_case; the schema camelCases them)."""
+    annotations = _field_annotations(model)
     annotations.update(extra)
     return type(name, (), {"__annotations__": annotations, "__module__": __name__, "__doc__": model.__doc__})
 
@@ -397,6 +435,12 @@ def package_schema() -> dict[str, Any]:
         for key, prop in resource.get("inputProperties", {}).items():
             if described.get(key):
                 prop["description"] = described[key]
+    for token, described_type in spec.get("types", {}).items():
+        model = SETTINGS_TYPES[token.rsplit(":", 1)[-1]]
+        described = {config_key(f): i.description for f, i in model.model_fields.items()}
+        for key, prop in described_type.get("properties", {}).items():
+            if described.get(key):
+                prop["description"] = described[key]
     spec["description"] = "A GPU-ready EKS platform for TensorFlow, as Pulumi components."
     return spec
 
@@ -407,6 +451,40 @@ class GpuplaneProvider(ComponentProvider):
     def __init__(self) -> None:
         super().__init__(COMPONENTS, PACKAGE, None, VERSION)
         self.schema = json.dumps(package_schema())
+
+    def map_inputs(self, inputs: Inputs, component_def: ComponentDefinition) -> Inputs:
+        """The top-level inputs under the args' Python names; nested settings as the program sent them.
+
+        Why not the SDK's own mapping: it renames a nested object's keys to Python names and silently drops a
+        key its schema does not know, so `nodeGroups: [{minSzie: 0}]` from a YAML program (or any caller the
+        generated SDK's types do not check) would become a group with the default size. The adapters validate
+        the settings with the stack file's models, which read the stack file's camelCase keys and refuse an
+        unknown one with the closest known key, as in a stack file. An unknown top-level input is refused here,
+        the same way; a required one that is missing too, as the SDK does.
+        """
+        known = component_def.inputs
+        unknown = sorted(k for k in inputs if k not in known and not str(k).startswith("__"))
+        if unknown:
+            allowed = ", ".join(sorted(known))
+            hints = []
+            for key in unknown:
+                close = difflib.get_close_matches(str(key), list(known), n=1)
+                hints.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+            raise InputPropertyError(
+                str(unknown[0]),
+                f"{component_def.name}: unknown input {', '.join(hints)}; its inputs are: {allowed}",
+            )
+        mapped: dict[str, Any] = {}
+        for key, prop in known.items():
+            value = inputs.get(key)
+            if value is None:
+                if not prop.optional:
+                    raise InputPropertyError(key, f"Missing required input '{key}' on '{component_def.name}'")
+                continue
+            if prop.type == PropertyType.INTEGER and isinstance(value, float) and value.is_integer():
+                value = int(value)  # the wire carries every number as a double
+            mapped[component_def.inputs_mapping[key]] = value
+        return mapped
 
 
 def main() -> None:

@@ -90,6 +90,59 @@ def test_the_yaml_program_uses_only_the_schemas_tokens_and_properties(schema: di
         assert prop in resources[program["resources"][variable]["type"]]["properties"], output
 
 
+SCALARS: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+
+
+def schema_problems(value: Any, prop: dict[str, Any], types: dict[str, Any], path: str) -> list[str]:
+    """Where `value` does not fit the schema property `prop`, at any depth: the check a typed program (a generated
+    SDK's types, Pulumi YAML's type checker) makes of nested settings against the package's types."""
+    if "$ref" in prop:
+        ref = prop["$ref"]
+        if ref == "pulumi.json#/Any":
+            return []
+        described = types[ref.removeprefix("#/types/")]
+        if not isinstance(value, dict):
+            return [f"{path}: {value!r} is not an object"]
+        problems = [f"{path}.{key}: not in {ref}" for key in value if key not in described["properties"]]
+        problems += [f"{path}.{key}: required by {ref}" for key in described.get("required", []) if key not in value]
+        for key, item in value.items():
+            if key in described["properties"]:
+                problems += schema_problems(item, described["properties"][key], types, f"{path}.{key}")
+        return problems
+    kind = prop.get("type")
+    if kind == "array":
+        if not isinstance(value, list):
+            return [f"{path}: {value!r} is not a list"]
+        return [p for i, item in enumerate(value) for p in schema_problems(item, prop["items"], types, f"{path}[{i}]")]
+    if kind == "object":
+        if not isinstance(value, dict):
+            return [f"{path}: {value!r} is not a map"]
+        values = prop.get("additionalProperties", {"$ref": "pulumi.json#/Any"})
+        return [p for key, item in value.items() for p in schema_problems(item, values, types, f"{path}.{key}")]
+    wanted = SCALARS[prop["type"]]
+    if (isinstance(value, bool) and kind != "boolean") or not isinstance(value, wanted):
+        return [f"{path}: {value!r} is not of type {kind}"]
+    return []
+
+
+def test_the_yaml_programs_nested_settings_follow_the_schemas_types(schema: dict[str, Any]) -> None:
+    program = yaml.safe_load((YAML / "Pulumi.yaml").read_text())
+    for name, resource in program["resources"].items():
+        declared = schema["resources"][resource["type"]]["inputProperties"]
+        for key, value in resource.get("properties", {}).items():
+            assert schema_problems(value, declared[key], schema["types"], f"{name}.{key}") == []
+    # The check sees a typo at depth, and a value of the wrong type.
+    platform = schema["resources"]["gpuplane:index:Platform"]["inputProperties"]
+    groups = [{"name": "gpu", "instanceTypes": ["g6.xlarge"], "sharing": {"timeSlicing": {"replicaz": 4}}}]
+    assert schema_problems(groups, platform["nodeGroups"], schema["types"], "nodeGroups") == [
+        "nodeGroups[0].sharing.timeSlicing.replicaz: not in #/types/gpuplane:index:TimeSlicingSettings",
+        "nodeGroups[0].sharing.timeSlicing.replicas: required by #/types/gpuplane:index:TimeSlicingSettings",
+    ]
+    wrong = [{"name": "gpu", "instanceTypes": ["g6.xlarge"], "minSize": "one"}]
+    found = schema_problems(wrong, platform["nodeGroups"], schema["types"], "g")
+    assert found == ["g[0].minSize: 'one' is not of type integer"]
+
+
 @pytest.mark.parametrize("example", [TS, YAML], ids=["ts", "yaml"])
 def test_the_examples_add_the_package_from_this_checkout(example: Path) -> None:
     """A local path to the repository's root, whose PulumiPlugin.yaml serves the components: the examples run

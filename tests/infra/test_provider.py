@@ -2,13 +2,15 @@
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import jsonschema
 import pulumi
 import pytest
+from pulumi.errors import InputPropertyError
 from pulumi.provider.server import ComponentInitError
 from pulumi.runtime import rpc
+from pydantic import BaseModel
 
 from gpuplane.infra import config, mockrun, provider, render
 from tests.conftest import DEV_CLUSTER, stack_config
@@ -86,7 +88,55 @@ def test_schema_types_follow_the_fields(schema: dict[str, Any]) -> None:
     assert group["labels"]["additionalProperties"]["type"] == "string"
     platform = schema["resources"]["gpuplane:index:Platform"]["inputProperties"]
     assert platform["nodeGroups"]["type"] == "array"
-    assert platform["cluster"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
+    assert platform["nodeGroups"]["items"]["$ref"] == "#/types/gpuplane:index:NodeGroupSettings"
+    assert platform["cluster"]["$ref"] == "#/types/gpuplane:index:ClusterSettings"
+    # Typed at every depth: what another language's program is checked against, documented as the stack file is.
+    types = schema["types"]
+    nested = types["gpuplane:index:NodeGroupSettings"]
+    assert nested["properties"]["minSize"]["type"] == "integer"
+    assert nested["properties"]["taints"]["items"]["$ref"] == "#/types/gpuplane:index:TaintSettings"
+    assert nested["properties"]["sharing"]["$ref"] == "#/types/gpuplane:index:GpuSharingSettings"
+    assert sorted(nested["required"]) == ["instanceTypes", "name"]
+    sharing = types["gpuplane:index:GpuSharingSettings"]["properties"]
+    assert sharing["timeSlicing"]["$ref"] == "#/types/gpuplane:index:TimeSlicingSettings"
+    assert types["gpuplane:index:TimeSlicingSettings"]["properties"]["replicas"]["type"] == "integer"
+    training = types["gpuplane:index:TrainingSettings"]["properties"]
+    assert training["volumes"]["items"]["$ref"] == "#/types/gpuplane:index:VolumeMountSettings"
+
+
+def _nested_models(model: type[BaseModel]) -> set[type[BaseModel]]:
+    """Every model a field of `model` holds, at any depth (in lists, maps and optionals too)."""
+    found: set[type[BaseModel]] = set()
+    for info in model.model_fields.values():
+        pending: list[Any] = [info.annotation]
+        while pending:
+            annotation = pending.pop()
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                if annotation not in found:
+                    found |= {annotation} | _nested_models(annotation)
+            else:
+                pending.extend(get_args(annotation))
+    return found
+
+
+def test_every_nested_model_is_a_type_with_the_stack_files_keys_and_words(schema: dict[str, Any]) -> None:
+    """Each model a served component's args hold is one schema type: every field under the stack file's key,
+    required as the model says, with the model's description; nothing else is a type."""
+    models = set().union(*(_nested_models(m) for m in provider.MODELS.values()))
+    assert len(models) > 20
+    by_model = {model: name for name, model in provider.SETTINGS_TYPES.items()}
+    assert {f"gpuplane:index:{by_model[m]}" for m in models} == set(schema["types"])
+    for model in models:
+        described = schema["types"][f"gpuplane:index:{by_model[model]}"]
+        assert described["description"] == model.__doc__
+        properties = described["properties"]
+        for field, info in model.model_fields.items():
+            key = info.alias or provider.config_key(field)
+            assert key == provider.config_key(field), (model, field)  # what a program sends is what the model reads
+            assert properties[key].get("description") == info.description, (model, key)
+        assert set(properties) == {provider.config_key(f) for f in model.model_fields}
+        required = {provider.config_key(f) for f, i in model.model_fields.items() if i.is_required()}
+        assert set(described.get("required", [])) == required, model
 
 
 ## construct under mocks
@@ -126,6 +176,47 @@ def test_platform_refuses_bad_config_with_the_stack_files_words(served: provider
     assert message.startswith("Platform 'p': ")
     for problem in stack_error.value.problems:
         assert problem in message
+
+
+def test_a_nested_typo_is_refused_with_the_closest_key_as_in_a_stack_file(served: provider.GpuplaneProvider) -> None:
+    """The SDK's own input mapping would drop a nested key its schema does not know; the stack file's model refuses
+    it, naming the key it was probably meant to be."""
+    group = {"name": "gpu", "kind": "gpu", "instanceTypes": ["g5.xlarge"], "sharing": {"timeSlicing": {"replicaz": 4}}}
+    settings = {"cluster": DEV_CLUSTER, "nodeGroups": [group]}
+    with pytest.raises(config.ConfigError) as stack_error:
+        stack_config(settings)
+    with pytest.raises(ComponentInitError) as construct_error:
+        _construct(served, [("p", "Platform", settings)])
+    message = str(construct_error.value.__cause__ or construct_error.value)
+    assert "nodeGroups[0].sharing.timeSlicing.replicaz: unknown key (did you mean 'replicas'?)" in message
+    for problem in stack_error.value.problems:
+        assert problem in message
+
+
+def test_nested_settings_make_what_the_python_program_makes(served: provider.GpuplaneProvider) -> None:
+    """Nested objects and lists reach the model as the program sent them (camelCase keys, at every depth)."""
+    group = {
+        "name": "gpu",
+        "kind": "gpu",
+        "instanceTypes": ["g5.xlarge"],
+        "minSize": 1,
+        "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+        "sharing": {"timeSlicing": {"replicas": 4}},
+    }
+    settings = {"cluster": DEV_CLUSTER, "nodeGroups": [{"name": "system", "instanceTypes": ["m6i.large"]}, group]}
+    expected = render.run_stack(stack_config(settings))
+    made = _construct(served, [("gpuplane-test", "Platform", settings)])
+    assert _tree(made) == _tree(expected)
+    taints = [r.inputs.get("taints") for r in made.resources if r.type == "aws:eks/nodeGroup:NodeGroup"]
+    assert any({"key": "team", "value": "ml", "effect": "NO_SCHEDULE"} in (t or []) for t in taints), taints
+
+
+def test_an_unknown_input_is_refused_with_the_closest_name(served: provider.GpuplaneProvider) -> None:
+    inputs = {"cluster": "eks", "name": "g", "instanceTypes": ["m6i.large"], "minSzie": 1}
+    with pytest.raises(InputPropertyError, match=r"NodeGroup: unknown input 'minSzie' \(did you mean 'minSize'\?\)"):
+        _construct(served, [("g", "NodeGroup", inputs)])
+    with pytest.raises(InputPropertyError, match=r"Missing required input 'instanceTypes' on 'NodeGroup'"):
+        _construct(served, [("g", "NodeGroup", {"cluster": "eks", "name": "g"})])
 
 
 @pytest.mark.parametrize("unknown", [pulumi.Output.from_input("dev"), rpc.UNKNOWN], ids=["output", "engine-unknown"])
