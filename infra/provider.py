@@ -26,6 +26,7 @@ refused with an error naming it, at preview and at `up` alike; `Cluster.subnetId
 
 import difflib
 import json
+import re
 import sys
 import types
 import typing
@@ -64,35 +65,68 @@ _CLUSTERS: dict[str, cluster_component.Cluster] = {}
 ## The args: one class per served component, its fields made from the pydantic model's
 
 
-def _input_type(annotation: Any) -> Any:
-    """The analyzer's type for a pydantic field's annotation: scalars and lists of them as such, objects as maps.
+def config_key(field: str) -> str:
+    """The camelCase key of a snake_case field, as the schema and the stack file spell it."""
+    head, *rest = field.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def _input_type(annotation: Any, enum_name: str) -> Any:
+    """The analyzer's type for a pydantic field's annotation: scalars, lists, maps, and types of the schema.
 
     The analyzer refuses unions, so `X | None` is unwrapped (optionality is the field's `required`) and any
-    other union is `Any`; literals and enums become their value's type. A nested model becomes a type of the
-    schema of its own (`_settings_class`), so a TypeScript, Go or C# program gets typed, documented settings
-    at every depth (`nodeGroups[].sharing.timeSlicing.replicas`), not a map of anything.
+    other union is `Any`. A nested model becomes a type of the schema of its own (`_settings_class`), and a
+    field of fixed strings (a `Literal` or an `Enum`) an enum type named `enum_name` (`_enum_class`), so a
+    TypeScript, Go or C# program gets typed, documented settings at every depth
+    (`nodeGroups[].sharing.timeSlicing.replicas`, `nodeGroups[].kind: "cpu" | "gpu"`), not a map of anything.
     """
     origin = get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         members = [a for a in get_args(annotation) if a is not type(None)]
-        return _input_type(members[0]) if len(members) == 1 else Any
-    if origin is Literal:
-        return type(get_args(annotation)[0])
+        return _input_type(members[0], enum_name) if len(members) == 1 else Any
+    if origin is Literal or (isinstance(annotation, type) and issubclass(annotation, Enum)):
+        values = get_args(annotation) if origin is Literal else tuple(m.value for m in annotation)
+        if all(isinstance(v, str) for v in values):
+            return _enum_class(enum_name, values)
+        return type(values[0])
     if origin is typing.Annotated:
-        return _input_type(get_args(annotation)[0])
-    if isinstance(annotation, type) and issubclass(annotation, Enum):
-        return type(next(iter(annotation)).value)
+        return _input_type(get_args(annotation)[0], enum_name)
     if annotation in (str, int, float, bool):
         return annotation
     if origin in (list, tuple, Sequence, set, frozenset):
         (item, *_) = get_args(annotation) or (Any,)
-        return list[_input_type(item)]  # type: ignore[misc]
+        return list[_input_type(item, enum_name)]  # type: ignore[misc]
     if origin in (dict, Mapping):
         value = get_args(annotation)[1] if get_args(annotation) else Any
-        return dict[str, _input_type(value)]  # type: ignore[misc]
+        return dict[str, _input_type(value, enum_name)]  # type: ignore[misc]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _settings_class(annotation)
     return Any
+
+
+ENUM_TYPES: dict[str, tuple[str, ...]] = {}
+"""The values of each enum type of the schema, by the type's name (`NodeGroupKind`: `cpu`, `gpu`)."""
+
+_ENUM_CLASSES: dict[str, type[Enum]] = {}
+
+
+def _enum_class(name: str, values: tuple[str, ...]) -> type[Enum]:
+    """The Python enum the analyzer reads as the schema's enum type `name`, one member per value.
+
+    Named after the model and its field (`NodeGroupKind`, `TaintEffect`): two fields with the same values are
+    still two types, each documented where it is used. The values are the stack file's strings, which the
+    adapters pass to the models as they are; member names are the values made identifiers (`least-waste` ->
+    `least_waste`), as the SDK generators want.
+    """
+    if ENUM_TYPES.setdefault(name, values) != values:
+        raise TypeError(f"two fields make the schema enum {name}: {ENUM_TYPES[name]} and {values}")
+    if name not in _ENUM_CLASSES:
+        identifiers = {v: re.sub(r"\W", "_", v) for v in values}
+        members = {(name if name[:1].isalpha() else f"_{name}"): v for v, name in identifiers.items()}
+        made = Enum(name, members, module=__name__)  # type: ignore[misc]
+        made.__doc__ = f"The values `{name}` takes: " + ", ".join(f"`{v}`" for v in values) + "."
+        _ENUM_CLASSES[name] = made
+    return _ENUM_CLASSES[name]
 
 
 SETTINGS_SUFFIX = "Settings"
@@ -128,8 +162,10 @@ def _settings_class(model: type[BaseModel]) -> type:
 def _field_annotations(model: type[BaseModel]) -> dict[str, Any]:
     """`pulumi.Input` annotations of `model`'s fields, optional where the model does not require the field."""
     annotations: dict[str, Any] = {}
+    base = model.__name__.removesuffix("Args")
     for field, info in model.model_fields.items():
-        kind = pulumi.Input[_input_type(info.annotation)]  # type: ignore[misc,valid-type]
+        key = config_key(field)
+        kind = pulumi.Input[_input_type(info.annotation, base + key[:1].upper() + key[1:])]  # type: ignore[misc,valid-type]
         annotations[field] = kind if info.is_required() else Optional[kind]  # noqa: UP045 (the analyzer reads Optional)
     return annotations
 
@@ -209,12 +245,6 @@ def _settings(component: str, name: str, args: Mapping[str, Any], passed: Sequen
             )
         settings[camel] = value
     return settings
-
-
-def config_key(field: str) -> str:
-    """The camelCase key of a snake_case field, as the schema and the stack file spell it."""
-    head, *rest = field.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 def _validated(component: str, name: str, model: type[M], settings: Mapping[str, Any]) -> M:
@@ -436,6 +466,13 @@ def package_schema() -> dict[str, Any]:
             if described.get(key):
                 prop["description"] = described[key]
     for token, described_type in spec.get("types", {}).items():
+        if "enum" in described_type:
+            # The SDK writes `"description": null` for an enum member without a docstring, which Pulumi's package
+            # metaschema refuses (a description is a string); a member without one has none.
+            for member in described_type["enum"]:
+                if member.get("description") is None:
+                    member.pop("description", None)
+            continue
         model = SETTINGS_TYPES[token.rsplit(":", 1)[-1]]
         described = {config_key(f): i.description for f, i in model.model_fields.items()}
         for key, prop in described_type.get("properties", {}).items():

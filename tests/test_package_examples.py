@@ -101,6 +101,9 @@ def schema_problems(value: Any, prop: dict[str, Any], types: dict[str, Any], pat
         if ref == "pulumi.json#/Any":
             return []
         described = types[ref.removeprefix("#/types/")]
+        if "enum" in described:
+            allowed = [member["value"] for member in described["enum"]]
+            return [] if value in allowed else [f"{path}: {value!r} is not one of {allowed}"]
         if not isinstance(value, dict):
             return [f"{path}: {value!r} is not an object"]
         problems = [f"{path}.{key}: not in {ref}" for key in value if key not in described["properties"]]
@@ -141,6 +144,9 @@ def test_the_yaml_programs_nested_settings_follow_the_schemas_types(schema: dict
     wrong = [{"name": "gpu", "instanceTypes": ["g6.xlarge"], "minSize": "one"}]
     found = schema_problems(wrong, platform["nodeGroups"], schema["types"], "g")
     assert found == ["g[0].minSize: 'one' is not of type integer"]
+    assert schema_problems("staging", platform["profile"], schema["types"], "profile") == [
+        "profile: 'staging' is not one of ['dev', 'prod']"
+    ]
 
 
 @pytest.mark.parametrize("example", [TS, YAML], ids=["ts", "yaml"])

@@ -2,7 +2,8 @@
 
 import json
 from pathlib import Path
-from typing import Any, get_args
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import jsonschema
 import pulumi
@@ -125,7 +126,8 @@ def test_every_nested_model_is_a_type_with_the_stack_files_keys_and_words(schema
     models = set().union(*(_nested_models(m) for m in provider.MODELS.values()))
     assert len(models) > 20
     by_model = {model: name for name, model in provider.SETTINGS_TYPES.items()}
-    assert {f"gpuplane:index:{by_model[m]}" for m in models} == set(schema["types"])
+    objects = {token for token, described in schema["types"].items() if "enum" not in described}
+    assert {f"gpuplane:index:{by_model[m]}" for m in models} == objects
     for model in models:
         described = schema["types"][f"gpuplane:index:{by_model[model]}"]
         assert described["description"] == model.__doc__
@@ -176,6 +178,51 @@ def test_platform_refuses_bad_config_with_the_stack_files_words(served: provider
     assert message.startswith("Platform 'p': ")
     for problem in stack_error.value.problems:
         assert problem in message
+
+
+def _fixed_strings(annotation: Any) -> tuple[str, ...] | None:
+    """The strings a field takes when it takes only fixed ones (a Literal of strings, in an optional or a list)."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation) if all(isinstance(v, str) for v in get_args(annotation)) else None
+    if get_origin(annotation) in (list, Union, UnionType):
+        found = [f for f in map(_fixed_strings, get_args(annotation)) if f]
+        return found[0] if len(found) == 1 else None
+    return None
+
+
+def test_every_field_of_fixed_strings_is_an_enum_of_exactly_those(schema: dict[str, Any]) -> None:
+    """A TypeScript program gets `"cpu" | "gpu"` for a node group's kind, not any string: one enum type per field of
+    fixed strings, with the model's values and nothing else, referred to by that field (or by its items)."""
+    enums = {token: described for token, described in schema["types"].items() if "enum" in described}
+    seen = set()
+    models = set().union(*(_nested_models(m) for m in provider.MODELS.values())) | set(provider.MODELS.values())
+    by_model = {model: name for name, model in provider.SETTINGS_TYPES.items()}
+    for model in models:
+        if model in by_model:
+            properties = schema["types"][f"gpuplane:index:{by_model[model]}"]["properties"]
+        else:
+            component = next(c for c, m in provider.MODELS.items() if m is model)
+            properties = schema["resources"][f"gpuplane:index:{component}"]["inputProperties"]
+        for field, info in model.model_fields.items():
+            values = _fixed_strings(info.annotation)
+            if values is None:
+                continue
+            prop = properties[provider.config_key(field)]
+            ref = (prop.get("items") or prop)["$ref"].removeprefix("#/types/")
+            assert [member["value"] for member in enums[ref]["enum"]] == list(values), (model, field)
+            seen.add(ref)
+    assert seen == set(enums)
+    assert "gpuplane:index:NodeGroupKind" in seen and "gpuplane:index:TaintEffect" in seen
+    expander = {m["name"]: m["value"] for m in enums["gpuplane:index:AutoscalerExpander"]["enum"]}
+    assert expander["least_waste"] == "least-waste"  # member names are identifiers, values the stack file's
+
+
+def test_an_enum_setting_reaches_the_model_as_sent(served: provider.GpuplaneProvider) -> None:
+    """The provider passes an enum's string as the program sent it: the model checks it, with its own words."""
+    made = _construct(served, [("p", "Platform", {"cluster": DEV_CLUSTER, "profile": "dev"})])
+    assert any(r.type == "aws:eks/cluster:Cluster" for r in made.resources)
+    with pytest.raises(ComponentInitError, match=r"Platform 'q': .*profile"):
+        _construct(served, [("q", "Platform", {"cluster": DEV_CLUSTER, "profile": "staging"})])
 
 
 def test_a_nested_typo_is_refused_with_the_closest_key_as_in_a_stack_file(served: provider.GpuplaneProvider) -> None:
