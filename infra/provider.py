@@ -122,7 +122,7 @@ def _enum_class(name: str, values: tuple[str, ...]) -> type[Enum]:
         raise TypeError(f"two fields make the schema enum {name}: {ENUM_TYPES[name]} and {values}")
     if name not in _ENUM_CLASSES:
         identifiers = {v: re.sub(r"\W", "_", v) for v in values}
-        members = {(name if name[:1].isalpha() else f"_{name}"): v for v, name in identifiers.items()}
+        members = {(ident if ident[:1].isalpha() else f"_{ident}"): v for v, ident in identifiers.items()}
         made = Enum(name, members, module=__name__)  # type: ignore[misc]
         made.__doc__ = f"The values `{name}` takes: " + ", ".join(f"`{v}`" for v in values) + "."
         _ENUM_CLASSES[name] = made
