@@ -240,8 +240,18 @@ def test_a_nested_typo_is_refused_with_the_closest_key_as_in_a_stack_file(served
         assert problem in message
 
 
+def _on_the_wire(value: Any) -> Any:
+    """`value` as the engine hands it to the provider: a protobuf Struct carries every number as a double."""
+    if isinstance(value, dict):
+        return {k: _on_the_wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_on_the_wire(v) for v in value]
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 def test_nested_settings_make_what_the_python_program_makes(served: provider.GpuplaneProvider) -> None:
-    """Nested objects and lists reach the model as the program sent them (camelCase keys, at every depth)."""
+    """Nested objects and lists reach the model as the program sent them (camelCase keys, at every depth, numbers as
+    the doubles the wire carries)."""
     group = {
         "name": "gpu",
         "kind": "gpu",
@@ -252,7 +262,7 @@ def test_nested_settings_make_what_the_python_program_makes(served: provider.Gpu
     }
     settings = {"cluster": DEV_CLUSTER, "nodeGroups": [{"name": "system", "instanceTypes": ["m6i.large"]}, group]}
     expected = render.run_stack(stack_config(settings))
-    made = _construct(served, [("gpuplane-test", "Platform", settings)])
+    made = _construct(served, [("gpuplane-test", "Platform", _on_the_wire(settings))])
     assert _tree(made) == _tree(expected)
     taints = [r.inputs.get("taints") for r in made.resources if r.type == "aws:eks/nodeGroup:NodeGroup"]
     assert any({"key": "team", "value": "ml", "effect": "NO_SCHEDULE"} in (t or []) for t in taints), taints
