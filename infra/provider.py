@@ -40,6 +40,7 @@ from pulumi.output import Inputs
 from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.provider import ConstructResult
 from pulumi.runtime import rpc
 from pydantic import BaseModel, ValidationError
 
@@ -489,6 +490,16 @@ class GpuplaneProvider(ComponentProvider):
         super().__init__(COMPONENTS, PACKAGE, None, VERSION)
         self.schema = json.dumps(package_schema())
 
+    def construct(
+        self, name: str, resource_type: str, inputs: Inputs, options: pulumi.ResourceOptions | None = None
+    ) -> ConstructResult:
+        """The SDK's construct; an input it refuses is named with the resource, as the adapters' errors are."""
+        try:
+            return super().construct(name, resource_type, inputs, options)
+        except InputPropertyError as exc:
+            component = resource_type.rsplit(":", 1)[-1]
+            raise InputPropertyError(exc.property_path, f"{component} '{name}': {exc.reason}") from None
+
     def map_inputs(self, inputs: Inputs, component_def: ComponentDefinition) -> Inputs:
         """The top-level inputs under the args' Python names; nested settings as the program sent them.
 
@@ -509,14 +520,14 @@ class GpuplaneProvider(ComponentProvider):
                 hints.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
             raise InputPropertyError(
                 str(unknown[0]),
-                f"{component_def.name}: unknown input {', '.join(hints)}; its inputs are: {allowed}",
+                f"unknown input {', '.join(hints)}; its inputs are: {allowed}",
             )
         mapped: dict[str, Any] = {}
         for key, prop in known.items():
             value = inputs.get(key)
             if value is None:
                 if not prop.optional:
-                    raise InputPropertyError(key, f"Missing required input '{key}' on '{component_def.name}'")
+                    raise InputPropertyError(key, f"input '{key}' is required")
                 continue
             if prop.type == PropertyType.INTEGER and isinstance(value, float) and value.is_integer():
                 value = int(value)  # the wire carries every number as a double

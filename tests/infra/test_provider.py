@@ -270,10 +270,17 @@ def test_nested_settings_make_what_the_python_program_makes(served: provider.Gpu
 
 def test_an_unknown_input_is_refused_with_the_closest_name(served: provider.GpuplaneProvider) -> None:
     inputs = {"cluster": "eks", "name": "g", "instanceTypes": ["m6i.large"], "minSzie": 1}
-    with pytest.raises(InputPropertyError, match=r"NodeGroup: unknown input 'minSzie' \(did you mean 'minSize'\?\)"):
+    with pytest.raises(InputPropertyError) as unknown:
         _construct(served, [("g", "NodeGroup", inputs)])
-    with pytest.raises(InputPropertyError, match=r"Missing required input 'instanceTypes' on 'NodeGroup'"):
-        _construct(served, [("g", "NodeGroup", {"cluster": "eks", "name": "g"})])
+    assert unknown.value.property_path == "minSzie"
+    assert unknown.value.reason.startswith("NodeGroup 'g': unknown input 'minSzie' (did you mean 'minSize'?); its ")
+    assert "amiType, capacityReservation, capacityType, cluster," in unknown.value.reason
+    with pytest.raises(InputPropertyError) as missing:
+        _construct(served, [("h", "NodeGroup", {"cluster": "eks", "name": "h"})])
+    assert (missing.value.property_path, missing.value.reason) == (
+        "instanceTypes",
+        "NodeGroup 'h': input 'instanceTypes' is required",
+    )
 
 
 @pytest.mark.parametrize("unknown", [pulumi.Output.from_input("dev"), rpc.UNKNOWN], ids=["output", "engine-unknown"])
