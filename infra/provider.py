@@ -443,6 +443,18 @@ MODELS: dict[str, type[BaseModel]] = {
 ## The schema and the provider
 
 
+def _field_descriptions(model: type[BaseModel]) -> dict[str, str | None]:
+    """Each field's description, by the key the schema and the stack file spell it with."""
+    return {config_key(f): i.description for f, i in model.model_fields.items()}
+
+
+def _describe(properties: dict[str, Any], described: Mapping[str, str | None]) -> None:
+    """Give each schema property the description written for it (a component's input or a type's field)."""
+    for key, prop in properties.items():
+        if described.get(key):
+            prop["description"] = described[key]
+
+
 def package_schema() -> dict[str, Any]:
     """The package schema, inferred offline by the SDK's analyzer, with the models' field descriptions.
 
@@ -461,11 +473,8 @@ def package_schema() -> dict[str, Any]:
     for token, resource in spec["resources"].items():
         component = token.rsplit(":", 1)[-1]
         model = MODELS.get(component)
-        described = {config_key(f): i.description for f, i in model.model_fields.items()} if model else {}
-        described.update(EXTRA_DESCRIPTIONS.get(component, {}))
-        for key, prop in resource.get("inputProperties", {}).items():
-            if described.get(key):
-                prop["description"] = described[key]
+        own = EXTRA_DESCRIPTIONS.get(component, {})
+        _describe(resource.get("inputProperties", {}), {**(_field_descriptions(model) if model else {}), **own})
     for token, described_type in spec.get("types", {}).items():
         if "enum" in described_type:
             # The SDK writes `"description": null` for an enum member without a docstring, which Pulumi's package
@@ -475,10 +484,7 @@ def package_schema() -> dict[str, Any]:
                     member.pop("description", None)
             continue
         model = SETTINGS_TYPES[token.rsplit(":", 1)[-1]]
-        described = {config_key(f): i.description for f, i in model.model_fields.items()}
-        for key, prop in described_type.get("properties", {}).items():
-            if described.get(key):
-                prop["description"] = described[key]
+        _describe(described_type.get("properties", {}), _field_descriptions(model))
     spec["description"] = "A GPU-ready EKS platform for TensorFlow, as Pulumi components."
     return spec
 
@@ -511,7 +517,7 @@ class GpuplaneProvider(ComponentProvider):
         the same way; a required one that is missing too, as the SDK does.
         """
         known = component_def.inputs
-        unknown = sorted(k for k in inputs if k not in known and not str(k).startswith("__"))
+        unknown = sorted(k for k in inputs if k not in known)
         if unknown:
             allowed = ", ".join(sorted(known))
             hints = []
