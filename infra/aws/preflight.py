@@ -250,27 +250,39 @@ def _compare_reservation(group: NodeGroupArgs, found: dict[str, Any], now: datet
 
 
 def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
-    """Whether a default image or chart this stack uses is past its vendor's end of support (fail).
+    """Whether a default image or chart this stack uses is past its vendor's end of support.
 
     The same finding as `gpuplane render`'s warning: the stack is run under mocks (no AWS) and the images and
     charts it applies are matched against the pins of manifests/versions.py; images the user names are theirs.
     A render only warns (it creates nothing); preflight is the gate before `pulumi up` installs software that
-    gets no security fixes, so it fails.
+    gets no security fixes, so a date the vendor published fails. A date gpuplane estimated from the vendor's
+    release policy (Kueue publishes none) only warns: the vendor may still ship patches for that release, and a
+    gate that refuses every deploy on a guess is one users learn to ignore.
     """
     from gpuplane.components.plan import training  # noqa: PLC0415 - loaded only for this check
     from gpuplane.infra import render  # noqa: PLC0415
 
     recording = recording if recording is not None else render.run_stack(config)
     runs = training.run_manifests(config.platform)  # what `gpuplane train` submits uses pinned images too
-    warnings = render.end_of_support(recording, runs)
-    if warnings:
+    used = render.pins_used(recording, runs)
+    aged = [pin for pin in used if lifecycle.past_end_of_support(pin)]
+    if aged:
+        published = [pin for pin in aged if not pin.estimated]
+        detail = "; ".join(lifecycle.end_of_support_warnings(aged))
+        if published:
+            return Check(
+                "default versions",
+                "fail",
+                detail,
+                "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
+            )
         return Check(
             "default versions",
-            "fail",
-            "; ".join(warnings),
-            "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
+            "warn",
+            detail,
+            "The date is gpuplane's estimate from the vendor's release policy: if the vendor's release notes "
+            "show no patch for this release since then, upgrade gpuplane or name a supported chart version",
         )
-    used = render.pins_used(recording, runs)
     dated = sorted((p.end_of_support, p.reference) for p in used if p.end_of_support)
     soonest = f"; the first to age: {dated[0][1]} on {dated[0][0]}" if dated else ""
     detail = f"{len(used)} default images and charts, none past end of support{soonest}"

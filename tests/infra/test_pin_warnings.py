@@ -6,6 +6,7 @@ A render still exits 0 and writes the same files (plan.json does not change with
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -142,13 +143,36 @@ def test_preflight_reports_the_same(dev_run: Any, monkeypatch) -> None:
     assert check.fix.startswith("Upgrade gpuplane")
 
 
-@pytest.mark.parametrize(("today", "status"), [("2026-12-05", "pass"), ("2026-12-06", "fail")])
-def test_preflight_fails_from_the_first_day_past_a_support_date(
+@pytest.mark.parametrize(("today", "status"), [("2026-12-05", "pass"), ("2026-12-06", "warn")])
+def test_an_estimated_date_warns_from_its_first_day_and_never_fails(
     dev_run: Any, today: str, status: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Kueue publishes no end of support; gpuplane's estimate from its release policy warns, a guess never gates."""
+    assert versions.KUEUE.estimated and versions.KUEUE.end_of_support == "2026-12-06"
     monkeypatch.setenv(lifecycle.TODAY_ENV, today)
     check = preflight.pinned_defaults(config.load("dev"), dev_run)
     assert check.status == status
-    if status == "fail":
-        expected = f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06"
-        assert check.detail.startswith(expected)
+    if status == "warn":
+        assert check.detail == (
+            f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06 (estimated from the "
+            f"vendor policy) (today is {today}): no security patches; move to a newer gpuplane, or name a supported "
+            "image or chart version yourself"
+        )
+        assert check.fix.startswith("The date is gpuplane's estimate from the vendor's release policy")
+
+
+def test_a_published_date_fails_from_its_first_day_even_beside_an_estimated_one(
+    dev_run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the first day past a published date (the serving image's base OS) preflight fails, the estimate listed too."""
+    published = min(
+        datetime.date.fromisoformat(p.end_of_support)
+        for p in render.pins_used(dev_run, training.run_manifests(config.load("dev").platform))
+        if p.end_of_support and not p.estimated
+    )
+    for day, status in ((published - datetime.timedelta(days=1), "warn"), (published, "fail")):
+        monkeypatch.setenv(lifecycle.TODAY_ENV, day.isoformat())
+        check = preflight.pinned_defaults(config.load("dev"), dev_run)
+        assert check.status == status, day
+        assert "(kueue) is past its end of support since 2026-12-06 (estimated" in check.detail
+    assert check.fix.startswith("Upgrade gpuplane")
