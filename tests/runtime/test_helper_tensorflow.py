@@ -59,9 +59,11 @@ def tf_python() -> Path:
         pytest.skip(str(exc))
 
 
-def probe(tf_python: Path, env: dict[str, str], through_helper: bool) -> dict[str, int | str]:
+def probe(tf_python: Path, env: dict[str, str], through_helper: bool, tmp: Path) -> dict[str, int | str]:
     argv = [str(tf_python), "-c", PROBE]
-    env = {**env, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    # AutoGraph writes the converted `tf.function` as a file under TMPDIR and leaves it there: the test's own
+    # folder, not the machine's /tmp (one file per probe, every run).
+    env = {**env, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp)}
     done = (
         run_helper(argv, env, timeout=300)
         if through_helper
@@ -84,9 +86,9 @@ def test_tensorflow_uses_the_exported_thread_counts(tf_python: Path, tmp_path: P
     exported = parse_lines(run_helper(["--print"], training_env).stdout)
     assert (exported["TF_NUM_INTRAOP_THREADS"], exported["TF_NUM_INTEROP_THREADS"]) == ("4", "2")
 
-    one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False)
-    serving = probe(tf_python, serving_env, True)
-    training = probe(tf_python, training_env, True)
+    one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False, tmp_path)
+    serving = probe(tf_python, serving_env, True, tmp_path)
+    training = probe(tf_python, training_env, True, tmp_path)
     assert serving["version"] == TF_VERSION
     assert int(serving["threads"]) - int(one["threads"]) == (4 - 1) + (1 - 1)
     assert int(training["threads"]) - int(serving["threads"]) == 2 - 1  # the training rule's second inter-op thread
@@ -94,13 +96,13 @@ def test_tensorflow_uses_the_exported_thread_counts(tf_python: Path, tmp_path: P
     assert serving["getter_intra"] == 0
 
 
-def test_tensorflow_defaults_kept_without_a_limit(tf_python: Path) -> None:
+def test_tensorflow_defaults_kept_without_a_limit(tf_python: Path, tmp_path: Path) -> None:
     """On the real cgroup of this machine (no quota here), TF sizes both pools from the affinity mask."""
     env = base_env()
     exported = parse_lines(run_helper(["--print"], env).stdout)
     if "TF_NUM_INTRAOP_THREADS" in exported:
         pytest.skip("this test process runs under a CPU quota below its CPUs")
-    one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False)
-    helped = probe(tf_python, env, True)
+    one = probe(tf_python, base_env(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1"), False, tmp_path)
+    helped = probe(tf_python, env, True, tmp_path)
     cpus = len(os.sched_getaffinity(0))
     assert int(helped["threads"]) - int(one["threads"]) == 2 * (cpus - 1)

@@ -9,6 +9,7 @@ script at it), listens on 127.0.0.1 only, and serves routes that misbehave in th
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import functools
 import http.server
@@ -103,6 +104,7 @@ MODEL = [("model/saved_model.pb", b"fake graph"), ("model/variables/variables.in
 def tls_files() -> tuple[Path, Path, Path]:
     """(CA certificate, server certificate, server key) for 127.0.0.1, valid for a day, strict-X.509 clean."""
     where = Path(tempfile.mkdtemp(prefix="gpuplane-import-tls-"))
+    atexit.register(shutil.rmtree, where, True)  # a test run leaves no key behind in the machine's /tmp
     os.chmod(where, 0o755)
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
