@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +19,19 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def _orphan_guard() -> tuple[str, ...]:
+    """The argv prefix that makes a task die with the process that started it, killed or not.
+
+    Why: each task leads a session of its own (so `stop` can kill its whole group), which also takes it out
+    of reach of whatever kills the starter: a test worker killed by a CI timeout, or a benchmark killed with
+    `kill -9`, left its TensorFlow tasks running, waiting on their peers for ever. util-linux's `setpriv
+    --pdeathsig KILL` asks the kernel for SIGKILL when the parent dies and then execs the task (same pid, same
+    argv after it). util-linux is essential on Debian; where `setpriv` is absent, tasks start as before.
+    """
+    setpriv = shutil.which("setpriv")
+    return (setpriv, "--pdeathsig", "KILL", "--") if setpriv else ()
 
 
 def free_ports(count: int) -> list[int]:
@@ -98,13 +112,18 @@ class Procs:
 def start(specs: Sequence[Spec], logs: Path) -> Procs:
     """Start every spec in a session of its own, output to `logs/<label>.log`; on any failure stop those started."""
     logs.mkdir(parents=True, exist_ok=True)
+    guard = _orphan_guard()
     started: list[Proc] = []
     try:
         for spec in specs:
             log = logs / f"{spec.label}.log"
             with log.open("wb") as out:
                 popen = subprocess.Popen(
-                    list(spec.argv), env=dict(spec.env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                    [*guard, *spec.argv],
+                    env=dict(spec.env),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
             started.append(Proc(spec.label, popen, log))
     except BaseException:
