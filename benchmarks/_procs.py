@@ -28,7 +28,9 @@ def _orphan_guard() -> tuple[str, ...]:
     of reach of whatever kills the starter: a test worker killed by a CI timeout, or a benchmark killed with
     `kill -9`, left its TensorFlow tasks running, waiting on their peers for ever. util-linux's `setpriv
     --pdeathsig KILL` asks the kernel for SIGKILL when the parent dies and then execs the task (same pid, same
-    argv after it). util-linux is essential on Debian; where `setpriv` is absent, tasks start as before.
+    argv after it). The kernel watches the thread that forked, not the process: start a run from a thread that
+    lives as long as the run (the test and the benchmark start it from their main thread). util-linux is
+    essential on Debian; where `setpriv` is absent, tasks start as before.
     """
     setpriv = shutil.which("setpriv")
     return (setpriv, "--pdeathsig", "KILL", "--") if setpriv else ()
