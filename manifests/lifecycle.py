@@ -265,12 +265,22 @@ def pins_in_use(images: Iterable[str], charts: Iterable[tuple[str, str]]) -> lis
 
 
 def end_of_support_warnings(pins: Iterable[versions.Pin], on: datetime.date | None = None) -> list[str]:
-    """One line per pin past its vendor's end of support or patch on `on` (default `today()`)."""
+    """One line per pin past its vendor's end of support or patch on `on` (default `today()`).
+
+    A date gpuplane estimated from the vendor's release policy (no date published) is worded as what it is: the
+    release may get no more patches, and the vendor's own releases say whether it still does.
+    """
     day = on or today()
     return [
-        f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support}"
-        f"{' (estimated from the vendor policy)' if pin.estimated else ''} (today is {day}): "
-        "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
+        (
+            f"{pin.reference} ({pin.name}) is past its estimated end of support, {pin.end_of_support} (estimated "
+            f"from the vendor policy; today is {day}): it may get no more security patches; see the vendor's "
+            "releases, move to a newer gpuplane, or name a supported image or chart version yourself"
+            if pin.estimated
+            else f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support} (today is "
+            f"{day}): no security patches; move to a newer gpuplane, or name a supported image or chart version "
+            "yourself"
+        )
         for pin in pins
         if past_end_of_support(pin, day)
     ]

@@ -154,9 +154,9 @@ def test_an_estimated_date_warns_from_its_first_day_and_never_fails(
     assert check.status == status
     if status == "warn":
         assert check.detail == (
-            f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06 (estimated from the "
-            f"vendor policy) (today is {today}): no security patches; move to a newer gpuplane, or name a supported "
-            "image or chart version yourself"
+            f"{versions.KUEUE.reference} (kueue) is past its estimated end of support, 2026-12-06 (estimated from "
+            f"the vendor policy; today is {today}): it may get no more security patches; see the vendor's releases, "
+            "move to a newer gpuplane, or name a supported image or chart version yourself"
         )
         assert check.fix.startswith("The date is gpuplane's estimate from the vendor's release policy")
 
@@ -174,5 +174,5 @@ def test_a_published_date_fails_from_its_first_day_even_beside_an_estimated_one(
         monkeypatch.setenv(lifecycle.TODAY_ENV, day.isoformat())
         check = preflight.pinned_defaults(config.load("dev"), dev_run)
         assert check.status == status, day
-        assert "(kueue) is past its end of support since 2026-12-06 (estimated" in check.detail
+        assert "(kueue) is past its estimated end of support, 2026-12-06" in check.detail
     assert check.fix.startswith("Upgrade gpuplane")

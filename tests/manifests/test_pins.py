@@ -150,9 +150,9 @@ def test_today_decides_when_no_day_is_given(monkeypatch: pytest.MonkeyPatch) -> 
 def test_an_estimated_end_says_so(day: str, warns: bool) -> None:
     on = datetime.date.fromisoformat(day)
     expected = [
-        f"{versions.KUEUE.reference} (kueue) is past its end of support since 2026-12-06 (estimated from the vendor "
-        f"policy) (today is {day}): no security patches; move to a newer gpuplane, or name a supported image or chart "
-        "version yourself"
+        f"{versions.KUEUE.reference} (kueue) is past its estimated end of support, 2026-12-06 (estimated from the "
+        f"vendor policy; today is {day}): it may get no more security patches; see the vendor's releases, move to a "
+        "newer gpuplane, or name a supported image or chart version yourself"
     ]
     assert lifecycle.end_of_support_warnings([versions.KUEUE], on) == (expected if warns else [])
 
