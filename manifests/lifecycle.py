@@ -264,6 +264,22 @@ def pins_in_use(images: Iterable[str], charts: Iterable[tuple[str, str]]) -> lis
     return used
 
 
+# The defaults a stack can replace with an image of its own, and the key that does it: for any other pin (a chart,
+# an add-on's image) the only way to a supported version is a newer gpuplane, and a warning must not suggest more.
+OWN_IMAGE_KEY: Final[dict[str, str]] = {
+    "tensorflow-serving": "serving[].variants[].image",
+    "tensorflow-serving-gpu": "serving[].variants[].image",
+    "tensorflow": "training[].image",
+    "tensorflow-training-gpu": "training[].image",
+}
+
+
+def what_to_do(pin: versions.Pin) -> str:
+    """What a user can do about `pin` once it has aged: a newer gpuplane, and their own image where a key allows."""
+    key = OWN_IMAGE_KEY.get(pin.name)
+    return "move to a newer gpuplane" + (f", or name a supported image yourself ({key})" if key else "")
+
+
 def end_of_support_warnings(pins: Iterable[versions.Pin], on: datetime.date | None = None) -> list[str]:
     """One line per pin past its vendor's end of support or patch on `on` (default `today()`).
 
@@ -275,11 +291,10 @@ def end_of_support_warnings(pins: Iterable[versions.Pin], on: datetime.date | No
         (
             f"{pin.reference} ({pin.name}) is past its estimated end of support, {pin.end_of_support} (estimated "
             f"from the vendor policy; today is {day}): it may get no more security patches; see the vendor's "
-            "releases, move to a newer gpuplane, or name a supported image or chart version yourself"
+            f"releases, or {what_to_do(pin)}"
             if pin.estimated
             else f"{pin.reference} ({pin.name}) is past its end of support since {pin.end_of_support} (today is "
-            f"{day}): no security patches; move to a newer gpuplane, or name a supported image or chart version "
-            "yourself"
+            f"{day}): no security patches; {what_to_do(pin)}"
         )
         for pin in pins
         if past_end_of_support(pin, day)

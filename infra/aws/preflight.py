@@ -269,19 +269,16 @@ def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
     if aged:
         published = [pin for pin in aged if not pin.estimated]
         detail = "; ".join(lifecycle.end_of_support_warnings(aged))
+        own = sorted({lifecycle.OWN_IMAGE_KEY[p.name] for p in published if p.name in lifecycle.OWN_IMAGE_KEY})
         if published:
-            return Check(
-                "default versions",
-                "fail",
-                detail,
-                "Upgrade gpuplane (newer pins), or name a supported image or chart version in the stack",
-            )
+            also = f"; an image of your own in the stack also does ({', '.join(own)})" if own else ""
+            return Check("default versions", "fail", detail, f"Upgrade gpuplane (newer pins){also}")
         return Check(
             "default versions",
             "warn",
             detail,
-            "The date is gpuplane's estimate from the vendor's release policy: if the vendor's release notes "
-            "show no patch for this release since then, upgrade gpuplane or name a supported chart version",
+            "The date is gpuplane's estimate from the vendor's release policy: if the vendor's releases show no "
+            "patch for this release since then, upgrade gpuplane",
         )
     dated = sorted((p.end_of_support, p.reference) for p in used if p.end_of_support)
     soonest = f"; the first to age: {dated[0][1]} on {dated[0][0]}" if dated else ""

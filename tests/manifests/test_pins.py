@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,7 +121,7 @@ def test_end_of_patch_at_its_boundary(day: str, warns: bool) -> None:
     assert lifecycle.past_end_of_support(gpu, on) is warns
     expected = [
         f"{gpu.reference} (tensorflow-training-gpu) is past its end of support since 2027-07-10 (today is {day}): "
-        "no security patches; move to a newer gpuplane, or name a supported image or chart version yourself"
+        "no security patches; move to a newer gpuplane, or name a supported image yourself (training[].image)"
     ]
     assert lifecycle.end_of_support_warnings([gpu], on) == (expected if warns else [])
 
@@ -151,8 +152,8 @@ def test_an_estimated_end_says_so(day: str, warns: bool) -> None:
     on = datetime.date.fromisoformat(day)
     expected = [
         f"{versions.KUEUE.reference} (kueue) is past its estimated end of support, 2026-12-06 (estimated from the "
-        f"vendor policy; today is {day}): it may get no more security patches; see the vendor's releases, move to a "
-        "newer gpuplane, or name a supported image or chart version yourself"
+        f"vendor policy; today is {day}): it may get no more security patches; see the vendor's releases, or move "
+        "to a newer gpuplane"
     ]
     assert lifecycle.end_of_support_warnings([versions.KUEUE], on) == (expected if warns else [])
 
@@ -241,3 +242,17 @@ def test_references() -> None:
 def test_a_pin_without_a_release_date_is_refused() -> None:
     with pytest.raises(ValueError, match="pin 'x': released '' is not a date like 2026-11-26"):
         versions.Pin(datasource="docker", name="x", package="r/x", version="1")
+
+
+def test_only_an_image_a_stack_can_name_is_offered_as_a_way_out() -> None:
+    """A chart's version is gpuplane's to choose: its warning offers a newer gpuplane only, never a stack key."""
+    assert lifecycle.what_to_do(versions.KUEUE) == "move to a newer gpuplane"
+    assert lifecycle.what_to_do(versions.TENSORFLOW_GPU.pin) == (
+        "move to a newer gpuplane, or name a supported image yourself (training[].image)"
+    )
+    named = {pin.name for pin in versions.PINS}
+    assert set(lifecycle.OWN_IMAGE_KEY) <= named  # no key for a pin that does not exist
+    # Each key is a real field of the stack: a row of the reference generated from its schema.
+    config_doc = (Path(__file__).resolve().parents[2] / "docs" / "config-reference.md").read_text()
+    for key in set(lifecycle.OWN_IMAGE_KEY.values()):
+        assert f"| `{key}` |" in config_doc, key
