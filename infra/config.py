@@ -11,6 +11,7 @@ import contextlib
 import difflib
 import functools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -165,12 +166,31 @@ def _read_yaml(path: Path) -> tuple[Any, list[str]]:
     return ({} if document is None else document), []
 
 
+def _not_a_file(path: Path) -> str:
+    """What a stack file's path is when it is there but not a file one can read as text (for its error)."""
+    if not path.exists():
+        return f"a link to {os.readlink(path)}, which does not exist"
+    if path.is_dir():
+        return "a folder"
+    if path.is_char_device() or path.is_block_device():
+        return "a device"
+    if path.is_fifo():
+        return "a pipe"
+    return "not a regular file"
+
+
 def read_stack_file(stack: str, stacks_dir: Path | None = None) -> dict[str, Any]:
     """The `config:` map of `Pulumi.<stack>.yaml`, or ConfigError listing every problem of the file."""
     stacks_dir = stacks_dir or STACKS_DIR
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
-        known = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in stacks_dir.glob("Pulumi.*.yaml"))
+        if path.is_symlink() or path.exists():
+            raise ConfigError([f"stack '{stack}': {path} is {_not_a_file(path)}; allowed: a YAML file"])
+        known = sorted(
+            p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+            for p in stacks_dir.glob("Pulumi.*.yaml")
+            if p.is_file()
+        )
         close = difflib.get_close_matches(stack, known, n=1, cutoff=0.6)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError([f"stack '{stack}': no file {path}; known stacks: {', '.join(known) or 'none'}{hint}"])

@@ -213,7 +213,13 @@ def _read(path: Path, regenerate: str) -> bytes:
             raise KubeconfigError(f"kubeconfig {path} is a folder; allowed: a kubeconfig file ({regenerate})")
         if info.st_size > MAX_BYTES:
             raise KubeconfigError(f"kubeconfig {path} is {info.st_size} bytes; allowed: at most {MAX_BYTES}")
-        return path.read_bytes()
+        # Read with the same bound: a pipe (`--kubeconfig <(...)`) or a device has no size to check beforehand,
+        # and /dev/zero would otherwise be read until memory runs out.
+        with path.open("rb") as file:
+            data = file.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise KubeconfigError(f"kubeconfig {path} is more than {MAX_BYTES} bytes; allowed: at most {MAX_BYTES}")
+        return data
     except FileNotFoundError:
         raise KubeconfigError(f"kubeconfig {path} does not exist; {regenerate} first") from None
     except OSError as exc:

@@ -439,9 +439,12 @@ def read(path: Path) -> Any:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise StackFileError([f"{path}: is {size} bytes; allowed: at most {MAX_FILE_BYTES} bytes"])
-        data = path.read_bytes()
+        with path.open("rb") as file:  # bounded too: what has no size (a pipe, a device) may never end
+            data = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise StackFileError([f"{path}: cannot be read ({exc.strerror or exc})"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise StackFileError([f"{path}: is more than {MAX_FILE_BYTES} bytes; allowed: at most {MAX_FILE_BYTES} bytes"])
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise StackFileError([f"{path}: is UTF-16; allowed: UTF-8 (save the file as UTF-8)"])
     try:

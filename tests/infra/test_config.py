@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -497,3 +498,24 @@ def test_a_missing_stack_names_the_near_one(tmp_path):
     with pytest.raises(config.ConfigError) as info:
         config.load("dve", tmp_path)
     assert info.value.problems[0].endswith("known stacks: dev; did you mean 'dev'?")
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda p: p.symlink_to("/dev/zero"), "a device"),
+        (lambda p: p.mkdir(), "a folder"),
+        (os.mkfifo, "a pipe"),
+        (lambda p: p.symlink_to("gone.yaml"), "a link to gone.yaml, which does not exist"),
+    ],
+)
+def test_a_stack_file_that_is_not_a_file_is_named_as_what_it_is(tmp_path, make, what):
+    """Never read (a device never ends, a pipe blocks), never listed among the known stacks."""
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    make(tmp_path / "Pulumi.odd.yaml")
+    with pytest.raises(config.ConfigError) as info:
+        config.load("odd", tmp_path)
+    assert info.value.problems == [f"stack 'odd': {tmp_path / 'Pulumi.odd.yaml'} is {what}; allowed: a YAML file"]
+    with pytest.raises(config.ConfigError) as info:
+        config.load("od", tmp_path)
+    assert info.value.problems[0].endswith("known stacks: dev")

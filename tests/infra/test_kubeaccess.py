@@ -5,9 +5,11 @@ A sentinel file proves that no kubeconfig gpuplane did not write ran its `exec` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,6 +177,12 @@ def test_a_link_in_the_state_folder_is_never_written_through(project, tmp_path):
     assert list((tmp_path / "target").iterdir()) == []
 
 
+def _feed(fifo: Path, data: bytes) -> None:
+    """Write `data` into a named pipe for its one reader; a reader that stops early closes it (a broken pipe)."""
+    with contextlib.suppress(BrokenPipeError), fifo.open("wb") as pipe:
+        pipe.write(data)
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
@@ -184,14 +192,19 @@ def test_a_link_in_the_state_folder_is_never_written_through(project, tmp_path):
         ("apiVersion: v1\nclusters: []\n", "has no current-context"),
         (None, "is a folder"),
         ("MISSING", "does not exist; write it with `gpuplane kubeconfig dev` first"),
+        # A pipe (or a device such as /dev/zero) has no size to check beforehand: it is read with the same bound.
+        ("PIPE", f"is more than {kubeaccess.MAX_BYTES} bytes; allowed: at most {kubeaccess.MAX_BYTES}"),
     ],
-    ids=["malformed", "empty", "no-clusters", "no-context", "folder", "missing"],
+    ids=["malformed", "empty", "no-clusters", "no-context", "folder", "missing", "endless"],
 )
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: a[0])
 def test_a_broken_kubeconfig_is_one_line_and_exit_2(project, tmp_path, content, said, args):
     path = tmp_path / "kc"
     if content is None:
         path.mkdir()
+    elif content == "PIPE":
+        os.mkfifo(path)
+        threading.Thread(target=_feed, args=(path, b"#" * (kubeaccess.MAX_BYTES + 4096)), daemon=True).start()
     elif content != "MISSING":
         path.write_text(content)
     code, text = _invoke(project, [*args, "--kubeconfig", str(path)])

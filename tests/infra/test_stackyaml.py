@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +174,19 @@ def test_a_top_level_value_is_the_text_the_program_gets():
     assert stackyaml.go_float_text(1e21) == "1e+21"
     assert not math.isnan(stackyaml.json_number(2.0**64))
     assert stackyaml.json_number(2.0**64) == 18446744073709552000
+
+
+def test_a_file_without_a_size_is_read_with_the_same_bound(tmp_path: Path) -> None:
+    """A pipe says size 0 beforehand; what is read from it stops at the bound, then it is refused like a big file."""
+    fifo = tmp_path / "Pulumi.yaml"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), fifo.open("wb") as pipe:
+            pipe.write(b"#" * (stackyaml.MAX_FILE_BYTES + 4096))
+
+    threading.Thread(target=feed, daemon=True).start()
+    with pytest.raises(stackyaml.StackFileError) as info:
+        stackyaml.read(fifo)
+    limit = stackyaml.MAX_FILE_BYTES
+    assert info.value.problems == [f"{fifo}: is more than {limit} bytes; allowed: at most {limit} bytes"]
