@@ -27,6 +27,7 @@ from gpuplane.components.plan import cross_checks
 from gpuplane.infra import limits, stackyaml
 from gpuplane.infra.stackyaml import QUOTED_LIMIT
 from gpuplane.infra.untrusted import shown
+from gpuplane.manifests import lifecycle
 
 NAMESPACE = "gpuplane"
 PROJECT = "gpuplane"
@@ -184,6 +185,11 @@ def read_stack_file(stack: str, stacks_dir: Path | None = None) -> dict[str, Any
     stacks_dir = stacks_dir or STACKS_DIR
     path = stack_file(stack, stacks_dir)
     if not path.is_file():
+        if not stacks_dir.is_dir():
+            state = "is not a folder" if stacks_dir.exists() else "does not exist"
+            raise ConfigError(
+                [f"stack '{stack}': the stacks folder {stacks_dir} {state}; allowed: a folder of Pulumi.<stack>.yaml"]
+            )
         if path.is_symlink() or path.exists():
             raise ConfigError([f"stack '{stack}': {path} is {_not_a_file(path)}; allowed: a YAML file"])
         known = sorted(
@@ -379,8 +385,16 @@ def eks_regions() -> frozenset[str]:
 def load(
     stack: str, stacks_dir: Path | None = None, project: str = PROJECT, defaults: Mapping[str, Any] | None = None
 ) -> StackConfig:
-    """Read and validate `Pulumi.<stack>.yaml`, over the project's own `config:` values (`defaults`)."""
+    """Read and validate `Pulumi.<stack>.yaml`, over the project's own `config:` values (`defaults`).
+
+    GPUPLANE_TODAY is checked first: the date rules read it, and a bad value is the environment's fault, not a
+    stack key's, so it must not be reported as one.
+    """
     short = stack_short_name(stack)
+    try:
+        lifecycle.today()
+    except ValueError as exc:
+        raise ConfigError([str(exc)]) from None
     return parse({**(defaults or {}), **read_stack_file(stack, stacks_dir)}, short, project)
 
 

@@ -188,9 +188,19 @@ def refuse(problems: list[str], title: str, *, nothing: str = "Nothing was creat
 def project_or_exit(
     project_dir: Path | None, stacks_dir: Path | None, *, nothing: str = "Nothing was created."
 ) -> Project:
-    """The project (infra/project.py: `locate`), or exit 2 naming why there is none."""
+    """The project (infra/project.py: `locate`), or exit 2 naming why there is none.
+
+    Every command that reads a stack starts here, so GPUPLANE_TODAY (what-if runs) is checked here too: the date
+    rules read it deep inside validation, which would report a bad value as a fault of the stack key they judge.
+    """
     from gpuplane.infra import project  # noqa: PLC0415
     from gpuplane.infra.config import ConfigError  # noqa: PLC0415
+    from gpuplane.manifests import lifecycle  # noqa: PLC0415
+
+    try:
+        lifecycle.today()
+    except ValueError as exc:
+        raise refuse([str(exc)], "Invalid environment:", nothing=nothing) from None
 
     try:
         return project.locate(project_dir, stacks_dir)

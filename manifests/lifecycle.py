@@ -29,7 +29,10 @@ def today() -> datetime.date:
         try:
             return datetime.date.fromisoformat(pinned)
         except ValueError as exc:
-            raise ValueError(f"{TODAY_ENV}='{pinned}' is not a date like 2026-11-24") from exc
+            raise ValueError(
+                f"{TODAY_ENV}='{pinned}' is not a date like 2026-11-24; allowed: YYYY-MM-DD, or unset it to judge "
+                "by today's date"
+            ) from exc
     return datetime.datetime.now(datetime.UTC).date()
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from gpuplane.components.config import NodeGroupArgs, PlatformArgs
 from gpuplane.infra import config
+from gpuplane.manifests import lifecycle
 from tests.conftest import DEV_CLUSTER
 
 SYSTEM = {"name": "system", "instanceTypes": ["m6i.large"]}
@@ -519,3 +520,26 @@ def test_a_stack_file_that_is_not_a_file_is_named_as_what_it_is(tmp_path, make, 
     with pytest.raises(config.ConfigError) as info:
         config.load("od", tmp_path)
     assert info.value.problems[0].endswith("known stacks: dev")
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_stacks_folder_that_is_not_one_says_so(tmp_path, kind):
+    folder = tmp_path / "stacks"
+    if kind == "file":
+        folder.write_text("config: {}\n")
+    with pytest.raises(config.ConfigError) as info:
+        config.load("dev", folder)
+    state = "is not a folder" if kind == "file" else "does not exist"
+    assert info.value.problems == [
+        f"stack 'dev': the stacks folder {folder} {state}; allowed: a folder of Pulumi.<stack>.yaml"
+    ]
+
+
+def test_a_bad_gpuplane_today_is_the_environments_fault_not_a_keys(monkeypatch):
+    monkeypatch.setenv(lifecycle.TODAY_ENV, "tomorrow")
+    with pytest.raises(config.ConfigError) as info:
+        config.load("dev")
+    assert info.value.problems == [
+        "GPUPLANE_TODAY='tomorrow' is not a date like 2026-11-24; allowed: YYYY-MM-DD, or unset it to judge by "
+        "today's date"
+    ]

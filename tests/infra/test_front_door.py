@@ -252,3 +252,21 @@ def test_a_documentation_range_renders_with_a_warning_naming_the_key(tmp_path):
     assert flat.count("warning: gpuplane:cluster.publicAccessCidrs[1]") == 1
     assert "documentation range" in flat and "[0]" not in flat.split("warning: gpuplane")[1].split("documentation")[0]
     assert (out / "plan.json").is_file()
+
+
+@pytest.mark.parametrize("command", [["render", "dev"], ["preflight", "dev"], ["verify", "dev", "--plan"]])
+def test_a_bad_gpuplane_today_is_refused_as_the_environments_before_any_stack_is_read(
+    command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The date rules read GPUPLANE_TODAY deep in validation; refused first, it is not blamed on a stack key."""
+    monkeypatch.setenv("GPUPLANE_TODAY", "tomorrow")
+    result = runner.invoke(app, [*command, "--stacks-dir", str(shipped.STACKS)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert lines[:2] == [
+        "Invalid environment:",
+        "  - GPUPLANE_TODAY='tomorrow' is not a date like 2026-11-24; allowed: YYYY-MM-DD, or unset it to judge by "
+        "today's date",
+    ]
+    assert "gpuplane:cluster" not in result.output
+    assert runner.invoke(app, [command[0], "--help"]).exit_code == 0  # help needs no date
