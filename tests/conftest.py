@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import pickle
+import sys
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -211,6 +212,13 @@ def pytest_runtest_makereport(
         report.outcome = "failed"
         report.longrepr = f"the test touched the checkout's {', '.join(sorted(set(touched)))}; {checkout_guard.FIX}"
     return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Remove what the session made outside pytest's own folders: the import harness's TLS key folder."""
+    harness = sys.modules.get("tests.workloads.import_harness")
+    if harness is not None:
+        harness.remove_tls_files()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

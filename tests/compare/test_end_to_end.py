@@ -10,6 +10,7 @@ file, same config) runs here with `--endpoint`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ def standins(request, tf_python: Path, tmp_path_factory) -> Iterator[tuple[str, 
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp)},  # AutoGraph's files (one per tf.function) stay out of /tmp
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300
@@ -67,8 +69,9 @@ SERVING = [
 ]
 
 
-def test_compare_end_to_end(standins, tf_python: Path, tmp_path: Path):  # noqa: F811
+def test_compare_end_to_end(standins, tf_python: Path, tmp_path: Path, monkeypatch):  # noqa: F811
     mode, urls = standins
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # for the TensorFlow client `compare` starts (AutoGraph's files)
     stacks = write_stack(tmp_path / "stacks", serving=SERVING)
     out = tmp_path / "report"
     result = CliRunner().invoke(

@@ -189,9 +189,18 @@ def start(
 ) -> Cluster:
     """Start every task through the helper with its rendered env, its local TF_CONFIG and `extra_env`."""
     configs = local_tf_config([helper_view(t) for t in run_tasks])
+    # TensorFlow's AutoGraph leaves a file per converted function under TMPDIR: the run's folder, not /tmp.
+    scratch = logs / "tmp"
+    scratch.mkdir(parents=True, exist_ok=True)
     specs = []
     for task, tf_config in zip(run_tasks, configs, strict=True):
         task.tf_config = tf_config
-        env = base_env(**task.env, TF_CONFIG=json.dumps(tf_config), TF_CPP_MIN_LOG_LEVEL="2", **(extra_env or {}))
+        env = base_env(
+            **task.env,
+            TF_CONFIG=json.dumps(tf_config),
+            TF_CPP_MIN_LOG_LEVEL="2",
+            TMPDIR=str(scratch),
+            **(extra_env or {}),
+        )
         specs.append(_procs.Spec(label(task), local_argv(task, volumes, python), env))
     return Cluster(list(run_tasks), _procs.start(specs, logs))

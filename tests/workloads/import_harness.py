@@ -100,11 +100,25 @@ MODEL = [("model/saved_model.pb", b"fake graph"), ("model/variables/variables.in
 # ---- TLS ------------------------------------------------------------------------------------------
 
 
+_TLS_FOLDERS: list[Path] = []
+
+
+def remove_tls_files() -> None:
+    """Remove the folders `tls_files` made. Why not only at exit: an xdist worker may end without running `atexit`."""
+    for folder in _TLS_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
+    _TLS_FOLDERS.clear()
+    tls_files.cache_clear()
+
+
 @functools.cache
 def tls_files() -> tuple[Path, Path, Path]:
     """(CA certificate, server certificate, server key) for 127.0.0.1, valid for a day, strict-X.509 clean."""
     where = Path(tempfile.mkdtemp(prefix="gpuplane-import-tls-"))
-    atexit.register(shutil.rmtree, where, True)  # a test run leaves no key behind in the machine's /tmp
+    # A test run leaves no key behind in the machine's /tmp: removed when the session ends (the conftest's
+    # `pytest_sessionfinish`), and at exit for a process that is not a test session.
+    _TLS_FOLDERS.append(where)
+    atexit.register(shutil.rmtree, where, True)
     os.chmod(where, 0o755)
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
