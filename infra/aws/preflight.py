@@ -269,8 +269,8 @@ def pinned_defaults(config: StackConfig, recording: Any = None) -> Check:
     if aged:
         published = [pin for pin in aged if not pin.estimated]
         detail = "; ".join(lifecycle.end_of_support_warnings(aged))
-        own = sorted({lifecycle.OWN_IMAGE_KEY[p.name] for p in published if p.name in lifecycle.OWN_IMAGE_KEY})
         if published:
+            own = sorted({lifecycle.OWN_IMAGE_KEY[p.name] for p in published if p.name in lifecycle.OWN_IMAGE_KEY})
             also = f"; an image of your own in the stack also does ({', '.join(own)})" if own else ""
             return Check("default versions", "fail", detail, f"Upgrade gpuplane (newer pins){also}")
         return Check(
