@@ -155,3 +155,15 @@ def mark() -> int:
 def touched_since(start: int) -> list[str]:
     """What was touched since `mark()` returned `start`, even where the code under test caught the failure."""
     return _touched[start:]
+
+
+def projects_above(folder: Path) -> list[Path]:
+    """The Pulumi project files in `folder` or any folder above it.
+
+    Why: many tests run gpuplane in folders under the temp folder and expect no project to be found there
+    (project discovery walks up, as the Pulumi CLI does). A `Pulumi.yaml` above the temp folder (one left in `/`)
+    turns them red for a reason that is not the code, and a render would write its `build/` beside that file.
+    """
+    return [
+        f / name for f in (folder, *folder.parents) for name in ("Pulumi.yaml", "Pulumi.yml") if (f / name).is_file()
+    ]

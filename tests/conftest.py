@@ -11,7 +11,9 @@ import json
 import os
 import pickle
 import sys
+import tempfile
 from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
@@ -212,6 +214,17 @@ def pytest_runtest_makereport(
         report.outcome = "failed"
         report.longrepr = f"the test touched the checkout's {', '.join(sorted(set(touched)))}; {checkout_guard.FIX}"
     return report
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop before any test when a project file sits above the temp folder (tests/checkout_guard.py says why)."""
+    stray = checkout_guard.projects_above(Path(tempfile.gettempdir()).resolve())
+    if stray:
+        pytest.exit(
+            f"{', '.join(map(str, stray))} is above the temp folder: the tests that run in folders under it would "
+            "take it for their Pulumi project; move it away, or set TMPDIR to a folder with no project above it",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -49,3 +49,12 @@ def test_a_process_told_to_write_into_the_fixtures_is_caught(caught: list[str]) 
 def test_a_process_writing_elsewhere_is_not(caught: list[str], tmp_path) -> None:
     checkout_guard._popen("gpuplane", ["gpuplane", "render", "dev", "--out", str(tmp_path)], str(tmp_path))
     assert caught == []
+
+
+def test_a_project_file_above_a_folder_is_found_at_any_depth(tmp_path) -> None:
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    assert checkout_guard.projects_above(deep) == []  # (this machine's temp folder has no project above it)
+    (tmp_path / "a" / "Pulumi.yaml").write_text("name: stray\n")
+    (deep / "Pulumi.yml").write_text("name: here\n")
+    assert checkout_guard.projects_above(deep) == [deep / "Pulumi.yml", tmp_path / "a" / "Pulumi.yaml"]
