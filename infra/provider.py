@@ -24,19 +24,21 @@ refused with an error naming it, at preview and at `up` alike; `Cluster.subnetId
 (it only flows into the resources' inputs).
 """
 
+import contextlib
 import difflib
 import json
 import re
 import sys
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Optional, TypeAlias, TypeVar, get_args, get_origin
 
 import pulumi
 from pulumi.errors import InputPropertyError
 from pulumi.output import Inputs
+from pulumi.provider.experimental import component as sdk_component
 from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
@@ -105,6 +107,9 @@ def _input_type(annotation: Any, enum_name: str) -> Any:
     return Any
 
 
+MADE_AT_RUN_TIME: set[type] = set()
+"""The args, settings and enum classes made here from the models: they have no source text (`_SourceLessAnalyzer`)."""
+
 ENUM_TYPES: dict[str, tuple[str, ...]] = {}
 """The values of each enum type of the schema, by the type's name (`NodeGroupKind`: `cpu`, `gpu`)."""
 
@@ -127,6 +132,7 @@ def _enum_class(name: str, values: tuple[str, ...]) -> type[Enum]:
         made = Enum(name, members, module=__name__)  # type: ignore[misc]
         made.__doc__ = f"The values `{name}` takes: " + ", ".join(f"`{v}`" for v in values) + "."
         _ENUM_CLASSES[name] = made
+        MADE_AT_RUN_TIME.add(made)
     return _ENUM_CLASSES[name]
 
 
@@ -155,6 +161,7 @@ def _settings_class(model: type[BaseModel]) -> type:
             raise TypeError(f"two nested models make the schema type {name}: {SETTINGS_TYPES[name]} and {model}")
         made = type(name, (), {"__module__": __name__, "__doc__": model.__doc__})
         _SETTINGS_CLASSES[model] = made
+        MADE_AT_RUN_TIME.add(made)
         SETTINGS_TYPES[name] = model
         made.__annotations__ = _field_annotations(model)
     return _SETTINGS_CLASSES[model]
@@ -175,7 +182,9 @@ def _args_class(name: str, model: type[BaseModel], extra: Mapping[str, Any] = {}
     """A class of `pulumi.Input` fields named like `model`'s (snake_case; the schema camelCases them)."""
     annotations = _field_annotations(model)
     annotations.update(extra)
-    return type(name, (), {"__annotations__": annotations, "__module__": __name__, "__doc__": model.__doc__})
+    made = type(name, (), {"__annotations__": annotations, "__module__": __name__, "__doc__": model.__doc__})
+    MADE_AT_RUN_TIME.add(made)
+    return made
 
 
 if TYPE_CHECKING:
@@ -455,13 +464,50 @@ def _describe(properties: dict[str, Any], described: Mapping[str, str | None]) -
             prop["description"] = described[key]
 
 
+class _SourceLessAnalyzer(Analyzer):
+    """The SDK's analyzer, told that the classes made here from the models have no source text to read.
+
+    Why: the analyzer looks for each property's description in the source of the class that declares it
+    (`inspect.getsource`, then `ast`), and remembers what it found only when the class's source is found. For a
+    class made at run time, `inspect` parses this whole module before it gives up, and the analyzer asks again
+    for the next property: about 800 parses, 15 CPU seconds for one schema, so that every start of the plugin
+    process (each `pulumi preview` or `up` of a program in another language) spent half a minute of CPU before
+    it served anything (benchmarks/provider_start.py). The answer for those classes is the one the SDK reaches,
+    no description (the models' descriptions are filled in by `package_schema`); classes written in source, such
+    as `GpuEnablementInputs`, are read as before.
+    """
+
+    def get_docstring(self, typ: type, name: str) -> str | None:
+        """None for a class made at run time (no source); the SDK's lookup for any other."""
+        if typ in MADE_AT_RUN_TIME:
+            return None
+        return super().get_docstring(typ, name)
+
+
+@contextlib.contextmanager
+def _sdk_analyzes_sourceless() -> Iterator[None]:
+    """Let the SDK's `ComponentProvider` analyze with `_SourceLessAnalyzer` while it starts, then restore its own.
+
+    `ComponentProvider.__init__` makes its analyzer by the name `Analyzer` of its module and takes no other; the
+    swap lasts only for that call. If a later SDK no longer looks the name up there, the plugin only starts slower
+    (a test times the start's source reads and fails then).
+    """
+    names = vars(sdk_component)  # the module's namespace; `Analyzer` is not one of its exports
+    original = names["Analyzer"]
+    names["Analyzer"] = _SourceLessAnalyzer
+    try:
+        yield
+    finally:
+        names["Analyzer"] = original
+
+
 def package_schema() -> dict[str, Any]:
     """The package schema, inferred offline by the SDK's analyzer, with the models' field descriptions.
 
     The analyzer reads property descriptions from the source text after each annotation, which the args
     made from the models do not have; the models' descriptions are filled in here, one text for both.
     """
-    result = Analyzer(PACKAGE).analyze(COMPONENTS)
+    result = _SourceLessAnalyzer(PACKAGE).analyze(COMPONENTS)
     spec = generate_schema(
         PACKAGE,
         VERSION,
@@ -493,7 +539,8 @@ class GpuplaneProvider(ComponentProvider):
     """The SDK's component provider, serving `package_schema()` (with the models' descriptions)."""
 
     def __init__(self) -> None:
-        super().__init__(COMPONENTS, PACKAGE, None, VERSION)
+        with _sdk_analyzes_sourceless():
+            super().__init__(COMPONENTS, PACKAGE, None, VERSION)
         self.schema = json.dumps(package_schema())
 
     def construct(

@@ -329,3 +329,49 @@ def test_cluster_args_are_validated_by_the_model(served: provider.GpuplaneProvid
     refused = r"Cluster 'c': kubernetesVersion: '0.1' is not a Kubernetes version EKS supports; allowed: 1\.\d+"
     with pytest.raises(ComponentInitError, match=refused):
         _construct(served, [("c", "Cluster", {"subnetIds": ["s"], "kubernetesVersion": "0.1"})])
+
+
+def test_the_plugin_start_reads_no_source_for_the_classes_made_from_the_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each start of the plugin process analyzes the components twice (the SDK's provider, then the schema with
+    the models' descriptions). The classes made from the models have no source; asking `inspect` for it parses
+    this module each time, 15 CPU seconds an analysis. Only classes written in source may be read."""
+    import inspect  # noqa: PLC0415 - only this test watches it
+
+    asked: list[type] = []
+    original = inspect.getsource
+
+    def getsource(obj: Any) -> str:
+        asked.append(obj)
+        return original(obj)
+
+    monkeypatch.setattr(inspect, "getsource", getsource)
+    served = provider.GpuplaneProvider()
+    assert served.schema is not None
+    assert provider.MADE_AT_RUN_TIME  # the set the analyzer consults is filled
+    assert [c for c in asked if c in provider.MADE_AT_RUN_TIME] == []
+    assert provider.GpuEnablementInputs in asked  # a class written in source is still read for its descriptions
+    # The SDK's own analyzer is back once the provider has started.
+    from pulumi.provider.experimental import analyzer, component  # noqa: PLC0415
+
+    assert vars(component)["Analyzer"] is analyzer.Analyzer
+
+
+def test_skipping_the_source_lookup_changes_nothing_the_analyzer_infers() -> None:
+    """The SDK's analyzer, which looks for the source of every class, and the one that skips the classes made
+    here infer the same definitions (one component, with a nested settings type and enums, to keep it short)."""
+    from pulumi.provider.experimental.analyzer import Analyzer  # noqa: PLC0415
+    from pulumi.provider.experimental.schema import generate_schema  # noqa: PLC0415
+
+    def schema_of(analyzer: Analyzer) -> dict[str, Any]:
+        result = analyzer.analyze([provider.ClusterAutoscaler])
+        made: dict[str, Any] = generate_schema(
+            "gpuplane", "0.1.0", None, result["component_definitions"], result["type_definitions"], []
+        ).to_json()
+        return made
+
+    sdk = schema_of(Analyzer("gpuplane"))
+    ours = schema_of(provider._SourceLessAnalyzer("gpuplane"))
+    assert ours == sdk
+    assert sdk["types"]  # it has nested types made from the models, the classes the lookup is skipped for
