@@ -215,9 +215,42 @@ def load_or_exit(stack: str, project: Project, *, nothing: str = "Nothing was cr
     try:
         return config.load(stack, project.stacks_dir, project.name, project.config)
     except config.ConfigError as exc:
+        own = _own_program_problem(stack, project)
+        if own:
+            raise refuse(
+                [own], f"Stack '{stack}' holds no gpuplane settings ({project.root}):", nothing=nothing
+            ) from None
         raise refuse(
             exc.problems, f"Invalid config for stack '{stack}' ({project.stacks_dir}):", nothing=nothing
         ) from None
+
+
+def _own_program_problem(stack: str, project: Project) -> str | None:
+    """Why STACK cannot be read as gpuplane's, when its project runs its own program and sets no gpuplane key.
+
+    A team's program may read its platform from `gpuplane:` keys (then every command reads them too), or set its
+    components in code, with a stack file of its own keys. For the latter, validating the file as gpuplane's would
+    report defaults the program never uses (an empty `gpuplane:cluster.publicAccessCidrs` where the program sets
+    its CIDRs in code): the command cannot know that platform, and says so instead.
+    """
+    from gpuplane.infra import config  # noqa: PLC0415
+    from gpuplane.infra import project as paths  # noqa: PLC0415
+
+    try:
+        entry = paths.program_file(project)
+        keys = {**project.config, **config.read_stack_file(stack, project.stacks_dir)}
+    except config.ConfigError:
+        return None  # a missing stack or program: the load's own problems say it
+    if entry is None or any(str(key).startswith(f"{config.NAMESPACE}:") for key in keys):
+        return None
+    return (
+        f"project '{project.name}' deploys its own program ({entry}), and stack '{stack}' sets no "
+        f"{config.NAMESPACE}:* key, so its platform is in the program's code; this command reads the platform "
+        f"from a gpuplane stack's settings. Allowed: `gpuplane render {stack}` (runs the program under mocks), or "
+        f"give the platform's settings as {config.NAMESPACE}:* keys in the stack file and have the program read "
+        f"them (pulumi.Config('{config.NAMESPACE}'), as gpuplane's own program does); the other commands then "
+        "read them too"
+    )
 
 
 def cluster_hint(config: StackConfig) -> str:

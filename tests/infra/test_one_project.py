@@ -234,3 +234,60 @@ def test_stacks_dir_without_a_project_renders_gpuplane_not_a_folder_found_here(t
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["project"] == "gpuplane"
     assert (tmp_path / "build" / "dev" / "plan.json").is_file()
+
+
+CODE_ONLY_PROGRAM = """\
+import pulumi
+
+from gpuplane import Cluster, ClusterArgs, Network, NetworkArgs, NodeGroupArgs
+
+network = Network("net", NetworkArgs(cidr="10.42.0.0/16", az_count=2))
+cluster = Cluster("eks", ClusterArgs(public_access_cidrs=[pulumi.Config().require("adminCidr")]), network=network)
+cluster.add_node_group(NodeGroupArgs(name="system", instance_types=["t3.large"], min_size=1, max_size=2))
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "nothing"),
+    [
+        (["verify", "dev", "--plan"], "Nothing was created."),
+        (["preflight", "dev"], "Nothing was checked."),
+        (["kubeconfig", "dev"], "Nothing was written."),
+        (["janitor", "dev"], "Nothing was deleted."),
+        (["train", "dev", "mnist", "--plan"], "Nothing was submitted."),
+        (["queue", "dev"], "Nothing was read."),
+        (["compare", "dev", "--model", "m", "--plan"], "Nothing was created."),
+    ],
+)
+def test_a_program_that_sets_its_platform_in_code_is_named_not_validated_as_defaults(
+    team, monkeypatch, command, nothing
+):
+    """A team program with its own keys only (`team-vision:adminCidr`): the commands that read the platform from
+    `gpuplane:` keys cannot know it, and say so; they do not report gpuplane's defaults as the stack's errors."""
+    team_project.with_program(team, CODE_ONLY_PROGRAM)
+    (team / "deploy" / "Pulumi.dev.yaml").write_text(
+        f"config:\n  aws:region: {team_project.REGION}\n  {team_project.NAME}:adminCidr: 198.51.100.0/24\n"
+    )
+    monkeypatch.chdir(team / "src" / "deep")
+    result = runner.invoke(app, command, terminal_width=400)
+    assert result.exit_code == 2, result.output
+    output = " ".join(result.output.split())
+    assert f"Stack 'dev' holds no gpuplane settings ({team}):" in output
+    assert f"project '{team_project.NAME}' deploys its own program ({team / 'infra' / '__main__.py'})" in output
+    assert "sets no gpuplane:* key" in output and "`gpuplane render dev`" in output
+    assert "publicAccessCidrs" not in output  # no default of gpuplane's reported as the stack's fault
+    assert output.endswith(nothing)
+    # render runs that program, as the message says.
+    rendered = runner.invoke(app, ["render", "dev"])
+    assert rendered.exit_code == 0, rendered.output
+
+
+def test_gpuplanes_own_program_with_no_gpuplane_key_still_names_the_key_to_set(tmp_path, monkeypatch):
+    """The message is for a project with its own program only: gpuplane's program reports the missing CIDRs."""
+    root = team_project.own_program(tmp_path / "own")
+    (root / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-west-2\n")
+    monkeypatch.chdir(root)
+    result = runner.invoke(app, ["verify", "dev", "--plan"], terminal_width=400)
+    assert result.exit_code == 2, result.output
+    assert "gpuplane:cluster.publicAccessCidrs: is empty" in result.output
+    assert "holds no gpuplane settings" not in result.output
