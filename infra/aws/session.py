@@ -13,7 +13,7 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from gpuplane.components.destroy.teardown import RETRY_TOTAL_ATTEMPTS, retry_config
+from gpuplane.components.destroy.retries import RETRY_TOTAL_ATTEMPTS, retry_config
 
 __all__ = [
     "RETRY_TOTAL_ATTEMPTS",

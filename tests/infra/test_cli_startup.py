@@ -67,3 +67,29 @@ def test_train_plan_builds_the_run_without_loading_pulumi(tmp_path):
     *manifest, modules = result.stdout.strip().splitlines()
     assert "kind: JobSet" in manifest, result.stdout  # the plan was built and printed
     assert json.loads(modules) == []
+
+
+TOKEN = """
+import contextlib, json, sys
+from gpuplane.infra.cli import app
+with contextlib.suppress(SystemExit):
+    app(["token", "--cluster", "c", "--region", "us-west-2"])
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"pulumi", "pulumi_aws", "kubernetes", "moto"})))
+"""
+
+
+def test_token_loads_neither_pulumi_nor_the_kubernetes_client(tmp_path):
+    """kubectl starts `gpuplane token` before every call it makes: it loads boto3 to sign, and nothing of the
+    platform's (the retry policy it shares with the teardown hooks lives apart from their Pulumi imports)."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "PYTHONPATH": str(ROOT / "src"),
+    }
+    result = subprocess.run([sys.executable, "-c", TOKEN], capture_output=True, text=True, check=True, env=env)
+    *credential, modules = result.stdout.strip().splitlines()
+    assert json.loads("\n".join(credential))["status"]["token"].startswith("k8s-aws-v1.")  # it signed
+    assert json.loads(modules) == []
