@@ -470,9 +470,9 @@ class _SourceLessAnalyzer(Analyzer):
     Why: the analyzer looks for each property's description in the source of the class that declares it
     (`inspect.getsource`, then `ast`), and remembers what it found only when the class's source is found. For a
     class made at run time, `inspect` parses this whole module before it gives up, and the analyzer asks again
-    for the next property: about 800 parses, 15 CPU seconds for one schema, so that every start of the plugin
-    process (each `pulumi preview` or `up` of a program in another language) spent half a minute of CPU before
-    it served anything (benchmarks/provider_start.py). The answer for those classes is the one the SDK reaches,
+    for the next property: about 800 parses, some 9 CPU seconds an analysis. The plugin analyzes twice at each
+    start (each `pulumi preview` or `up` of a program in another language), so it spent 18 CPU seconds before it
+    served anything; now 2 (benchmarks/provider_start.py). The answer for those classes is the one the SDK reaches,
     no description (the models' descriptions are filled in by `package_schema`); classes written in source, such
     as `GpuEnablementInputs`, are read as before.
     """
@@ -490,7 +490,7 @@ def _sdk_analyzes_sourceless() -> Iterator[None]:
 
     `ComponentProvider.__init__` makes its analyzer by the name `Analyzer` of its module and takes no other; the
     swap lasts only for that call. If a later SDK no longer looks the name up there, the plugin only starts slower
-    (a test times the start's source reads and fails then).
+    (a test counts the source reads of a start and fails then).
     """
     names = vars(sdk_component)  # the module's namespace; `Analyzer` is not one of its exports
     original = names["Analyzer"]
