@@ -375,3 +375,14 @@ def test_skipping_the_source_lookup_changes_nothing_the_analyzer_infers() -> Non
     ours = schema_of(provider._SourceLessAnalyzer("gpuplane"))
     assert ours == sdk
     assert sdk["types"]  # it has nested types made from the models, the classes the lookup is skipped for
+
+
+def test_an_sdk_without_the_analyzer_name_still_starts_the_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap is a speed-up only: where the SDK's module no longer binds `Analyzer`, the provider starts as the
+    SDK makes it."""
+    from pulumi.provider.experimental import component  # noqa: PLC0415
+
+    monkeypatch.delitem(vars(component), "Analyzer")
+    with provider._sdk_analyzes_sourceless():
+        assert "Analyzer" not in vars(component)
+    assert "Analyzer" not in vars(component)
