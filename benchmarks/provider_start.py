@@ -19,15 +19,13 @@ Run: .venv/bin/python benchmarks/provider_start.py [--repeats N]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
-import time
-from importlib import metadata
 from pathlib import Path
+
+import _record  # benchmarks/_record.py: the machine, versions and date every result names
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "provider_start.json"
@@ -72,20 +70,12 @@ def main() -> None:
         for case, values in times.items()
     ]
     document = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "machine": platform.machine(),
-            "python": platform.python_version(),
-            "loadAverage1m": round(os.getloadavg()[0], 2),
-        },
-        "versions": {name: metadata.version(name) for name in ("pulumi", "pydantic")},
+        **_record.head(("pulumi", "pydantic")),
         "repeats": options.repeats,
         "note": options.note,
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "rows": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(document, indent=2) + "\n")
+    _record.write(RESULTS, document)
     print("| case | median CPU s | min | max |\n|---|---|---|---|")
     for row in rows:
         print(f"| {row['case']} | {row['medianCpuS']} | {row['minCpuS']} | {row['maxCpuS']} |")

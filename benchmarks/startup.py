@@ -16,15 +16,14 @@ Run: .venv/bin/python benchmarks/startup.py [--repeats N] [--baseline /path/to/o
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
+
+import _record  # benchmarks/_record.py: the machine, versions and date every result names
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "startup.json"
@@ -77,21 +76,13 @@ def main() -> None:
         for (build, case), values in times.items()
     ]
     document = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "machine": platform.machine(),
-            "python": platform.python_version(),
-            "loadAverage1m": round(os.getloadavg()[0], 2),
-        },
-        "versions": {name: metadata.version(name) for name in ("typer", "click", "rich", "pulumi")},
+        **_record.head(("typer", "click", "rich", "pulumi")),
         "repeats": options.repeats,
         "baseline": options.baseline,
         "note": options.note,
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "rows": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(document, indent=2) + "\n")
+    _record.write(RESULTS, document)
     print("| build | case | median s | min s | max s |\n|---|---|---|---|---|")
     for row in rows:
         print(f"| {row['build']} | `{row['case']}` | {row['medianS']} | {row['minS']} | {row['maxS']} |")
