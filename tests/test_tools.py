@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import tools
+from tests.conftest import once_per_session
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKED = "tests/runtime/test_helper_exec.py::test_shellcheck_clean"
@@ -116,14 +117,20 @@ def _pytest(tmp_path: Path, *, require: bool) -> Nested:
     return Nested(done, outcomes)
 
 
-@pytest.fixture(scope="module")
+# Once per session, across the xdist workers too: the tests that read a run may land on different workers, and a
+# module fixture would start the nested run again in each (up to three runs of each mode, 2-3 CPU s each).
+@pytest.fixture(scope="session")
 def local_run(tmp_path_factory: pytest.TempPathFactory) -> Nested:
-    return _pytest(tmp_path_factory.mktemp("local"), require=False)
+    return once_per_session(
+        tmp_path_factory, "tools-local-run", lambda: _pytest(tmp_path_factory.mktemp("local"), require=False)
+    )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ci_run(tmp_path_factory: pytest.TempPathFactory) -> Nested:
-    return _pytest(tmp_path_factory.mktemp("ci"), require=True)
+    return once_per_session(
+        tmp_path_factory, "tools-ci-run", lambda: _pytest(tmp_path_factory.mktemp("ci"), require=True)
+    )
 
 
 def test_a_missing_tool_skips_its_tests_and_the_summary_says_how_to_install_it(local_run):

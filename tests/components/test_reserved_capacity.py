@@ -162,14 +162,15 @@ def test_odcr_preference_and_group_target():
 # --- the rendered stack -----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def reserved_run() -> Recording:
+@pytest.fixture(scope="session")
+def reserved_run(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     from gpuplane.infra import render  # noqa: PLC0415
-    from tests.conftest import stack_config  # noqa: PLC0415
+    from tests.conftest import once_per_session, stack_config  # noqa: PLC0415
 
     overrides = stack(BLOCK, ODCR, SPOT, training=[TRAINING])
     overrides.pop("cluster")
-    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **overrides}))
+    config_ = stack_config({"cluster": DEV_CLUSTER, **overrides})
+    return once_per_session(tmp_path_factory, "reserved-run", lambda: render.run_stack(config_))
 
 
 def _group(rec: Recording, name: str) -> RecordedResource:
@@ -669,13 +670,13 @@ def kueue_flavors(jobset: dict[str, Any], flavors: list[dict[str, Any]], cq: dic
     return found
 
 
-@pytest.fixture(scope="module")
-def one_group_stack() -> tuple[Any, Recording]:
+@pytest.fixture(scope="session")
+def one_group_stack(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Recording]:
     from gpuplane.infra import render  # noqa: PLC0415
-    from tests.conftest import stack_config  # noqa: PLC0415
+    from tests.conftest import once_per_session, stack_config  # noqa: PLC0415
 
     config_ = stack_config(stack(*GPU_GROUPS, training=[TRAINING, PS_PINNED, PS_CPU_CHIEF]))
-    return config_, render.run_stack(config_)
+    return config_, once_per_session(tmp_path_factory, "one-group-stack", lambda: render.run_stack(config_))
 
 
 def _queue_docs(rec: Recording) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -17,6 +17,7 @@ import yaml
 
 from gpuplane.infra import config, mockrun, render
 from gpuplane.manifests import versions, wellknown
+from tests.conftest import once_per_session
 from tests.shipped import PROD
 
 ADDON = "aws:eks/addon:Addon"
@@ -32,16 +33,20 @@ def render_at(version: str, order: str | None = None) -> mockrun.Recording:
     return render.run_stack(config.parse(raw, "prod"))
 
 
-@pytest.fixture(scope="module")
-def both() -> tuple[mockrun.Recording, mockrun.Recording]:
+@pytest.fixture(scope="session")
+def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[mockrun.Recording, mockrun.Recording]:
     assert yaml.safe_load(PROD.read_text())["config"]["gpuplane:cluster"]["kubernetesVersion"] == "1.35"
     assert "nodeUpgradeOrder" not in yaml.safe_load(PROD.read_text())["config"]["gpuplane:cluster"]
-    return render_at("1.35"), render_at("1.36")
+    return once_per_session(tmp_path_factory, "upgrade-both", lambda: (render_at("1.35"), render_at("1.36")))
 
 
-@pytest.fixture(scope="module")
-def system_first() -> tuple[mockrun.Recording, mockrun.Recording]:
-    return render_at("1.35", "systemFirst"), render_at("1.36", "systemFirst")
+@pytest.fixture(scope="session")
+def system_first(tmp_path_factory: pytest.TempPathFactory) -> tuple[mockrun.Recording, mockrun.Recording]:
+    return once_per_session(
+        tmp_path_factory,
+        "upgrade-system-first",
+        lambda: (render_at("1.35", "systemFirst"), render_at("1.36", "systemFirst")),
+    )
 
 
 def changes(old: mockrun.Recording, new: mockrun.Recording) -> dict[str, tuple[str, list[str]]]:

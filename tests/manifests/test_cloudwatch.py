@@ -24,7 +24,7 @@ from gpuplane.components.plan import addons, cost, cross_checks
 from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
 from gpuplane.manifests import cloudwatch, lifecycle, observability, wellknown
-from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
+from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, once_per_session, stack_config
 
 CW = {"observability": {"metrics": "cloudwatch"}}
 MODEL = botocore.session.get_session().get_service_model("cloudwatch")
@@ -42,9 +42,10 @@ def _resources(run) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.fixture(scope="module")
-def cw_run():
-    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **CW}))
+@pytest.fixture(scope="session")
+def cw_run(tmp_path_factory):
+    observed = stack_config({"cluster": DEV_CLUSTER, **CW})
+    return once_per_session(tmp_path_factory, "cloudwatch-run", lambda: render.run_stack(observed))
 
 
 # --- the add-on and its agent's identity -------------------------------------------------------------------------

@@ -24,14 +24,15 @@ from gpuplane.infra import config as infra_config
 from gpuplane.infra import render
 from gpuplane.manifests import observability, wellknown
 from tests import tools
-from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, stack_config
+from tests.conftest import DEV_CLUSTER, assert_topic_key_admits, once_per_session, stack_config
 
 MANAGED = {"observability": {"metrics": "managedPrometheus"}}
 
 
-@pytest.fixture(scope="module")
-def amp_run():
-    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **MANAGED}))
+@pytest.fixture(scope="session")
+def amp_run(tmp_path_factory):
+    managed = stack_config({"cluster": DEV_CLUSTER, **MANAGED})
+    return once_per_session(tmp_path_factory, "managed-amp-run", lambda: render.run_stack(managed))
 
 
 # --- the scrape configuration ------------------------------------------------------------------------------------
@@ -339,12 +340,13 @@ GPU_RPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def amp_keda_run():
+@pytest.fixture(scope="session")
+def amp_keda_run(tmp_path_factory):
     serving = [
         {"name": "m", "model": {"name": "m", "import": {"source": "s3://team-models/m/"}}, "variants": [GPU_RPS]}
     ]
-    return render.run_stack(stack_config({"cluster": DEV_CLUSTER, **MANAGED, "serving": serving}))
+    managed = stack_config({"cluster": DEV_CLUSTER, **MANAGED, "serving": serving})
+    return once_per_session(tmp_path_factory, "managed-keda-run", lambda: render.run_stack(managed))
 
 
 def test_keda_queries_the_workspace_signed_with_its_pod_identity(amp_keda_run):

@@ -28,6 +28,7 @@ from gpuplane.components.queue import TrainingQueue
 from gpuplane.infra import config, render
 from gpuplane.manifests import observability, pod_security, queue, versions, wellknown
 from tests import checkov_scan
+from tests.conftest import once_per_session
 
 SCRIPT = Path(queue.__file__).parent / "runtime" / queue.RELAY_SCRIPT
 VPC = "10.0.0.0/16"
@@ -315,13 +316,14 @@ def test_collector_job_reads_the_relay_under_the_servicemonitors_job_name():
 
 
 # --- the render -----------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def amp_run():
+@pytest.fixture(scope="session")
+def amp_run(tmp_path_factory):
     """The dev stack (it declares a training run, so Kueue runs) with the managed collector."""
     dev = config.load("dev")
     raw = dict(dev.raw)
     raw["gpuplane:observability"] = {**raw.get("gpuplane:observability", {}), "metrics": "managedPrometheus"}
-    return render.run_stack(config.parse(raw, dev.stack))
+    managed = config.parse(raw, dev.stack)
+    return once_per_session(tmp_path_factory, "relay-amp-run", lambda: render.run_stack(managed))
 
 
 def test_managed_stack_with_training_runs_the_relay_beside_kueue(amp_run):
