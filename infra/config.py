@@ -269,6 +269,31 @@ def key_problems(raw: Mapping[str, Any], project: str) -> list[str]:
     return problems
 
 
+def unknown_keys(raw: Mapping[str, Any], project: str) -> list[str]:
+    """`gpuplane:` keys no gpuplane setting has, with the closest known key and the allowed ones.
+
+    Why: a team's own program reads the `gpuplane:` keys it knows by name and never sees the others, so a typo
+    (`gpuplane:clustr`) would be silently unread and the render would fail, if at all, on what is then missing.
+    gpuplane's own program gets the same message from the model itself (`format_errors`). A program whose project
+    is named `gpuplane` shares the namespace (`pulumi.Config()` reads it), so its keys are its own business.
+    """
+    if project == NAMESPACE:
+        return []
+    allowed = _allowed_keys([])
+    problems = []
+    for key in raw:
+        namespace, _, name = str(key).partition(":")
+        if namespace != NAMESPACE or not name or name.startswith("config:") or name in allowed:
+            continue
+        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+        near = f" (did you mean '{close[0]}'?)" if close else ""
+        problems.append(
+            f"{NAMESPACE}:{name}: unknown key{near}; allowed keys here: {', '.join(allowed)}; "
+            f"a setting of the program's own goes under its project's namespace, {project}:{name}"
+        )
+    return problems
+
+
 def parse(raw: Mapping[str, Any], stack: str, project: str = PROJECT) -> StackConfig:
     """Validate a stack's config map (`namespace:key` -> value). Raises ConfigError listing every problem."""
     problems: list[str] = list(raw.get(FILE_PROBLEMS, []))

@@ -44,6 +44,7 @@ from gpuplane.infra.config import (
     read_stack_file,
     stack_file,
     stack_short_name,
+    unknown_keys,
 )
 from gpuplane.infra.project import program_file
 from gpuplane.manifests import lifecycle, observability, versions, wellknown
@@ -830,7 +831,12 @@ def write_program(project: Project, stack: str, out_dir: Path, console: Console 
         raise ConfigError([f"project '{project.name}' is gpuplane's own program; render it with `write`"])
     short = stack_short_name(stack)
     raw = {**project.config, **read_stack_file(stack, project.stacks_dir)}
-    problems = [*raw.pop(FILE_PROBLEMS, []), *key_problems(raw, project.name), *limits.raw_problems(raw)]
+    problems = [
+        *raw.pop(FILE_PROBLEMS, []),
+        *key_problems(raw, project.name),
+        *unknown_keys(raw, project.name),
+        *limits.raw_problems(raw),
+    ]
     region = raw.get("aws:region")
     regions = eks_regions()
     if not isinstance(region, str) or not region:

@@ -199,6 +199,26 @@ def test_invalid_component_arguments_are_reported_like_config(team, tmp_path, mo
     assert not (team / "build").exists()
 
 
+def test_an_unknown_gpuplane_key_in_the_teams_stack_is_named_before_the_program_runs(team, monkeypatch):
+    # The team's program reads `gpuplane:cluster` by name: a typo of it would be silently unread, and the render
+    # would then fail on the cluster's missing publicAccessCidrs, naming neither the key nor the typo.
+    stack = team / "deploy" / "Pulumi.dev.yaml"
+    typo = stack.read_text().replace("  gpuplane:cluster:\n", "  gpuplane:clustr:\n")
+    stack.write_text(typo + "  gpuplane:owner: x\n")
+    team_project.with_program(team, "raise SystemExit('the program ran')\n")
+    monkeypatch.chdir(team)
+    result = runner.invoke(app, ["render", "dev"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "deploy/Pulumi.dev.yaml: gpuplane:clustr: unknown key (did you mean 'cluster'?); allowed keys here: " in text
+    assert "a setting of the program's own goes under its project's namespace, team-vision:clustr" in text
+    # A key close to none is named too, without a guess.
+    assert "gpuplane:owner: unknown key; allowed keys here: " in text and "team-vision:owner" in text
+    assert "publicAccessCidrs" not in text.split("allowed keys here")[0]
+    assert "the program ran" not in text and "Nothing was rendered." in text
+    assert not (team / "build").exists()
+
+
 def test_a_bug_in_the_program_itself_keeps_its_traceback(team, monkeypatch):
     team_project.with_program(team, "int('not a number')\n")
     monkeypatch.chdir(team)
