@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "suite_workers.json"
 
 
-def one_run(workers: int, extra: list[str]) -> dict[str, Any]:
-    """One whole-suite run with `workers` workers: wall and CPU seconds, exit code, the load before."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": str(ROOT / "src")}
+def one_run(workers: int, extra: list[str], env_extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """One whole-suite run with `workers` workers (and `env_extra` set): wall and CPU seconds, exit code, the
+    load before."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": str(ROOT / "src"), **(env_extra or {})}
     command = [sys.executable, "-m", "pytest", "-q", "-n", str(workers), "--dist", "worksteal"]
     command += ["-p", "no:cacheprovider", *extra]
     load = os.getloadavg()[0]

@@ -7,6 +7,7 @@ and retainOnDelete are asserted on, not only inputs.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import pickle
@@ -184,6 +185,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if seconds:
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
         items[:] = slowest.order([item.nodeid for item in items], items, seconds, workers)
+
+
+GC_ENV = "GPUPLANE_TESTS_GC"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Collect with the cyclic collector paused, then set what collection built aside from it for good.
+
+    Why: collecting imports every test module and the libraries behind them (the SDK, moto, the Kubernetes client)
+    and builds an item per test: a heap of millions of objects that lives until the process ends. While it grows,
+    Python walks the whole of it in each full collection, and after it, in every full collection a test's garbage
+    triggers. One collection here, then `gc.freeze()`, leaves the later ones only what tests allocate. Each
+    pytest-xdist worker collects, so each saves this: benchmarks/suite_gc.py measures it against Python's own
+    collector (GPUPLANE_TESTS_GC=python), and docs/testing.md gives the result.
+    """
+    if os.environ.get(GC_ENV) == "python":
+        return (yield)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
