@@ -643,6 +643,24 @@ class TrainingArgs(_Args):
 
     _run_id = field_validator("run_id")(classmethod(lambda cls, v: None if v is None else check_run_id(v)))
 
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: list[str]) -> list[str]:
+        """Each word is one argument that the runtime helper execs.
+
+        Why here: an empty word passed the stack and stopped the render deep in the manifests, and a NUL cannot be
+        passed to a program at all (execve ends the string there).
+        """
+        for index, word in enumerate(value):
+            if not word:
+                raise ValueError(
+                    f"item {index} is empty; each item is one word of the command line, the program first "
+                    "(e.g. [python, /data/train.py])"
+                )
+            if "\x00" in word:
+                raise ValueError(f"item {index} holds a NUL character, which no program argument can carry")
+        return value
+
     @model_validator(mode="after")
     def _roles(self) -> TrainingArgs:
         check_declared_version(self.image, self.tensorflow_version)

@@ -540,6 +540,18 @@ def test_gpus_yes_is_refused_and_one_gpu_passes(tmp_path):
     accepted(tmp_path / "ok", stack_text(nodeGroups=G5, serving=[serving(GPU)]))
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["", "/data/train.py"], "gpuplane:training[0].command: item 0 is empty; each item is one word of the command"),
+        (["python", "train\u0000.py"], "gpuplane:training[0].command: item 1 holds a NUL character"),
+    ],
+)
+def test_an_empty_or_nul_word_of_a_training_command_is_refused_at_its_key(tmp_path, command, said):
+    # Both passed the stack once and stopped the render with a traceback, in the runtime helper's wrapping.
+    refused(tmp_path, stack_text(training=[variant(TRAINING, command=command)]), said)
+
+
 def test_a_boolean_size_or_retention_is_refused(tmp_path):
     text = stack_text(
         nodeGroups=[{"name": "system", "instanceTypes": ["m6i.large"], "maxSize": True}],
