@@ -273,13 +273,25 @@ def token(
         # kubectl starts this before every call it makes, and it ends after one signature: no cyclic garbage
         # collection, which would walk boto3's new modules while they load and free nothing (a fifth of its CPU).
         gc.disable()
+    from gpuplane.components.facts import partition  # noqa: PLC0415 - botocore's data, loaded with boto3 here
     from gpuplane.infra.aws import token as token_ops  # noqa: PLC0415
     from gpuplane.infra.aws.session import AwsError, make_session, stack_session  # noqa: PLC0415
 
+    said = "--region" if region else next((n for n in ("AWS_REGION", "AWS_DEFAULT_REGION") if os.environ.get(n)), None)
     try:
         resolved = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         session = make_session(resolved, profile)
         resolved = resolved or session.region_name
+        if resolved:
+            try:
+                partition.of_region(resolved)  # the STS host the token is signed for depends on it
+            except ValueError as exc:
+                where = said or "the profile's region"
+                raise refuse(
+                    [f"{where}: {exc}; allowed: an AWS region such as us-west-2, cn-north-1 or us-gov-west-1"],
+                    "Cannot make a token:",
+                    nothing="No token was printed.",
+                ) from None
         if role_arn and resolved:
             session = stack_session(resolved, profile, tuple(role_arn))
         if not resolved:

@@ -64,6 +64,27 @@ def test_token_command_prints_json():
     assert document["status"]["token"].startswith("k8s-aws-v1.")
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (["--region", "mars-1"], {}, "--region: 'mars-1' is not a region of a supported AWS partition"),
+        (["--region", "\x1b[2Jus-west-2"], {}, "--region: '\\x1b[2Jus-west-2' is not a region"),
+        ([], {"AWS_REGION": "us-west-9x"}, "AWS_REGION: 'us-west-9x' is not a region"),
+    ],
+)
+def test_a_region_of_no_partition_is_refused_naming_where_it_came_from(monkeypatch, args, env, said):
+    # kubectl runs the command with what the kubeconfig says; a region there (or in the environment) that no
+    # partition has once ended it with a traceback and exit 1.
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, ["token", "--cluster", "gpuplane-dev", *args])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert said in text and "allowed: an AWS region such as us-west-2" in text
+    assert "No token was printed." in text and "Traceback" not in text and "\x1b" not in result.output
+    assert result.stdout.strip() == "" or "ExecCredential" not in result.stdout
+
+
 def test_kubeconfig_uses_gpuplane_token(aws, tmp_path):
     eks = boto3.client("eks")
     iam = boto3.client("iam")
