@@ -32,6 +32,7 @@ from gpuplane.infra.options import (
     console,
     error,
     load_or_exit,
+    looked_up,
     project_or_exit,
     refuse,
     styled,
@@ -91,9 +92,10 @@ def render(
     out: Annotated[
         Path | None,
         typer.Option(
+            callback=looked_up,
             help="Output folder, taken as given (relative to the current folder). Default: build/<stack> in the "
             "project, whatever the current folder. A render replaces only what a render wrote there (plan.json, "
-            "tfplan.json, cost.json, stack.md, manifests/, helm/, observability/); other files stay."
+            "tfplan.json, cost.json, stack.md, manifests/, helm/, observability/); other files stay.",
         ),
     ] = None,
     stacks_dir: StacksDirOption = None,
@@ -313,8 +315,9 @@ def kubeconfig(
     out: Annotated[
         Path | None,
         typer.Option(
+            callback=looked_up,
             help="Where to write it, taken as given (relative to the current folder). Default: "
-            ".gpuplane/<stack>/kubeconfig in the project (never inside a render's folder)."
+            ".gpuplane/<stack>/kubeconfig in the project (never inside a render's folder).",
         ),
     ] = None,
     profile: _ProfileOption = None,

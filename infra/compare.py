@@ -35,6 +35,7 @@ from gpuplane.infra.options import (
     error,
     kube_source,
     load_or_exit,
+    looked_up,
     project_or_exit,
     styled,
 )
@@ -447,7 +448,8 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     stack: StackArgument,
     model: Annotated[str, typer.Option(help="The model to compare (gpuplane:serving[].model.name).")],
     inputs: Annotated[
-        Path | None, typer.Option(help="Folder of .jpg/.png images. Default: synthetic images made in the Job.")
+        Path | None,
+        typer.Option(callback=looked_up, help="Folder of .jpg/.png images. Default: synthetic images made in the Job."),
     ] = None,
     sizes: Annotated[str, typer.Option(help="Box sizes in px (32-4096), comma-separated.")] = "128,512,2048",
     formats: Annotated[str, typer.Option(help="Encodings: jpeg, png.")] = "jpeg,png",
@@ -458,8 +460,9 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     out: Annotated[
         Path | None,
         typer.Option(
+            callback=looked_up,
             help="Report folder, taken as given (relative to the current folder). Default: "
-            ".gpuplane/<stack>/compare/<run id> in the project (never inside a render's folder)."
+            ".gpuplane/<stack>/compare/<run id> in the project (never inside a render's folder).",
         ),
     ] = None,
     endpoint: Annotated[

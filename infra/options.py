@@ -28,23 +28,50 @@ EXIT_INVALID_INPUT = 2  # invalid input: config, arguments, a path or file the u
 EXIT_INVALID_CONFIG = EXIT_INVALID_INPUT
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 
+
+def looked_up(value: Path | None) -> Path | None:
+    """The path a path option names, or a usage error (exit 2) when the system cannot even look it up.
+
+    Why every path option has this callback: `Path.exists()`, `is_dir()` and `is_file()` answer False only for a
+    path that is absent; for one the system refuses to look up (a name longer than the file system allows, a
+    loop of links) they raise, which ended the command with a traceback instead of naming the option.
+    """
+    if value is None:
+        return None
+    try:
+        value.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return value  # absent: the command says what it needed there
+    except OSError as exc:
+        from gpuplane.infra.untrusted import shown  # noqa: PLC0415
+
+        raise typer.BadParameter(
+            f"{shown(value, 120, one_line=True)}: {exc.strerror}; allowed: a path the system can open"
+        ) from None
+    return value
+
+
 ProjectOption = Annotated[
     Path | None,
     typer.Option(
         "--project",
+        callback=looked_up,
         help="Folder of the project's Pulumi.yaml. Default: the nearest Pulumi.yaml from the current folder upward.",
     ),
 ]
 StacksDirOption = Annotated[
     Path | None,
-    typer.Option("--stacks-dir", help="Folder of the stack files. Default: the project's stackConfigDir."),
+    typer.Option(
+        "--stacks-dir", callback=looked_up, help="Folder of the stack files. Default: the project's stackConfigDir."
+    ),
 ]
 # train, compare and queue read the kubeconfig `gpuplane kubeconfig` wrote for the stack, unless told otherwise.
 KubeconfigOption = Annotated[
     Path | None,
     typer.Option(
+        callback=looked_up,
         help="Taken as given (relative to the current folder). Default: .gpuplane/<stack>/kubeconfig in the "
-        "project (from `gpuplane kubeconfig`)."
+        "project (from `gpuplane kubeconfig`).",
     ),
 ]
 StackArgument = Annotated[

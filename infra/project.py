@@ -21,7 +21,6 @@ import dataclasses
 from pathlib import Path
 
 from gpuplane.infra.config import PROJECT, ConfigError, Project, find_project, read_project, stack_short_name
-from gpuplane.infra.untrusted import shown
 
 BUILD_DIR = "build"
 STATE_DIR = ".gpuplane"
@@ -40,8 +39,6 @@ def locate(project_dir: Path | None = None, stacks_dir: Path | None = None, cwd:
     then gpuplane's own program and the current folder its root.
     """
     here = (cwd or Path.cwd()).resolve()
-    _can_look_up("--project", project_dir, here)
-    _can_look_up("--stacks-dir", stacks_dir, here)
     if project_dir is not None:
         folder = (here / project_dir).resolve()
         path = next((folder / n for n in ("Pulumi.yaml", "Pulumi.yml") if (folder / n).is_file()), None)
@@ -65,23 +62,6 @@ def locate(project_dir: Path | None = None, stacks_dir: Path | None = None, cwd:
     if stacks_dir is not None:
         return dataclasses.replace(project, stacks_dir=(here / stacks_dir).resolve())
     return dataclasses.replace(project, stacks_dir=project.stacks_dir.resolve())
-
-
-def _can_look_up(option: str, given: Path | None, here: Path) -> None:
-    """ConfigError naming `option` when the system cannot even look its path up (a name too long, a link loop).
-
-    Why: `Path.is_file()` and `exists()` answer False only for a path that is absent; for one the system refuses
-    to look up they raise, which would end the command with a traceback instead of naming the option.
-    """
-    if given is None:
-        return
-    try:
-        (here / given).stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return  # absent: the caller says what it needed there
-    except OSError as exc:
-        problem = f"{option}: {shown(given, 120, one_line=True)}: {exc.strerror}"
-        raise ConfigError([f"{problem}; allowed: a folder path the system can open"]) from None
 
 
 def program_file(project: Project) -> Path | None:

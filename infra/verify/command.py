@@ -32,6 +32,7 @@ from gpuplane.infra.options import (
     error,
     kube_source,
     load_or_exit,
+    looked_up,
     project_or_exit,
     styled,
 )
@@ -138,7 +139,10 @@ def command(  # noqa: PLR0917 - typer maps each parameter to an option
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of the table.")] = False,
     out: Annotated[
         Path | None,
-        typer.Option(help="Report folder, taken as given. Default: .gpuplane/<stack>/verify/<run id> in the project."),
+        typer.Option(
+            callback=looked_up,
+            help="Report folder, taken as given. Default: .gpuplane/<stack>/verify/<run id> in the project.",
+        ),
     ] = None,
     profile: Annotated[
         str | None, typer.Option(help="AWS profile. Default: the stack's aws:profile, else the environment's.")
