@@ -267,7 +267,17 @@ def _validated(component: str, name: str, model: type[M], settings: Mapping[str,
         raise ValueError(f"{component} '{name}': " + "; ".join(lines)) from None
 
 
-def _cluster(component: str, name: str, cluster: str) -> cluster_component.Cluster:
+def _cluster(component: str, name: str, cluster: object) -> cluster_component.Cluster:
+    """The Cluster (or Platform's) that `cluster` names; ValueError naming the component and what is allowed.
+
+    Why the type check: the schema says string, but a YAML or other untyped program may pass the resource itself
+    (`cluster: ${eks}`) or a list, which would otherwise fail as Python's "unhashable type" with no component named.
+    """
+    if not isinstance(cluster, str):
+        raise ValueError(
+            f"{component} '{name}': cluster is {type(cluster).__name__}, not a name; allowed: the resource name of "
+            "a Cluster or Platform made earlier in this program by this package (a string, e.g. 'eks')"
+        )
     if cluster not in _CLUSTERS:
         made = ", ".join(sorted(_CLUSTERS)) or "none yet"
         raise ValueError(

@@ -325,6 +325,21 @@ def test_a_component_naming_an_unknown_cluster_is_refused(served: provider.Gpupl
         _construct(served, [("g", "NodeGroup", {"cluster": "nope", "name": "g", "instanceTypes": ["m6i.large"]})])
 
 
+@pytest.mark.parametrize(
+    ("component", "inputs"),
+    [("GpuEnablement", {}), ("ClusterAutoscaler", {}), ("NodeGroup", {"name": "g", "instanceTypes": ["m6i.large"]})],
+)
+@pytest.mark.parametrize("cluster", [["eks"], {"name": "eks"}])
+def test_a_cluster_that_is_not_a_name_is_refused_naming_the_component(
+    served: provider.GpuplaneProvider, component: str, inputs: dict[str, Any], cluster: Any
+) -> None:
+    # An untyped program may pass the resource or a list where the schema says a name: it failed as Python's
+    # "unhashable type: 'list'", naming neither the component nor what to pass.
+    refused = rf"{component} 'x': cluster is {type(cluster).__name__}, not a name; allowed: the resource name of a"
+    with pytest.raises(ComponentInitError, match=refused):
+        _construct(served, [("x", component, {"cluster": cluster, **inputs})])
+
+
 def test_cluster_args_are_validated_by_the_model(served: provider.GpuplaneProvider) -> None:
     refused = r"Cluster 'c': kubernetesVersion: '0.1' is not a Kubernetes version EKS supports; allowed: 1\.\d+"
     with pytest.raises(ComponentInitError, match=refused):
