@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import typing
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from gpuplane.infra import config
+from gpuplane.infra import config, options
 from gpuplane.infra.cli import app
 from tests import shipped
 
@@ -84,6 +85,22 @@ def test_a_path_the_system_cannot_look_up_is_refused_naming_the_option(project, 
     assert f"Invalid value for '{option}'" in text
     assert "(180 more characters): File name too long; allowed: a path the system can open" in text
     assert "Traceback" not in text and not (project / "build").exists()
+
+
+def test_every_path_option_of_every_command_has_the_look_up_check():
+    """A path option added later without `options.looked_up` would end in a traceback for such a path again."""
+    paths = []
+    for command in app.registered_commands:
+        assert command.callback is not None
+        for parameter, hint in typing.get_type_hints(command.callback, include_extras=True).items():
+            if typing.get_origin(hint) is not typing.Annotated:
+                continue
+            annotation, *extras = typing.get_args(hint)
+            if Path in (typing.get_args(annotation) or (annotation,)):
+                paths.append(parameter)
+                callbacks = [getattr(extra, "callback", None) for extra in extras]
+                assert options.looked_up in callbacks, f"{command.name or command.callback.__name__}: {parameter}"
+    assert len(paths) >= 20  # --project and --stacks-dir of eight commands, and the others' --out and --kubeconfig
 
 
 def test_stacks_dir_overrides_the_project(project, monkeypatch, tmp_path_factory):
