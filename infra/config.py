@@ -269,6 +269,13 @@ def key_problems(raw: Mapping[str, Any], project: str) -> list[str]:
     return problems
 
 
+def unknown_key(name: str, allowed: list[str]) -> str:
+    """What is wrong with key `name` where only `allowed` are read: the closest allowed key, and all of them."""
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    near = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key{near}; allowed keys here: {', '.join(allowed)}"
+
+
 def unknown_keys(raw: Mapping[str, Any], project: str) -> list[str]:
     """`gpuplane:` keys no gpuplane setting has, with the closest known key and the allowed ones.
 
@@ -285,10 +292,8 @@ def unknown_keys(raw: Mapping[str, Any], project: str) -> list[str]:
         namespace, _, name = str(key).partition(":")
         if namespace != NAMESPACE or not name or name.startswith("config:") or name in allowed:
             continue
-        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-        near = f" (did you mean '{close[0]}'?)" if close else ""
         problems.append(
-            f"{NAMESPACE}:{name}: unknown key{near}; allowed keys here: {', '.join(allowed)}; "
+            f"{NAMESPACE}:{name}: {unknown_key(name, allowed)}; "
             f"a setting of the program's own goes under its project's namespace, {project}:{name}"
         )
     return problems
@@ -440,10 +445,7 @@ def format_errors(exc: ValidationError) -> list[str]:
         elif isinstance(cause, ValueError):
             message = str(cause)
         elif error["type"] == "extra_forbidden":
-            allowed = _allowed_keys(loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
-            near = f" (did you mean '{close[0]}'?)" if close else ""
-            message = f"unknown key{near}; allowed keys here: {', '.join(allowed)}"
+            message = unknown_key(str(loc[-1]), _allowed_keys(loc[:-1]))
         elif error["type"] == "missing":
             message = "is required"
             shown_value = False
