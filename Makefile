@@ -93,8 +93,8 @@ test: $(STAMP) $(CHECKOV) $(TFVENV_IF_TESTED)
 	$(COMPILE)
 	$(PYTEST) -q -n auto --dist worksteal $(PYTEST_ARGS)
 
-# Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: about 4
-# minutes on two quiet CPUs (docs/testing.md has the measured times). No checkov venv needed: its tests skip without it.
+# Everything but the real-TensorFlow tests and the browser's (Chromium) ones, for the edit-test loop: under 2
+# minutes on two CPUs of its own (docs/testing.md has the measured times). No checkov venv needed: its tests skip without it.
 test-fast: $(STAMP)
 	$(COMPILE)
 	GPUPLANE_LEAVE_OUT_TOOLS=chromium $(PYTEST) -q -n auto --dist worksteal -m "not tensorflow" $(PYTEST_ARGS)
