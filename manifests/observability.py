@@ -387,6 +387,21 @@ _DCGM_NODE_RELABEL: Final = {"sourceLabels": ["__meta_kubernetes_pod_node_name"]
 _DCGM_TARGET_LABELS_DROPPED: Final = {"action": "labeldrop", "regex": "namespace|pod|container"}
 
 
+def dcgm_scrape_settings() -> dict[str, Any]:
+    """How the in-cluster Prometheus scrapes dcgm-exporter, whichever object asks it to (one place for both).
+
+    The chart's or the GPU Operator's `serviceMonitor` values and our own ServiceMonitor of the chart's Service
+    must label the series alike: the alert rules and dashboards group by `node` and name the workload by
+    `namespace`/`pod`. Without the relabelings the operator's target labels give `pod` (the Service's endpoints
+    are pods) and no `node` at all: every GPU alert would name an empty node.
+    """
+    return {
+        "honorLabels": True,
+        "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
+        "relabelings": [dict(_DCGM_NODE_RELABEL), dict(_DCGM_TARGET_LABELS_DROPPED)],
+    }
+
+
 def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     """The `serviceMonitor` block of the dcgm-exporter chart and of the GPU Operator's `dcgmExporter`.
 
@@ -401,12 +416,7 @@ def dcgm_service_monitor_values(enabled: bool) -> dict[str, Any]:
     if not enabled:
         # Off, the chart reads none of the monitor's other keys: only the switch is written.
         return {"enabled": False}
-    return {
-        "enabled": True,
-        "honorLabels": True,
-        "interval": "30s",
-        "relabelings": [dict(_DCGM_NODE_RELABEL), dict(_DCGM_TARGET_LABELS_DROPPED)],
-    }
+    return {"enabled": True, **dcgm_scrape_settings()}
 
 
 def kueue_service_monitor() -> dict[str, Any]:
@@ -457,9 +467,10 @@ def dcgm_service_monitor() -> dict[str, Any]:
 
     The chart's (deployment/templates/service-monitor.yaml, NVIDIA/dcgm-exporter) needs the ServiceMonitor CRD at
     install, which put the exporter behind kube-prometheus-stack's release. The chart's stays off
-    (`dcgm_service_monitor_values(False)`) and this one, the same endpoint (port `metrics`, `honorLabels`, every
-    30 s), is applied after the stack. It selects the chart's Service by its selector labels (release
-    `dcgm-exporter`) in the GPU namespace.
+    (`dcgm_service_monitor_values(False)`) and this one, the same endpoint (port `metrics`) with the same scrape
+    settings (`dcgm_scrape_settings`: `honorLabels`, every 30 s, the `node` and workload relabelings), is applied
+    after the stack. It selects the chart's Service by its selector labels (release `dcgm-exporter`) in the GPU
+    namespace.
     """
     return {
         "apiVersion": wellknown.MONITORING_API,
@@ -477,14 +488,7 @@ def dcgm_service_monitor() -> dict[str, Any]:
                 }
             },
             "namespaceSelector": {"matchNames": [wellknown.NVIDIA_NAMESPACE]},
-            "endpoints": [
-                {
-                    "port": "metrics",
-                    "path": "/metrics",
-                    "honorLabels": True,
-                    "interval": f"{PROMETHEUS_SCRAPE_INTERVAL_S}s",
-                }
-            ],
+            "endpoints": [{"port": "metrics", "path": "/metrics", **dcgm_scrape_settings()}],
         },
     }
 

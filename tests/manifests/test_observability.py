@@ -260,6 +260,27 @@ def test_dev_render_has_the_stack_rules_dashboards_and_monitors(dev_run):
         assert "--monitoring_config_file=/etc/tfserving/monitoring.config" in " ".join(args)
 
 
+def test_every_in_cluster_scrape_of_dcgm_exporter_gives_node_and_drops_the_exporters_own_pod(dev_run):
+    # The rules and dashboards group GPU series by `node` and name the run by `namespace`/`pod`. The Prometheus
+    # operator labels a target of a pod-backed Service with `pod`, `namespace` and `container` (the exporter's own)
+    # and gives no `node`: only the relabelings do. Both ways of asking for the scrape must carry them: our
+    # ServiceMonitor (the standalone exporter's path, what the dev stack applies) and the chart's or the GPU
+    # Operator's `serviceMonitor` values.
+    (monitor,) = [
+        r
+        for r in dev_run.by_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
+        if r.inputs["metadata"]["name"] == "dcgm-exporter"
+    ]
+    (endpoint,) = monitor.inputs["spec"]["endpoints"]
+    for scrape in (endpoint, observability.dcgm_service_monitor_values(True)):
+        assert scrape["honorLabels"] is True  # the workload's namespace/pod, as the exporter writes them
+        assert scrape["interval"] == "30s"
+        assert scrape["relabelings"] == [
+            {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"},
+            {"action": "labeldrop", "regex": "namespace|pod|container"},
+        ]
+
+
 def _release(recording, name):
     return next(r for r in recording.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["name"] == name)
 
