@@ -231,7 +231,13 @@ class ControlPlane(pulumi.ComponentResource):
 
         role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=iam_policies.eks_cluster_trust(partition),
+            assume_role_policy=aws.get_caller_identity_output(
+                opts=pulumi.InvokeOutputOptions(parent=self)
+            ).account_id.apply(
+                lambda account_id: iam_policies.eks_cluster_trust(
+                    partition, account_id=account_id, region=region, cluster_name=cluster_name
+                )
+            ),
             description=f"EKS control plane role of {cluster_name}",
             tags=tags,
             opts=child,

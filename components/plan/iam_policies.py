@@ -21,9 +21,24 @@ def service_trust(service: str, *, tag_session: bool = False) -> str:
     return _document({"Effect": "Allow", "Principal": {"Service": service}, "Action": action})
 
 
-def eks_cluster_trust(partition: Partition) -> str:
-    """Trust policy of the EKS cluster role; `sts:TagSession` is required by EKS auto mode and harmless here."""
-    return service_trust(partition.service_principal("eks"), tag_session=True)
+def eks_cluster_trust(partition: Partition, *, account_id: str, region: str, cluster_name: str) -> str:
+    """Trust policy of the EKS cluster role: EKS may assume it for this cluster of this account only.
+
+    Without conditions any EKS cluster whose creator may pass the role (`iam:PassRole`) runs with its rights:
+    the confused deputy of the EKS user guide's "Amazon EKS cluster role cross-service confused deputy
+    prevention", whose trust this is (`aws:SourceArn` = the cluster's ARN with `ArnLike`, `aws:SourceAccount`).
+    The ARN is written from the cluster's derived name, so the role need not wait for the cluster.
+    `sts:TagSession` is required by EKS auto mode and harmless here.
+    """
+    arn = cluster_arn(partition_id=partition.id, region=region, account_id=account_id, cluster_name=cluster_name)
+    return _document(
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": partition.service_principal("eks")},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Condition": {"ArnLike": {"aws:SourceArn": arn}, "StringEquals": {"aws:SourceAccount": account_id}},
+        }
+    )
 
 
 def node_trust(partition: Partition) -> str:
@@ -75,10 +90,16 @@ def pod_identity_trust(
     bind the role: whoever may pass it (`iam:PassRole`) gives its rights to a pod of any cluster, namespace and
     service account. EKS Pod Identity calls `AssumeRole` with `TagSession` (both allowed, as the EKS user guide's
     "Create IAM role with trust policy required by EKS Pod Identity" shows) and tags the session with the
-    cluster, namespace and service account of the pod (its "Enable or disable session tags"); the trust
-    requires those tags (`aws:RequestTag/...`, evaluated on both actions of the call) and, against the confused
-    deputy, the account and the cluster as the source (`aws:SourceAccount`, `aws:SourceArn`: the global keys a
-    service principal's request carries). `region` is the cluster's region.
+    cluster's ARN, its name, and the pod's namespace and service account (the guide's "List of session tags
+    added by EKS Pod Identity"); the trust requires the cluster's ARN and the one service account
+    (`aws:RequestTag/...`, evaluated on both actions of the call), and the account (`aws:SourceAccount`).
+
+    The cluster is pinned by its session tag, not by `aws:SourceArn`: the guide's conditions are the session
+    tags, and it documents no `aws:SourceArn` for this principal (its confused-deputy page names the cluster
+    role's trust only); a condition on a key the request does not carry is false, and every Pod Identity role
+    would be refused (awslabs/mountpoint-s3-csi-driver#781, where an `aws:SourceArn` condition broke it). The
+    ARN names the partition, region, account and cluster, so a same-named cluster elsewhere does not match.
+    `region` is the cluster's region.
     """
     arn = cluster_arn(partition_id=partition.id, region=region, account_id=account_id, cluster_name=cluster_name)
     return _document(
@@ -90,11 +111,10 @@ def pod_identity_trust(
             "Condition": {
                 "StringEquals": {
                     "aws:SourceAccount": account_id,
-                    "aws:RequestTag/eks-cluster-name": cluster_name,
+                    "aws:RequestTag/eks-cluster-arn": arn,
                     "aws:RequestTag/kubernetes-namespace": plain("namespace", namespace),
                     "aws:RequestTag/kubernetes-service-account": plain("service account", service_account),
                 },
-                "ArnEquals": {"aws:SourceArn": arn},
             },
         }
     )

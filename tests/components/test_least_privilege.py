@@ -29,9 +29,9 @@ from tests.conftest import DEV_CLUSTER, stack_config
 from tests.infra.test_workload_front_door import SERVING, TRAINING
 
 ACCOUNT = mockrun.ACCOUNT_ID
-# AWS's documented trusts that take no condition: the EKS cluster role (EKS user guide, "Amazon EKS cluster IAM
-# role") and the node role (EC2; "Amazon EKS node IAM role"), both of this account's own cluster and instances.
-DOCUMENTED_UNCONDITIONED_TRUSTS = {"eks.amazonaws.com", "ec2.amazonaws.com"}
+# AWS's documented trust that takes no condition: the node role (EC2; EKS user guide, "Amazon EKS node IAM role"),
+# of this account's own instances. The cluster role's takes the confused-deputy conditions the guide documents.
+DOCUMENTED_UNCONDITIONED_TRUSTS = {"ec2.amazonaws.com"}
 POD_IDENTITY = "pods.eks.amazonaws.com"
 # IAM user guide, "IAM JSON policy elements: Condition operators": the ones gpuplane's policies use.
 OPERATORS = {"StringEquals", "StringLike", "ArnEquals", "ArnLike", "Bool"}
@@ -154,6 +154,20 @@ def _bindings(run: mockrun.Recording) -> dict[str, set[tuple[str | None, str]]]:
     return bound
 
 
+def test_the_cluster_role_is_trusted_by_eks_for_this_cluster_of_this_account_only(run):
+    # EKS user guide, "Amazon EKS cluster role cross-service confused deputy prevention": ArnLike aws:SourceArn
+    # = the cluster's ARN and StringEquals aws:SourceAccount.
+    cluster = _cluster_name(run)
+    (eks,) = run.by_type("aws:eks/cluster:Cluster")
+    (role,) = [r for r in run.by_type("aws:iam/role:Role") if r.outputs["arn"] == eks.inputs["roleArn"]]
+    (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Service": "eks.amazonaws.com"}
+    assert statement["Condition"] == {
+        "ArnLike": {"aws:SourceArn": f"arn:aws:eks:us-west-2:{ACCOUNT}:cluster/{cluster}"},
+        "StringEquals": {"aws:SourceAccount": ACCOUNT},
+    }
+
+
 def test_each_pod_identity_trust_admits_only_the_service_account_its_association_binds(run):
     cluster = _cluster_name(run)
     bindings = _bindings(run)
@@ -164,10 +178,10 @@ def test_each_pod_identity_trust_admits_only_the_service_account_its_association
             continue
         assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"], role.name
         condition = statement["Condition"]
-        assert condition["ArnEquals"] == {"aws:SourceArn": f"arn:aws:eks:us-west-2:{ACCOUNT}:cluster/{cluster}"}
+        assert set(condition) == {"StringEquals"}  # only keys Pod Identity's request carries (no aws:SourceArn)
         equals = condition["StringEquals"]
-        assert (equals["aws:SourceAccount"], equals["aws:RequestTag/eks-cluster-name"]) == (ACCOUNT, cluster)
-        assert set(condition) == {"ArnEquals", "StringEquals"}
+        assert equals["aws:SourceAccount"] == ACCOUNT
+        assert equals["aws:RequestTag/eks-cluster-arn"] == f"arn:aws:eks:us-west-2:{ACCOUNT}:cluster/{cluster}"
         trusted[role.outputs["arn"]] = (
             equals["aws:RequestTag/kubernetes-namespace"],
             equals["aws:RequestTag/kubernetes-service-account"],

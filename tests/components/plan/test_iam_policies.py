@@ -19,19 +19,39 @@ TRUST = {
 
 
 def test_pod_identity_trust_admits_one_service_account_of_one_cluster():
-    """The EKS user guide's shape (AssumeRole + TagSession), limited by source and by the session's tags."""
+    """The EKS user guide's shape (AssumeRole + TagSession), limited by the account and by the session's tags.
+
+    Only keys the guide says Pod Identity's request carries: its session tags (the cluster's ARN, which holds the
+    partition, region, account and name) and the account. No `aws:SourceArn`: the guide documents none for this
+    principal, and a condition on a key the request lacks refuses every pod.
+    """
     (statement,) = json.loads(iam_policies.pod_identity_trust(of_region("cn-north-1"), **TRUST))["Statement"]
     assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}  # the same in aws-cn
     assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"]
     assert statement["Condition"] == {
         "StringEquals": {
             "aws:SourceAccount": "210987654321",
-            "aws:RequestTag/eks-cluster-name": "gpuplane-prod",
+            "aws:RequestTag/eks-cluster-arn": "arn:aws-cn:eks:cn-north-1:210987654321:cluster/gpuplane-prod",
             "aws:RequestTag/kubernetes-namespace": "kube-system",
             "aws:RequestTag/kubernetes-service-account": "cluster-autoscaler",
         },
-        "ArnEquals": {"aws:SourceArn": "arn:aws-cn:eks:cn-north-1:210987654321:cluster/gpuplane-prod"},
     }
+
+
+def test_eks_cluster_trust_admits_eks_for_one_cluster_of_one_account():
+    """The EKS user guide's confused-deputy trust of the cluster role, in the cluster's partition."""
+    trust = iam_policies.eks_cluster_trust(
+        of_region("cn-north-1"), account_id="210987654321", region="cn-north-1", cluster_name="gpuplane-prod"
+    )
+    (statement,) = json.loads(trust)["Statement"]
+    assert statement["Principal"] == {"Service": "eks.amazonaws.com"}
+    assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    assert statement["Condition"] == {
+        "ArnLike": {"aws:SourceArn": "arn:aws-cn:eks:cn-north-1:210987654321:cluster/gpuplane-prod"},
+        "StringEquals": {"aws:SourceAccount": "210987654321"},
+    }
+    with pytest.raises(ValueError, match="wildcard or a policy variable"):
+        iam_policies.eks_cluster_trust(of_region("us-west-2"), account_id="1", region="us-west-2", cluster_name="a*")
 
 
 @pytest.mark.parametrize("field", ["cluster_name", "namespace", "service_account"])
