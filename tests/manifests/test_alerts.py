@@ -392,6 +392,36 @@ def test_alert_fires_stays_silent_and_resolves_under_promtool(tmp_path, alert):
     _run(tmp_path, alert, [_test_group(alert, CASES[alert][kind](b, h)) for kind in KINDS for b, h in _shapes(alert)])
 
 
+# The autoscaler's failed scale-ups as each pinned minor writes them (cluster-autoscaler/metrics/metrics.go):
+# up to 1.35 the GPU counter and a plain counter by reason; 1.36 both, the plain one with the GPU's labels (and the
+# GPU counter deprecated); a later minor hides the deprecated one.
+GPU_LABELS = 'reason="cloudProviderError",gpu_resource_name="nvidia.com/gpu",gpu_name="nvidia-a10g"'
+FAILED_GPU = f"cluster_autoscaler_failed_gpu_scale_ups_total{{{GPU_LABELS}}}"
+FAILED_PLAIN_1_35 = 'cluster_autoscaler_failed_scale_ups_total{reason="cloudProviderError"}'
+FAILED_PLAIN_1_36 = f'cluster_autoscaler_failed_scale_ups_total{{{GPU_LABELS},dra_drivers=""}}'
+FAILED_CPU_1_36 = (
+    'cluster_autoscaler_failed_scale_ups_total{reason="timeout",gpu_resource_name="",gpu_name="",dra_drivers=""}'
+)
+AUTOSCALER_SHAPES = {
+    "1.32-1.35": [FAILED_GPU, FAILED_PLAIN_1_35],
+    "1.36": [FAILED_GPU, FAILED_PLAIN_1_36],
+    "after the GPU counter is hidden": [FAILED_PLAIN_1_36],
+}
+
+
+@needs_promtool
+def test_gpu_scale_up_failures_alert_once_from_every_autoscaler_minor(tmp_path):
+    """Every minor's series fire `GpuScaleUpFailing` once, with the same labels (1.36 counts each failure in both
+    counters: it must not fire twice), and a scale-up failure of a group without GPUs fires nothing."""
+    fires = {"30m": [{"gpu_name": "nvidia-a10g", "reason": "cloudProviderError"}], "5m": []}
+    groups = [
+        _test_group("GpuScaleUpFailing", Scenario([(s, "0+0.2x60") for s in shape], fires))
+        for shape in AUTOSCALER_SHAPES.values()
+    ]
+    groups.append(_test_group("GpuScaleUpFailing", Scenario([(FAILED_CPU_1_36, "0+0.2x60")], {"30m": []})))
+    _run(tmp_path, "GpuScaleUpFailing", groups)
+
+
 def test_no_rule_reads_another_rules_result():
     """Each alert is tested with its own rule loaded alone: that holds while no rule is a recording rule and no
     expression reads `ALERTS` (another alert's state) or a recorded series."""
