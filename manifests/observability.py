@@ -26,7 +26,10 @@ DCGM_METRICS: Final = (
     "DCGM_FI_DEV_GPU_UTIL",  # percent of time a kernel ran
     "DCGM_FI_DEV_FB_USED",  # framebuffer MiB used
     "DCGM_FI_DEV_FB_FREE",  # framebuffer MiB free
-    "DCGM_FI_DEV_XID_ERRORS",  # the last XID seen (0: none), labelled `err_code`
+    "DCGM_FI_DEV_XID_ERRORS",  # the last XID seen (0: none), labelled `err_code`: the dashboard's "last XID"
+    # XIDs counted in the exporter's window (5 minutes by default), one series per code, labelled `xid`, and 0
+    # without `xid` when there was none (DCGM_ADDED_COUNTERS): the XID alerts, which see each XID, repeats too
+    "DCGM_EXP_XID_ERRORS_COUNT",
     "DCGM_FI_DEV_GPU_TEMP",  # degrees C
     "DCGM_FI_DEV_THERMAL_VIOLATION",  # ns throttled by heat (DCGM_ADDED_COUNTERS)
     "DCGM_FI_DEV_POWER_VIOLATION",  # ns throttled by the power cap (DCGM_ADDED_COUNTERS)
@@ -338,6 +341,10 @@ DCGM_ADDED_COUNTERS: Final = (
     ("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."),
     ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."),
     ("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."),
+    # Upstream's line 40, as it writes it; with it in the list the exporter starts its XID collector
+    # (internal/pkg/collector/xid_collector.go: IsDCGMExpXIDErrorsCountEnabled), which counts the XID samples DCGM
+    # recorded in the last `--xid-count-window-size` ms (default 5 minutes; expcollector.go, GetValuesSince).
+    ("DCGM_EXP_XID_ERRORS_COUNT", "counter", "reported XIDs during last window"),
 )
 # The ConfigMap the GPU Operator reads the CSV from (`dcgmExporter.config`); its chart makes it from `data` under
 # the key `dcgm-metrics.csv` (deployments/gpu-operator/templates/dcgm_exporter_config.yaml at v26.7.0).
@@ -662,8 +669,10 @@ XID_CLASSES: Final = (
     ),
 )
 XID_WINDOW: Final = "30m"
-"""How long an XID alert holds after the XID appears: an XID is an event, and the exporter's gauge holds the last
-one until the next (NVIDIA/DCGM#277, dcgm-exporter#500), so a rule on its value would fire until a restart."""
+"""How long an XID alert holds after the XID: an XID is an event. The exporter's last-XID gauge cannot tell a
+second XID of the same code from the first (it keeps the value; NVIDIA/DCGM#277, dcgm-exporter#500), so the alerts
+read its windowed count, which does: each XID raises it for the exporter's window, and the alert holds
+`XID_WINDOW` past the last one."""
 
 # Temperature: a fixed margin, stated as such, not a per-model table: 85 C is below the slowdown temperature of
 # the data-center GPUs EKS offers (nvidia-smi -q, "GPU Slowdown Temp"), so the alert comes before the GPU slows;
@@ -676,17 +685,18 @@ _GPU_WORKLOAD_KEY: Final = f"{_GPU_KEY}, namespace, pod"
 
 
 def _xid_expr(codes: str, *, matcher: str = "=~") -> str:
-    """XIDs whose code is new on a GPU within `XID_WINDOW`: keyed on the series' `err_code` and the GPU's UUID.
+    """The GPUs that had an XID whose code matches within `XID_WINDOW`, by GPU, run and code (`err_code`).
 
-    The exporter labels its XID gauge with `err_code` (its value; internal/pkg/collector/gpu_collector.go at
-    4.5.3-4.8.2), so a new XID on a GPU is a series of a new `err_code`. It counts while that (UUID, err_code)
-    was absent `XID_WINDOW` ago, so the alert resolves by itself, and a run that starts on the GPU later (new
-    `pod` labels on the same series) does not raise it again.
+    `DCGM_EXP_XID_ERRORS_COUNT{xid="<code>"}` is the number of XIDs of that code DCGM recorded on the GPU in the
+    exporter's window (internal/pkg/collector/expcollector.go at 4.5.3-4.8.2); it is there while the window
+    holds one, and a GPU without any has one series of 0 and no `xid`. So an alert starts at each XID, a repeat of
+    the same code included, and resolves `XID_WINDOW` after the last; a run that starts on the GPU after the
+    window does not raise it again. The code is named `err_code`, as on the dashboard's last-XID gauge.
     """
-    now = f'DCGM_FI_DEV_XID_ERRORS{{err_code{matcher}"{codes}",err_code!="0"}}'
+    counted = f'DCGM_EXP_XID_ERRORS_COUNT{{xid{matcher}"{codes}",xid!=""}}'
     return (
-        f"max by ({_GPU_WORKLOAD_KEY}, err_code) ({now}) "
-        f"unless on (UUID, err_code) (DCGM_FI_DEV_XID_ERRORS offset {XID_WINDOW})"
+        f"max by ({_GPU_WORKLOAD_KEY}, err_code) "
+        f'(label_replace(max_over_time({counted}[{XID_WINDOW}]), "err_code", "$1", "xid", "(.+)")) > 0'
     )
 
 

@@ -79,11 +79,23 @@ def case(alert: str, kind: str) -> Callable[[ScenarioFor], ScenarioFor]:
     return register
 
 
-def _xid(backend: str, host: str, code: int, *, run: dict[str, str] | None = RUN) -> list[tuple[str, str]]:
-    """A GPU with no XID for 40 minutes, then XID `code` (the exporter's gauge: a new series of that err_code)."""
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+WINDOW = {"window_size_in_ms": "300000"}  # the exporter's default window, 5 minutes: a label of its count
+
+
+def _xid(
+    backend: str, host: str, code: int, *, run: dict[str, str] | None = RUN, at: int = 40, until: int = 100
+) -> list[tuple[str, str]]:
+    """A GPU without XID until minute `at`, then XID `code` once: the exporter's windowed count, as it writes it.
+
+    While its window (5 minutes) holds the XID the GPU has one series per code, labelled `xid`, of the count;
+    before and after, one series of 0 without `xid` (internal/pkg/collector/expcollector.go at 4.5.3-4.8.2).
+    """
+    none = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW)
+    one = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW | {"xid": str(code)})
     return [
-        (series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, run=run, err_code="0")), "0x39 _x60"),
-        (series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, run=run, err_code=str(code))), f"_x40 {code}x60"),
+        (none, f"0x{at - 1} _x4 0x{until - at - 5}"),
+        (one, f"_x{at} 1x4"),
     ]
 
 
@@ -98,26 +110,29 @@ def _xid_cases(alert: str, code: int, severity: str, *, run: dict[str, str] | No
     def silent(backend: str, host: str) -> Scenario:
         # A healthy GPU, and a GPU whose XID is another class's: neither raises this alert.
         other = 13 if code != 13 else 95
-        healthy = [(series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, err_code="0")), "0x100")]
+        healthy = [(series(XID_COUNT, dcgm_labels(backend, host) | WINDOW), "0x100")]
         return Scenario(healthy + _xid(backend, host, other, run=run), {"42m": [], "90m": []}, severity)
 
     @case(alert, "resolves")
     def resolves(backend: str, host: str) -> Scenario:
-        # The gauge keeps the XID's series for ever; 30 minutes after it appeared the alert is gone, and a run
-        # that starts on the GPU later (new pod labels on the same XID series) does not raise it again.
-        later = {"namespace": "ml", "pod": "train-1"}
-        xid = [
-            (series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, run=run, err_code="0")), "0x39 _x80"),
-            (
-                series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, run=run, err_code=str(code))),
-                f"_x40 {code}x29 _x50",
-            ),
-            (
-                series("DCGM_FI_DEV_XID_ERRORS", dcgm_labels(backend, host, run=later, err_code=str(code))),
-                f"_x70 {code}x50",
-            ),
-        ]
-        return Scenario(xid, {"42m": [labels], "75m": [], "115m": []}, severity)
+        # 30 minutes after the XID left the exporter's window the alert is gone; a run that starts on the GPU
+        # later does not raise it again, and the same XID again (the last-XID gauge would not change) raises it.
+        def count(owner: dict[str, str] | None, **xid: str) -> str:
+            return series(XID_COUNT, dcgm_labels(backend, host, run=owner) | WINDOW | xid)
+
+        if run:  # the GPU's series change labels with the run on it (train-0, then train-1 from minute 70)
+            later = {"namespace": "ml", "pod": "train-1"}
+            xid = [
+                (count(run), "0x39 _x5 0x24"),
+                (count(run, xid=str(code)), "_x40 1x4"),
+                (count(later), "_x70 0x49 _x5 0x20"),
+                (count(later, xid=str(code)), "_x120 1x4"),
+            ]
+        else:  # a node-wide XID: the series name no run
+            later = {}
+            xid = [(count(None), "0x39 _x5 0x74 _x5 0x20"), (count(None, xid=str(code)), "_x40 1x4 _x75 1x4")]
+        again = GPU_KEY | later | {"err_code": str(code)}
+        return Scenario(xid, {"42m": [labels], "75m": [], "115m": [], "122m": [again]}, severity)
 
 
 _xid_cases("GpuXidNeedsNodeRepair", 95, "critical", run=None)
@@ -336,7 +351,7 @@ for _alert, _kinds in PLAIN.items():
 
 KINDS = ("fires", "silent", "resolves")
 RULES = {r["alert"]: r for g in observability.alert_rule_groups(BOUNDS) for r in g["rules"]}
-DCGM_ALERTS = sorted(a for a, r in RULES.items() if "DCGM_FI_" in r["expr"])
+DCGM_ALERTS = sorted(a for a, r in RULES.items() if "DCGM_" in r["expr"])
 
 
 def _test_group(alert: str, scenario: Scenario) -> dict[str, Any]:
@@ -446,7 +461,7 @@ def test_an_application_xid_pages_nobody():
 def test_the_silent_xid_scenarios_raise_another_class():
     """The silent case of one XID class is a firing case of another: each XID lands in exactly one alert."""
     scenario = CASES["GpuXidApplicationFault"]["silent"]("in-cluster", "Hostname")
-    codes = {m for s, _ in scenario.series for m in re.findall(r'err_code="([0-9]+)"', s)} - {"0"}
+    codes = {m for s, _ in scenario.series for m in re.findall(r'xid="([0-9]+)"', s)}
     assert codes == {"95"}
     assert "95" in RULES["GpuXidNeedsNodeRepair"]["expr"]
 
@@ -479,10 +494,13 @@ def test_every_rule_waits_and_says_who_acts():
         assert rule["labels"]["severity"] in {"critical", "warning"}
 
 
-def test_the_xid_window_keys_on_err_code_and_the_gpu():
+def test_the_xid_alerts_count_each_xid_by_code_and_gpu():
     expr = RULES["GpuXidApplicationFault"]["expr"]
-    assert 'err_code=~"8|13|31|43|45|94"' in expr
-    assert f"unless on (UUID, err_code) (DCGM_FI_DEV_XID_ERRORS offset {observability.XID_WINDOW})" in expr
+    assert 'DCGM_EXP_XID_ERRORS_COUNT{xid=~"8|13|31|43|45|94",xid!=""}' in expr
+    assert f"[{observability.XID_WINDOW}]" in expr
+    assert expr.startswith("max by (node, gpu, UUID, namespace, pod, err_code)")
+    # the exporter counts XIDs only when its counters file names the count
+    assert "DCGM_EXP_XID_ERRORS_COUNT, counter," in observability.dcgm_counters_csv()
 
 
 def test_the_operations_guide_has_a_row_per_alert_saying_who_acts():

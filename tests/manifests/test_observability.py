@@ -132,13 +132,14 @@ def test_every_expression_parses(tmp_path):
 
 _FUNCTIONS = {
     "sum", "avg", "max", "min", "rate", "histogram_quantile", "by", "on", "group_left", "and", "or", "unless",
-    "max_over_time", "increase", "le", "humanize", "offset",
+    "max_over_time", "increase", "le", "humanize", "offset", "label_replace",
 }  # fmt: skip
 
 
 def metric_names(expr: str) -> set[str]:
-    """Metric names of a PromQL expression: identifiers outside braces and label lists that are not keywords."""
+    """Metric names of a PromQL expression: identifiers outside braces, strings and label lists, not keywords."""
     bare = re.sub(r"\{[^}]*\}", "", expr)
+    bare = re.sub(r'"[^"]*"', "", bare)
     bare = re.sub(r"\b(by|on|group_left|without)\s*\([^)]*\)", "", bare)
     bare = re.sub(r"\[[^\]]*\]", "", bare)
     names = set(re.findall(r"(?<![\w:])([A-Za-z_:][\w:]*)", bare))
@@ -148,6 +149,7 @@ def metric_names(expr: str) -> set[str]:
 def test_metric_names_are_parsed_as_expected():
     expr = 'histogram_quantile(0.99, sum by (a, le) (rate(:tensorflow:serving:request_latency_bucket{x="1"}[5m])))'
     assert metric_names(expr) == {":tensorflow:serving:request_latency_bucket"}
+    assert metric_names('label_replace(max_over_time(m{x="1"}[5m]), "err_code", "$1", "xid", "(.+)")') == {"m"}
 
 
 def test_every_expression_queries_only_known_metrics():
