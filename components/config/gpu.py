@@ -15,13 +15,23 @@ MIG_PROFILE_RE: Final = re.compile(r"^all-([1-7])g\.([0-9]+)gb$")
 class TimeSlicingArgs(_Args):
     """Time-slicing: each GPU is advertised `replicas` times; no memory isolation between sharers."""
 
-    replicas: int = Field(ge=2, le=64, description="Pods per GPU (2-64). Required.")
+    replicas: int = Field(
+        ge=2,
+        le=64,
+        description="Pods per GPU (2-64, and no more than leave each pod 832 MiB of the GPU: its CUDA context and "
+        "256 MiB for TensorFlow). Required.",
+    )
 
 
 class MpsArgs(_Args):
     """CUDA MPS: `replicas` processes share each GPU with an equal, enforced memory share."""
 
-    replicas: int = Field(ge=2, le=48, description="Pods per GPU (2-48, the MPS client limit). Required.")
+    replicas: int = Field(
+        ge=2,
+        le=48,
+        description="Pods per GPU (2-48, the MPS client limit, and no more than leave each pod 832 MiB of the GPU: "
+        "its CUDA context and 256 MiB for TensorFlow). Required.",
+    )
 
 
 class MigArgs(_Args):

@@ -477,6 +477,20 @@ class NodeGroupArgs(_Args):
                 "Bottlerocket runs its own device plugin, configured through its settings API, not by gpuplane; "
                 "use an AL2023 NVIDIA AMI type for shared GPUs",
             )
+        shared = self.sharing.time_slicing or self.sharing.mps
+        if shared is not None:
+            # Each pod's share of the GPU holds its CUDA context besides TensorFlow's budget (catalog).
+            unit = catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB
+            most = facts.gpu_memory_mib // unit
+            if shared.replicas > most:
+                key = "sharing.timeSlicing.replicas" if self.sharing.time_slicing else "sharing.mps.replicas"
+                raise FieldError(
+                    key,
+                    f"{shared.replicas} pods per {facts.gpu_model} ({facts.gpu_memory_mib} MiB) leave each "
+                    f"{facts.gpu_memory_mib // shared.replicas} MiB, of which its CUDA context takes "
+                    f"{catalog.CUDA_CONTEXT_RESERVE_MIB}; allowed here: at most {most}, so that each keeps "
+                    f"{catalog.MIN_SHARED_UNIT_BUDGET_MIB} MiB for TensorFlow",
+                )
 
     # --- derived facts (pure; used by the NodeGroup component and the renderer) ---------------------
 

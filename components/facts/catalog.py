@@ -41,6 +41,13 @@ REFRESH_HINT: Final = (
 # GPU models whose driver supports Multi-Instance GPU partitioning (NVIDIA MIG user guide,
 # "Supported GPUs": A100, A30, H100, H200, B200 and later data-center parts).
 MIG_CAPABLE_GPUS: Final = frozenset({"A100", "A30", "H100", "H200", "B200", "B300"})
+# GPU memory each process holds outside TensorFlow's allocator: its CUDA context. A shared GPU unit's budget
+# (time-slicing, MPS) is its share of the GPU less this, or N processes each filling 1/N run the GPU out of memory
+# (and under MPS the context counts against the client's pinned-memory limit). Measured 527 MiB on an H200 (driver
+# 580.159.04, benchmarks/cuda_context.py, 2026-11-30), rounded up to 64 MiB; smaller GPUs' contexts are smaller.
+CUDA_CONTEXT_RESERVE_MIB: Final = 576
+# The least GPU memory a shared unit must leave TensorFlow after the context: a smaller budget runs no model.
+MIN_SHARED_UNIT_BUDGET_MIB: Final = 256
 # CUDA compute capability of each NVIDIA GPU model EC2 offers, as DescribeInstanceTypes names it (NVIDIA,
 # developer.nvidia.com/cuda-gpus, checked 2026-11), as major*10+minor so that node affinity can compare it with
 # `Gt` (Kubernetes compares integers only). V100 7.0 (p3dn), T4/T4g 7.5, A100 8.0, A10G 8.6, L4/L40S 8.9,

@@ -79,10 +79,17 @@ def memory_per_unit_mib(group: NodeGroupArgs) -> int:
 
 
 def memory_fraction(group: NodeGroupArgs) -> float:
-    """Fraction of one GPU's memory a unit may use, rounded down to 1/100 (1.0 when not shared)."""
+    """Fraction of one GPU's memory TensorFlow may use in a unit, rounded down to 1/1000 (1.0 when not shared).
+
+    The unit's share less a CUDA context (`catalog.CUDA_CONTEXT_RESERVE_MIB`): the fraction bounds TensorFlow's
+    allocator, and each process's context comes on top of it, so with the whole share as the fraction the last of
+    N processes filling theirs would run the GPU out of memory (under MPS, past its pinned-memory limit).
+    """
     if group.sharing.mode in ("none", "mig"):
         return 1.0  # a whole GPU, or a MIG slice that is a whole device to the process
-    return int(100 * memory_per_unit_mib(group) / group.instance.gpu_memory_mib) / 100
+    budget = memory_per_unit_mib(group) - catalog.CUDA_CONTEXT_RESERVE_MIB
+    # Thousandths: the smallest budget the config allows (256 MiB) is 0.6 % of a 40 GiB A100, 0.2 % of an H200.
+    return int(1000 * budget / group.instance.gpu_memory_mib) / 1000
 
 
 def needs_standalone_plugin(group: NodeGroupArgs) -> bool:
@@ -128,7 +135,7 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
             "gpuplane.io/gpu-driver": group.driver,
             "gpuplane.io/gpu-sharing": group.sharing.mode,
             "gpuplane.io/gpu-memory-per-unit-mib": str(memory_per_unit_mib(group)),
-            "gpuplane.io/gpu-memory-fraction": f"{memory_fraction(group):.2f}",
+            "gpuplane.io/gpu-memory-fraction": f"{memory_fraction(group):.3f}",
             "gpuplane.io/cuda-driver-major": str(driver_major(group)),
             wellknown.LABEL_GPU_COMPUTE_CAPABILITY: str(catalog.compute_capability(group.instance)),
         }
