@@ -10,7 +10,7 @@ import pulumi_aws as aws
 
 from gpuplane.components.config import NodeGroupArgs, Taint
 from gpuplane.components.control_plane import ControlPlane, deprecated_keyword
-from gpuplane.components.plan import capacity, iam_policies
+from gpuplane.components.plan import capacity, iam_policies, upgrade
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
 from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
@@ -176,7 +176,10 @@ class NodeGroup(pulumi.ComponentResource):
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=args.min_size, max_size=args.max_size, desired_size=args.resolved_desired_size
             ),
-            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable_percentage=args.max_unavailable_percentage),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(
+                max_unavailable_percentage=args.max_unavailable_percentage,
+                update_strategy=upgrade.update_strategy(args),
+            ),
             # EKS replaces (or reboots) nodes on the conditions the node monitoring agent reports: a GPU that
             # fell off the bus leaves a node that still looks Ready (components.plan.node_repair).
             node_repair_config=_repair_args(args),
@@ -196,6 +199,7 @@ class NodeGroup(pulumi.ComponentResource):
                 depends_on=[*attachments, *cluster.before_compute, *routes, *system_first, *after],
                 # The cluster-autoscaler owns the size once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
+                custom_timeouts=pulumi.CustomTimeouts(update=f"{upgrade.update_timeout_minutes(args)}m"),
             ),
         )
         asg_name = group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)  # type: ignore[index]

@@ -60,6 +60,8 @@ class RecordedResource:
     import_id: str | None
     ignore_changes: list[str]
     hooks: dict[str, list[str]]
+    custom_timeouts: dict[str, str]
+    """`create`/`update`/`delete` waits the program set (`pulumi.CustomTimeouts`), as the engine is told them."""
     inputs: dict[str, Any]
     outputs: dict[str, Any]
 
@@ -283,6 +285,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 import_id=request.importId or None,
                 ignore_changes=list(request.ignoreChanges),
                 hooks=hooks,
+                custom_timeouts={
+                    kind: getattr(request.customTimeouts, kind)
+                    for kind in ("create", "update", "delete")
+                    if getattr(request.customTimeouts, kind)
+                },
                 inputs=_inputs_for_plan(request.object),
                 outputs=dict(registration.state or {}),
             )

@@ -161,6 +161,8 @@ def plan_document(config: StackConfig | Target, recording: mockrun.Recording) ->
             "protect": r.protect,
             "retainOnDelete": r.retain_on_delete,
             "deletedWith": r.deleted_with,
+            # Only where the program sets one: the engine's default wait elsewhere.
+            **({"customTimeouts": r.custom_timeouts} if r.custom_timeouts else {}),
             "inputs": r.inputs,
         }
         for r in sorted(recording.resources, key=lambda r: r.urn)

@@ -100,6 +100,39 @@ def node_version(group: NodeGroupArgs, kubernetes_version: str) -> NodeVersion:
     return NodeVersion(kubernetes_version, release_version_parameter(group.resolved_ami_type, kubernetes_version))
 
 
+def update_strategy(group: NodeGroupArgs) -> str:
+    """How EKS replaces the group's nodes at a version or AMI update: `MINIMAL` for GPU groups, else `DEFAULT`.
+
+    `DEFAULT` surges: EKS raises the Auto Scaling group's size by up to two nodes per Availability Zone and
+    launches the new nodes before it drains the old (EKS user guide, "Managed node update behavior"). For a GPU
+    group that is up to six more GPU instances for the length of the update, and a group whose nodes come from a
+    reservation or a Capacity Block has no capacity to surge into, so its update fails. `MINIMAL` terminates old
+    nodes before it launches new ones, `maxUnavailablePercentage` at a time; botocore's `eks` model
+    (`NodegroupUpdateConfig.updateStrategy`) names it for "hardware accelerators such as GPUs".
+    """
+    return "MINIMAL" if group.kind == "gpu" else "DEFAULT"
+
+
+# What one batch of a node group's update takes at most: EKS waits up to 15 minutes for a node's pods to leave
+# (its PodDisruptionBudgets; then the update fails, EKS user guide "Managed node update behavior"), and a new node
+# takes several minutes to launch, join and get its GPU stack ready.
+NODE_BATCH_MINUTES: Final = 30
+# The provider's default wait for a node group update (terraform-provider-aws `aws_eks_node_group`, 60 minutes).
+PROVIDER_NODE_GROUP_UPDATE_MINUTES: Final = 60
+
+
+def update_timeout_minutes(group: NodeGroupArgs) -> int:
+    """How long `pulumi up` waits for the group's update: its batches at their longest, never less than the default.
+
+    A batch is `maxUnavailablePercentage` of the group's largest size (at least one node, at most 100, as EKS
+    counts it). Past the wait Pulumi reports a failure while EKS carries on, and the next `pulumi up` meets an
+    update still in progress; a large GPU group's update can outlast the provider's 60 minutes.
+    """
+    batch = min(100, max(1, group.max_size * group.max_unavailable_percentage // 100))
+    batches = -(-group.max_size // batch)
+    return max(PROVIDER_NODE_GROUP_UPDATE_MINUTES, batches * NODE_BATCH_MINUTES)
+
+
 # --- EKS's order --------------------------------------------------------------------------------------------
 Tier = Literal["control plane", "add-ons before nodes", "node groups", "add-ons after nodes", "GPU node groups"]
 ORDER: Final[tuple[Tier, ...]] = (

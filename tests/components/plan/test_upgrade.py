@@ -169,3 +169,36 @@ def test_every_part_of_the_table_names_its_source_and_bounds_parse() -> None:
         for bound in (low, high):
             if bound:
                 upgrade.minor_of(bound)
+
+
+def _group(kind: str, max_size: int, percent: int = 33) -> NodeGroupArgs:
+    types = ["g5.xlarge"] if kind == "gpu" else ["m6i.large"]
+    return NodeGroupArgs.model_validate(
+        {"name": kind, "kind": kind, "instanceTypes": types, "maxSize": max_size, "maxUnavailablePercentage": percent}
+    )
+
+
+def test_gpu_groups_are_updated_without_a_surge_and_cpu_groups_as_eks_defaults() -> None:
+    assert upgrade.update_strategy(_group("gpu", 2)) == "MINIMAL"
+    assert upgrade.update_strategy(_group("cpu", 3)) == "DEFAULT"
+
+
+@pytest.mark.parametrize(
+    ("max_size", "percent", "minutes"),
+    [
+        (2, 33, 60),  # two batches of one node: within the provider's default
+        (10, 33, 120),  # batches of 3: four of them
+        (20, 10, 300),  # batches of 2: ten
+        (200, 100, 60),  # one batch (at most 100 nodes at once, as EKS counts)
+    ],
+)
+def test_a_node_groups_update_wait_covers_its_batches(max_size: int, percent: int, minutes: int) -> None:
+    assert upgrade.update_timeout_minutes(_group("gpu", max_size, percent)) == minutes
+
+
+def test_the_plan_gives_each_group_its_strategy_and_wait(dev_run) -> None:
+    groups = {r.inputs["nodeGroupNamePrefix"].rstrip("-"): r for r in dev_run.by_type("aws:eks/nodeGroup:NodeGroup")}
+    assert groups["gpu"].inputs["updateConfig"]["updateStrategy"] == "MINIMAL"
+    assert groups["system"].inputs["updateConfig"]["updateStrategy"] == "DEFAULT"
+    # dev's system group: up to 3 nodes, one at a time (33 %); its GPU group: up to 2
+    assert {n: g.custom_timeouts for n, g in groups.items()} == {"system": {"update": "90m"}, "gpu": {"update": "60m"}}
