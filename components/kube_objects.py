@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import metadata
-from typing import Any
+from typing import Any, Final
 
 import pulumi
 
@@ -56,6 +56,13 @@ def apply(name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> Ku
     return KubeObject(name, obj, opts)
 
 
+# How long the provider waits for a release's objects to be ready (its `timeout`, seconds; the provider's default
+# is 300). A first `pulumi up` installs the releases while the cluster-autoscaler may still be adding the node their
+# pods fit on (a system group at its minimum is full of add-ons): a launch, the node joining and its storage agent
+# lifting the startup taint take several minutes, and a release that gives up at 5 minutes fails the whole `up`.
+HELM_RELEASE_TIMEOUT_S: Final = 1200
+
+
 class HelmRelease(pulumi.CustomResource):
     """A Helm release (`kubernetes:helm.sh/v3:Release`): the provider installs the chart and awaits its objects.
 
@@ -78,6 +85,7 @@ class HelmRelease(pulumi.CustomResource):
         repo: pulumi.Input[str] | None = None,
         values: pulumi.Input[Mapping[str, Any]] | None = None,
         create_namespace: bool | None = None,
+        timeout: int = HELM_RELEASE_TIMEOUT_S,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props: dict[str, Any] = {
@@ -87,6 +95,7 @@ class HelmRelease(pulumi.CustomResource):
             "name": name,
             "namespace": namespace,
             "repositoryOpts": None if repo is None else {"repo": repo},
+            "timeout": timeout,
             "values": values,
             "version": version,
             "status": None,

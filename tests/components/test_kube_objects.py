@@ -69,6 +69,7 @@ def _register_release_generated(name: str, inputs: dict[str, Any]) -> None:
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
         values=inputs.get("values"),
         create_namespace=inputs.get("createNamespace"),
+        timeout=inputs["timeout"],
     )
 
 
@@ -82,6 +83,7 @@ def _register_release_ours(name: str, inputs: dict[str, Any]) -> None:
         repo=(inputs.get("repositoryOpts") or {}).get("repo"),
         values=inputs.get("values"),
         create_namespace=inputs.get("createNamespace"),
+        timeout=inputs["timeout"],
     )
 
 
@@ -148,3 +150,10 @@ def test_an_object_without_api_version_or_kind_is_refused_by_name(obj: dict[str,
 
     with pytest.raises(ValueError, match="needs apiVersion and kind"):
         mockrun.run(program, "p", "s", "us-west-2")
+
+
+def test_every_release_waits_past_a_node_the_autoscaler_adds(kube_resources: list[mockrun.RecordedResource]) -> None:
+    # The provider's default (300 s) is shorter than a scale-up from a full system group: launch, join, taint lifted.
+    releases = [r for r in kube_resources if r.type == wellknown.HELM_RELEASE]
+    assert releases
+    assert {r.inputs["timeout"] for r in releases} == {kube_objects.HELM_RELEASE_TIMEOUT_S} == {1200}
