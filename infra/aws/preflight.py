@@ -748,8 +748,8 @@ def upgrade_checks(config: StackConfig, eks: Any) -> list[Check]:
     """The live cluster (DescribeCluster) against the stack's minor, and EKS's upgrade insights for the next one.
 
     Nothing to say for a cluster that does not exist yet or already runs the minor; a jump of more than one
-    minor fails with the path to take (EKS refuses it after `pulumi up` has started); insights in ERROR fail,
-    in WARNING or UNKNOWN warn, each named with what EKS says.
+    minor fails with the path to take, and a minor below the running one fails too (EKS refuses both after
+    `pulumi up` has started); insights in ERROR fail, in WARNING or UNKNOWN warn, each named with what EKS says.
     """
     name = "Kubernetes upgrade"
     target = config.platform.cluster.kubernetes_version
@@ -760,7 +760,17 @@ def upgrade_checks(config: StackConfig, eks: Any) -> list[Check]:
             return [Check(name, "pass", f"no cluster {config.cluster_name} yet: created at {target}")]
         raise
     running = str(cluster.get("version", ""))
-    if not running or upgrade.minor_of(running) >= upgrade.minor_of(target):
+    if running and upgrade.minor_of(running) > upgrade.minor_of(target):
+        # A lower minor than the cluster runs: EKS refuses it inside `pulumi up` (it never downgrades).
+        return [
+            Check(
+                name,
+                "fail",
+                upgrade.jump_problem(running, target) or f"{target} is older than the running {running}",
+                f'Set cluster.kubernetesVersion: "{upgrade.minor_of(running)[0]}.{upgrade.minor_of(running)[1]}"',
+            )
+        ]
+    if not running or upgrade.minor_of(running) == upgrade.minor_of(target):
         return [
             Check(name, "pass", f"cluster {config.cluster_name} runs {running or 'an unknown version'}: no upgrade")
         ]

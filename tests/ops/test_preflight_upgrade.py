@@ -213,3 +213,12 @@ def test_gpu_stack_checks_judge_the_gpu_operator_only_on_a_stack_that_installs_i
     checks = {c.name: c for c in preflight.gpu_stack_checks(operator)}
     found = checks["GPU stack at 1.36: gpu-operator"]
     assert found.status == "pass" and found.detail.startswith("1.36 is within 1.33 to 1.36 (NVIDIA's GPU Operator")
+
+
+def test_a_minor_below_the_running_one_fails_before_the_up() -> None:
+    """EKS never downgrades a control plane: the stack pinned below what runs is refused here, not by AWS."""
+    cfg = stack("1.35")
+    (check,) = run(cfg, ("describe_cluster", cluster(cfg, "1.36"), {"name": cfg.cluster_name}))
+    assert check.status == "fail"
+    assert "older than the running cluster's 1.36" in check.detail and "never downgrades" in check.detail
+    assert check.fix == 'Set cluster.kubernetesVersion: "1.36"'
