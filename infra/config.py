@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuplane.components.config import FieldError, PlatformArgs
 from gpuplane.components.config.base import FieldErrors
+from gpuplane.components.config.platform import with_profile_sections
 from gpuplane.components.facts import partition
 from gpuplane.components.plan import cross_checks
 from gpuplane.infra import limits, stackyaml
@@ -477,6 +478,7 @@ def cross_field_problems(data: Mapping[str, Any], exc: ValidationError) -> list[
     would describe the default, not the user's value). The top level is left out: its checks
     span every section, and defaults standing in for a broken section would make up problems.
     """
+    data = with_profile_sections(data)  # a section is judged with its profile's defaults, as the model did
     failing: dict[tuple[str | int, ...], tuple[type[BaseModel], set[str]]] = {}
     for error in exc.errors():
         found = _owning_model(list(error["loc"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -219,6 +220,26 @@ def _observability_default(raw: Any, profile: Any, info: ValidationInfo) -> Any:
     return {**raw, "metrics": default_metrics(str(profile or "dev"), offered)}
 
 
+def with_profile_sections(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` (the `gpuplane:` keys) with the profile's defaults under `network`, `cluster` and `storage`.
+
+    What the model's own validation starts from; also what a section is checked against again when the model
+    reported errors elsewhere (`infra.config.cross_field_problems`), so a prod section is never judged by dev's
+    defaults (a prod cluster's endpoint is private: no CIDRs needed).
+    """
+    data = dict(data)
+    prod = data.get("profile") == "prod"
+    for key, overrides in (("network", _PROD_NETWORK), ("cluster", _PROD_CLUSTER), ("storage", _PROD_STORAGE)):
+        raw = data.get(key, {})
+        if isinstance(raw, _Args):
+            raw = raw.model_dump(exclude_unset=True, by_alias=True)
+        if isinstance(raw, dict):
+            merged = {to_camel(k): v for k, v in overrides.items()} if prod else {}
+            merged.update(raw)
+            data[key] = merged
+    return data
+
+
 class PlatformArgs(_Args):
     """Everything one gpuplane platform is made of: the stack config, as one typed object."""
 
@@ -278,16 +299,7 @@ class PlatformArgs(_Args):
         # in a defaulted section still carry its key (`gpuplane:cluster...`).
         if not isinstance(data, dict):
             return data
-        data = dict(data)
-        prod = data.get("profile") == "prod"
-        for key, overrides in (("network", _PROD_NETWORK), ("cluster", _PROD_CLUSTER), ("storage", _PROD_STORAGE)):
-            raw = data.get(key, {})
-            if isinstance(raw, _Args):
-                raw = raw.model_dump(exclude_unset=True, by_alias=True)
-            if isinstance(raw, dict):
-                merged = {to_camel(k): v for k, v in overrides.items()} if prod else {}
-                merged.update(raw)
-                data[key] = merged
+        data = with_profile_sections(data)
         data["observability"] = _observability_default(data.get("observability", {}), data.get("profile"), info)
         return data
 

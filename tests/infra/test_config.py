@@ -290,6 +290,17 @@ def test_a_groups_own_checks_are_reported_with_its_field_errors():
     assert not any("storage" in p and "maxIO" in p for p in found)
 
 
+@pytest.mark.parametrize("version", ["1.37", "1.31", "v1.36"])
+def test_a_prod_sections_other_checks_see_the_prod_defaults(version):
+    """A bad version on a prod stack is the one problem: prod's endpoint is private by default, so the cluster
+    section checked again without the version must not report dev's "public endpoint needs CIDRs"."""
+    found = problems({"profile": "prod", "cluster": {"kubernetesVersion": version}})
+    assert len(found) == 1 and found[0].startswith("gpuplane:cluster.kubernetesVersion:"), found
+    # a dev stack with the same bad version and no CIDRs has both problems, each its own
+    dev = problems({"profile": "dev", "cluster": {"kubernetesVersion": version}})
+    assert any("publicAccessCidrs" in p for p in dev) and any("kubernetesVersion" in p for p in dev)
+
+
 def test_shipped_stacks_are_valid_and_profiles_apply():
     dev, prod = config.load("dev"), config.load("prod")
     assert (dev.platform.profile, prod.platform.profile) == ("dev", "prod")
