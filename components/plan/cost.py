@@ -34,8 +34,11 @@ from gpuplane.manifests import cloudwatch, lifecycle, observability, versions, w
 _GPU_TAG_SUFFIX: Final = f"node-template/resources/{wellknown.GPU_RESOURCE}"
 CAVEATS: Final = (
     "an estimate: on-demand list prices; leaves out data transfer, NAT and EFS data processed, EFS storage "
-    "beyond the volumes' stated size, load-balancer capacity units, log ingestion and taxes; spot groups are "
-    "priced at their on-demand ceiling (spot prices vary by the hour: `gpuplane preflight` reads them)"
+    "beyond the volumes' stated size, load-balancer capacity units, CloudWatch Logs ingestion and storage (the "
+    "control plane's logs, VPC flow logs), EFS backup storage (AWS Backup), the AMP collector's per-sample charge, "
+    "KMS requests and the $1/month each rotated key version adds (up to $3 a key), and taxes; a CPU group idles at "
+    "its minSize even where the add-ons and always-on pods need another node (the autoscaler adds it); spot groups "
+    "are priced at their on-demand ceiling (spot prices vary by the hour: `gpuplane preflight` reads them)"
 )
 # What the estimate assumes of usage it cannot see in a plan, each priced by `facts.prices`. Amazon Managed Service
 # for Prometheus: ingestion at `AMP_ESTIMATE_SAMPLES_PER_SECOND` per workspace (about 30,000 active series scraped
