@@ -255,7 +255,7 @@ def service(serving: Serving, variant: str | None = None) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _meta(serving, name, variant),
+        "metadata": {**_meta(serving, name, variant), "annotations": dict(workload_security.SKIP_AWAIT)},
         "spec": {"type": "ClusterIP", "selector": serving.selector(variant), "ports": _ports()},
     }
 

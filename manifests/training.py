@@ -329,7 +329,7 @@ def tensorboard(training: Training, logs_volume: str, logs_path: str) -> list[di
     service = {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": meta,
+        "metadata": {**meta, "annotations": dict(workload_security.SKIP_AWAIT)},
         "spec": {
             "type": "ClusterIP",
             "selector": selector,

@@ -104,7 +104,9 @@ def network_policy(name: str, namespace: str, selector: dict[str, str], ports: l
     }
 
 
-# pulumi-kubernetes waits for a Deployment to become ready. A workload on a group scaled to zero (a spot
-# GPU group) waits Pending until the autoscaler brings a node, which is the queue, not a failure, so
-# `pulumi up` does not wait for it: `kubectl -n ml rollout status deploy/<name>` does (docs/workloads.md).
+# pulumi-kubernetes waits for a Deployment to become ready, and for a Service until none of its endpoints is
+# "not ready" (its await logic; a Service with no endpoints passes). A workload on a group scaled to zero (a spot
+# GPU group) waits Pending until the autoscaler brings a node, which is the queue, not a failure, so `pulumi up`
+# waits for neither the workload nor its Service, which would otherwise fail the `up` after 10 minutes of a pod
+# that starts slowly: `kubectl -n ml rollout status deploy/<name>` does (docs/workloads.md).
 SKIP_AWAIT: Final = {"pulumi.com/skipAwait": "true"}

@@ -254,3 +254,18 @@ def test_s3_read_policy_follows_the_partition():
     statements = json.loads(s3_read_policy("b", "models/", "aws-cn"))["Statement"]
     assert statements[0]["Resource"] == ["arn:aws-cn:s3:::b/models/*"]
     assert statements[1]["Resource"] == ["arn:aws-cn:s3:::b"]
+
+
+def test_pulumi_up_waits_for_no_workload_nor_its_service(dev_run):
+    # A workload's pod may wait for a node the autoscaler adds (or stay unready a while): pulumi-kubernetes would
+    # wait for the Deployment's readiness and for the Service's endpoints to be ready, then fail the `up`.
+    objects = render.kubernetes_objects(dev_run)
+    waited = [
+        f"{o['kind']} {o['metadata']['name']}"
+        for o in objects.values()
+        if o["kind"] in ("Deployment", "Service") and o["metadata"].get("namespace") == "ml"
+        if o["metadata"].get("annotations", {}).get("pulumi.com/skipAwait") != "true"
+    ]
+    kinds = {o["kind"] for o in objects.values() if o["metadata"].get("namespace") == "ml"}
+    assert {"Deployment", "Service"} <= kinds
+    assert waited == []
