@@ -190,9 +190,11 @@ class ClusterArgs(_Args):
                 "kubernetesVersion",
                 f"'{version}' left EKS standard support on {standard_end} (today is {today}): with upgradePolicy "
                 f"STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. "
-                f"{advice[0].upper()}{advice[1:]}; or set cluster.upgradePolicy: EXTENDED to stay on {version} until "
-                f"{extended_end} at ${prices.EKS_EXTENDED_HOURLY_USD} per cluster hour instead of "
-                f"${prices.EKS_STANDARD_HOURLY_USD}",
+                f"{advice[0].upper()}{advice[1:]}; or set cluster.upgradePolicy: EXTENDED to stay on "
+                f"{version} until {extended_end} at ${prices.EKS_EXTENDED_HOURLY_USD} per cluster hour instead of "
+                f"${prices.EKS_STANDARD_HOURLY_USD}. A cluster that already runs an older minor moves one minor per "
+                "`pulumi up` (EKS refuses a skip; `gpuplane preflight` names the path, docs/upgrades.md): set "
+                "upgradePolicy EXTENDED while a step is past standard support",
             )
         return self
 

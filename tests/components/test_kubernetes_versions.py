@@ -76,7 +76,9 @@ def test_134_at_the_end_of_standard_support(today: str, refused: bool, monkeypat
         f"gpuplane:cluster.kubernetesVersion: '1.34' left EKS standard support on 2026-12-02 (today is {today}): with "
         "upgradePolicy STANDARD, EKS would upgrade the new cluster at once and the pinned version would drift. Use "
         "1.36, the newest version in standard support; or set cluster.upgradePolicy: EXTENDED to stay on 1.34 "
-        "until 2027-12-02 at $0.60 per cluster hour instead of $0.10"
+        "until 2027-12-02 at $0.60 per cluster hour instead of $0.10. A cluster that already runs an older minor "
+        "moves one minor per `pulumi up` (EKS refuses a skip; `gpuplane preflight` names the path, docs/upgrades.md): "
+        "set upgradePolicy EXTENDED while a step is past standard support"
     ]
 
 
