@@ -13,7 +13,7 @@ from gpuplane.components.control_plane import ControlPlane, deprecated_keyword
 from gpuplane.components.plan import capacity, iam_policies, upgrade
 from gpuplane.components.plan.gpu_nodes import GpuPlan
 from gpuplane.components.plan.node_repair import repair_config
-from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, node_labels
+from gpuplane.components.plan.node_template import autoscaler_tags, eks_taints, eks_writes_too, node_labels
 from gpuplane.components.plan.upgrade import node_version, waits_for_system_groups
 from gpuplane.manifests import wellknown
 
@@ -208,7 +208,10 @@ class NodeGroup(pulumi.ComponentResource):
                 f"{name}-asg-tag-{_slug(key)}",
                 autoscaling_group_name=asg_name,
                 tag={"key": key, "value": value, "propagate_at_launch": False},
-                opts=child,
+                # A discovery tag EKS writes too: removing ours must leave EKS's (`eks_writes_too`).
+                opts=pulumi.ResourceOptions(
+                    parent=self, retain_on_delete=eks_writes_too(key, cluster.eks_name) or None
+                ),
             )
 
         self.node_group_name = group.node_group_name

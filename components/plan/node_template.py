@@ -29,6 +29,18 @@ def eks_taints(group: NodeGroupArgs, startup_taints: Sequence[Taint] = ()) -> li
     return [{"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECTS[t.effect]} for t in taints]
 
 
+def eks_writes_too(key: str, cluster_name: str) -> bool:
+    """Whether EKS also writes this Auto Scaling group tag: the two discovery tags of every managed node group.
+
+    The EKS user guide ("Simplify node lifecycle with managed node groups"): nodes of a managed node group "are
+    automatically tagged for auto-discovery by the Kubernetes Cluster Autoscaler". Deleting our Tag resource of such
+    a key (DeleteTags) would also remove EKS's: the autoscaler would stop finding the group, and its IAM condition
+    on `k8s.io/cluster-autoscaler/<cluster>` would stop matching. So those are kept when their resource goes.
+    """
+    prefix = wellknown.CA_TAG_PREFIX
+    return key in (f"{prefix}/enabled", f"{prefix}/{cluster_name}")
+
+
 def autoscaler_tags(group: NodeGroupArgs, cluster_name: str, *, gpu_operator: bool = False) -> dict[str, str]:
     """Tags for the group's Auto Scaling group: discovery plus the node template for scale from zero.
 

@@ -92,7 +92,13 @@ def test_plan_json_follows_the_contract(dev_out):
             assert resource["type"] in {"aws:eks/nodeGroup:NodeGroup", "kubernetes:batch/v1:Job"}, resource["urn"]
         assert resource["parent"] is None or resource["parent"] in urns or resource["parent"].endswith("gpuplane-dev")
         assert set(resource["dependencies"]) <= urns, resource["urn"]
-        assert resource["protect"] is False and resource["retainOnDelete"] is False
+        assert resource["protect"] is False
+        # kept when removed: only the autoscaler's discovery tags, which EKS writes on the group too
+        discovery = resource["type"] == "aws:autoscaling/tag:Tag" and resource["inputs"]["tag"]["key"] in {
+            "k8s.io/cluster-autoscaler/enabled",
+            "k8s.io/cluster-autoscaler/gpuplane-dev",
+        }
+        assert resource["retainOnDelete"] is discovery, resource["urn"]
     assert [r["urn"] for r in plan["resources"]] == sorted(urns)
     types = {r["type"] for r in plan["resources"]}
     assert {
