@@ -2,8 +2,9 @@
 
 Why one module: raising `cluster.kubernetesVersion` moves the control plane only unless every node group and
 add-on is told the new minor too (EKS gives them the cluster's version at creation and never moves them),
-and EKS takes one minor per step (`UpdateClusterVersion` refuses a skip). The render, `gpuplane preflight`
-and docs/upgrades.md read the same rules from here, so the plan, the check and the guide cannot disagree.
+and EKS takes one minor per step (`UpdateClusterVersion` refuses a skip). The render, `gpuplane preflight`,
+the program under the engine (`infra/aws/live_version.py`) and docs/upgrades.md read the same rules from here, so
+the plan, the checks and the guide cannot disagree.
 """
 
 from __future__ import annotations
