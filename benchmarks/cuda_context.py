@@ -1,7 +1,8 @@
 """GPU memory a process holds outside TensorFlow's own budget: its CUDA context, on a real GPU host.
 
 Why: a shared GPU unit (time-slicing or MPS) gets a memory fraction that the runtime helper passes to
-TensorFlow (`--per_process_gpu_memory_fraction`, or the training equivalent). That fraction bounds TensorFlow's
+TensorFlow Serving (`--per_process_gpu_memory_fraction`; training pods grow their memory as they need it). That
+fraction bounds TensorFlow's
 allocator only; the CUDA context each process creates on the GPU comes on top. With N processes on one GPU each
 filling its 1/N the last one runs out of memory, and under MPS the context counts against the per-client pinned
 memory limit. `components/plan/gpu_nodes.py` reserves a context per unit; this script measures what a context

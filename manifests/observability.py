@@ -669,10 +669,10 @@ XID_CLASSES: Final = (
     ),
 )
 XID_WINDOW: Final = "30m"
-"""How long an XID alert holds after the XID: an XID is an event. The exporter's last-XID gauge cannot tell a
-second XID of the same code from the first (it keeps the value; NVIDIA/DCGM#277, dcgm-exporter#500), so the alerts
-read its windowed count, which does: each XID raises it for the exporter's window, and the alert holds
-`XID_WINDOW` past the last one."""
+"""How long an XID alert holds after the exporter's window lets go of the XID: an XID is an event. The exporter's
+last-XID gauge cannot tell a second XID of the same code from the first (it keeps the value; NVIDIA/DCGM#277,
+dcgm-exporter#500), so the alerts read its windowed count, which does: each XID raises it for the exporter's window
+(5 minutes), and the alert holds `XID_WINDOW` past that."""
 
 # Temperature: a fixed margin, stated as such, not a per-model table: 85 C is below the slowdown temperature of
 # the data-center GPUs EKS offers (nvidia-smi -q, "GPU Slowdown Temp"), so the alert comes before the GPU slows;
@@ -685,17 +685,19 @@ _GPU_WORKLOAD_KEY: Final = f"{_GPU_KEY}, namespace, pod"
 
 
 def _xid_expr(codes: str, *, matcher: str = "=~") -> str:
-    """The GPUs that had an XID whose code matches within `XID_WINDOW`, by GPU, run and code (`err_code`).
+    """The GPUs that had an XID whose code matches, within `XID_WINDOW` of the exporter's, by GPU and code (`err_code`).
 
     `DCGM_EXP_XID_ERRORS_COUNT{xid="<code>"}` is the number of XIDs of that code DCGM recorded on the GPU in the
-    exporter's window (internal/pkg/collector/expcollector.go at 4.5.3-4.8.2); it is there while the window
-    holds one, and a GPU without any has one series of 0 and no `xid`. So an alert starts at each XID, a repeat of
-    the same code included, and resolves `XID_WINDOW` after the last; a run that starts on the GPU after the
-    window does not raise it again. The code is named `err_code`, as on the dashboard's last-XID gauge.
+    exporter's window (5 minutes; internal/pkg/collector/expcollector.go at 4.5.3-4.8.2); it is there while the
+    window holds one, and a GPU without any has one series of 0 and no `xid`. So an alert starts at each XID, a
+    repeat of the same code included, and resolves `XID_WINDOW` after the XID leaves the exporter's window (about 35
+    minutes after it). The alert is the GPU's, never a pod's: the exporter's pod mapper labels each scrape with
+    whoever holds the GPU then, and a run that replaced the faulting one within the window would be blamed as well
+    (and a node's XID page twice). The code is named `err_code`, as on the dashboard's last-XID gauge.
     """
-    counted = f'DCGM_EXP_XID_ERRORS_COUNT{{xid{matcher}"{codes}",xid!=""}}'
+    counted = f'DCGM_EXP_XID_ERRORS_COUNT{{xid{matcher}"{codes}",xid!="",xid!="0"}}'
     return (
-        f"max by ({_GPU_WORKLOAD_KEY}, err_code) "
+        f"max by ({_GPU_KEY}, err_code) "
         f'(label_replace(max_over_time({counted}[{XID_WINDOW}]), "err_code", "$1", "xid", "(.+)")) > 0'
     )
 
@@ -727,7 +729,12 @@ def alert_rule_groups(bounds: AlertBounds) -> list[dict[str, Any]]:
             "1m",
             c.severity,
             f"{where} reported XID {{{{ $labels.err_code }}}}: {c.what}"
-            + (" (run {{ $labels.namespace }}/{{ $labels.pod }})" if c.severity == "warning" else ""),
+            + (
+                " (the run on that GPU then: the GPU dashboard's per-run use, or kubectl get pods -A "
+                "--field-selector spec.nodeName={{ $labels.node }})"
+                if c.severity == "warning"
+                else ""
+            ),
             c.runbook,
         )
         for c in XID_CLASSES

@@ -18,8 +18,8 @@ class TimeSlicingArgs(_Args):
     replicas: int = Field(
         ge=2,
         le=64,
-        description="Pods per GPU (2-64, and no more than leave each pod 832 MiB of the GPU: its CUDA context and "
-        "256 MiB for TensorFlow). Required.",
+        description="Pods per GPU (2-64, and no more than leave each pod 832 MiB of 90 % of the GPU's listed "
+        "memory: its CUDA context and 256 MiB for TensorFlow). Required.",
     )
 
 
@@ -29,8 +29,8 @@ class MpsArgs(_Args):
     replicas: int = Field(
         ge=2,
         le=48,
-        description="Pods per GPU (2-48, the MPS client limit, and no more than leave each pod 832 MiB of the GPU: "
-        "its CUDA context and 256 MiB for TensorFlow). Required.",
+        description="Pods per GPU (2-48, the MPS client limit, and no more than leave each pod 832 MiB of 90 % of "
+        "the GPU's listed memory: its CUDA context and 256 MiB for TensorFlow). Required.",
     )
 
 

@@ -480,15 +480,17 @@ class NodeGroupArgs(_Args):
         shared = self.sharing.time_slicing or self.sharing.mps
         if shared is not None:
             # Each pod's share of the GPU holds its CUDA context besides TensorFlow's budget (catalog).
+            # Counted on the least memory the driver may report of the GPU (catalog.REPORTED_GPU_MEMORY_FLOOR).
             unit = catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB
-            most = facts.gpu_memory_mib // unit
+            reported = int(catalog.REPORTED_GPU_MEMORY_FLOOR * facts.gpu_memory_mib)
+            most = reported // unit
             if shared.replicas > most:
                 key = "sharing.timeSlicing.replicas" if self.sharing.time_slicing else "sharing.mps.replicas"
                 raise FieldError(
                     key,
-                    f"{shared.replicas} pods per {facts.gpu_model} ({facts.gpu_memory_mib} MiB) leave each "
-                    f"{facts.gpu_memory_mib // shared.replicas} MiB, of which its CUDA context takes "
-                    f"{catalog.CUDA_CONTEXT_RESERVE_MIB}; allowed here: at most {most}, so that each keeps "
+                    f"{shared.replicas} pods per {facts.gpu_model} (about {reported} MiB usable of "
+                    f"{facts.gpu_memory_mib}) leave each {reported // shared.replicas} MiB, of which its CUDA context "
+                    f"takes {catalog.CUDA_CONTEXT_RESERVE_MIB}; allowed here: at most {most}, so that each keeps "
                     f"{catalog.MIN_SHARED_UNIT_BUDGET_MIB} MiB for TensorFlow",
                 )
 

@@ -224,8 +224,9 @@ def with_profile_sections(data: Mapping[str, Any]) -> dict[str, Any]:
     """`data` (the `gpuplane:` keys) with the profile's defaults under `network`, `cluster` and `storage`.
 
     What the model's own validation starts from; also what a section is checked against again when the model
-    reported errors elsewhere (`infra.config.cross_field_problems`), so a prod section is never judged by dev's
-    defaults (a prod cluster's endpoint is private: no CIDRs needed).
+    reported errors elsewhere (`infra.config.cross_field_problems`), so a prod network, cluster or storage section
+    is never judged by dev's defaults (a prod cluster's endpoint is private: no CIDRs needed). The observability
+    section's default depends on the region too and is applied by the model alone.
     """
     data = dict(data)
     prod = data.get("profile") == "prod"

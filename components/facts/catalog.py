@@ -48,6 +48,11 @@ MIG_CAPABLE_GPUS: Final = frozenset({"A100", "A30", "H100", "H200", "B200", "B30
 CUDA_CONTEXT_RESERVE_MIB: Final = 576
 # The least GPU memory a shared unit must leave TensorFlow after the context: a smaller budget runs no model.
 MIN_SHARED_UNIT_BUDGET_MIB: Final = 256
+# The driver reports less GPU memory than DescribeInstanceTypes lists (the catalog's `gpu_memory_mib`), and
+# TensorFlow multiplies its fraction by what the driver reports: 143,155 of 144,384 MiB on an H200
+# (benchmarks/cuda_context.py), less with ECC reserving memory on smaller GPUs. The fraction is sized for a GPU that
+# reports only this share of the catalog's figure, so the contexts still fit where the driver reports more.
+REPORTED_GPU_MEMORY_FLOOR: Final = 0.9
 # CUDA compute capability of each NVIDIA GPU model EC2 offers, as DescribeInstanceTypes names it (NVIDIA,
 # developer.nvidia.com/cuda-gpus, checked 2026-11), as major*10+minor so that node affinity can compare it with
 # `Gt` (Kubernetes compares integers only). V100 7.0 (p3dn), T4/T4g 7.5, A100 8.0, A10G 8.6, L4/L40S 8.9,

@@ -87,9 +87,12 @@ def memory_fraction(group: NodeGroupArgs) -> float:
     """
     if group.sharing.mode in ("none", "mig"):
         return 1.0  # a whole GPU, or a MIG slice that is a whole device to the process
-    budget = memory_per_unit_mib(group) - catalog.CUDA_CONTEXT_RESERVE_MIB
+    # TensorFlow's budget is fraction x the memory the driver reports (R): each of the N units needs its budget and
+    # a context within R / N, so fraction <= 1/N - reserve / R, for the least R the driver may report.
+    reported = catalog.REPORTED_GPU_MEMORY_FLOOR * group.instance.gpu_memory_mib
+    fraction = 1 / units_per_gpu(group) - catalog.CUDA_CONTEXT_RESERVE_MIB / reported
     # Thousandths: the smallest budget the config allows (256 MiB) is 0.6 % of a 40 GiB A100, 0.2 % of an H200.
-    return int(1000 * budget / group.instance.gpu_memory_mib) / 1000
+    return int(1000 * fraction) / 1000
 
 
 def needs_standalone_plugin(group: NodeGroupArgs) -> bool:
@@ -135,7 +138,8 @@ def node_labels(group: NodeGroupArgs, *, gpu_operator: bool) -> dict[str, str]:
             "gpuplane.io/gpu-driver": group.driver,
             "gpuplane.io/gpu-sharing": group.sharing.mode,
             "gpuplane.io/gpu-memory-per-unit-mib": str(memory_per_unit_mib(group)),
-            "gpuplane.io/gpu-memory-fraction": f"{memory_fraction(group):.3f}",
+            # Written as the runtime helper's value is (tf_runtime: repr of the float), so the two compare equal.
+            "gpuplane.io/gpu-memory-fraction": repr(float(memory_fraction(group))),
             "gpuplane.io/cuda-driver-major": str(driver_major(group)),
             wellknown.LABEL_GPU_COMPUTE_CAPABILITY: str(catalog.compute_capability(group.instance)),
         }

@@ -94,11 +94,11 @@ def pod_identity_trust(
     added by EKS Pod Identity"); the trust requires the cluster's ARN and the one service account
     (`aws:RequestTag/...`, evaluated on both actions of the call), and the account (`aws:SourceAccount`).
 
-    The cluster is pinned by its session tag, not by `aws:SourceArn`: the guide's conditions are the session
-    tags, and it documents no `aws:SourceArn` for this principal (its confused-deputy page names the cluster
-    role's trust only); a condition on a key the request does not carry is false, and every Pod Identity role
-    would be refused (awslabs/mountpoint-s3-csi-driver#781, where an `aws:SourceArn` condition broke it). The
-    ARN names the partition, region, account and cluster, so a same-named cluster elsewhere does not match.
+    The cluster is pinned by its session tag, not by `aws:SourceArn`: the guide's conditions for this principal
+    are the session tags, and it documents no `aws:SourceArn` for it (its confused-deputy page names the cluster
+    role's trust only); a condition on a key the request might not carry would be false, and every Pod Identity
+    role refused. The tag's ARN names the partition, region, account and cluster, so a same-named cluster
+    elsewhere does not match.
     `region` is the cluster's region.
     """
     arn = cluster_arn(partition_id=partition.id, region=region, account_id=account_id, cluster_name=cluster_name)

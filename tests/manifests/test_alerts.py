@@ -94,13 +94,13 @@ def _xid(
     none = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW)
     one = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW | {"xid": str(code)})
     return [
-        (none, f"0x{at - 1} _x4 0x{until - at - 5}"),
+        (none, f"0x{at - 1} _x5 0x{until - at - 6}"),  # absent while the window holds the XID (minutes at..at+4)
         (one, f"_x{at} 1x4"),
     ]
 
 
 def _xid_cases(alert: str, code: int, severity: str, *, run: dict[str, str] | None) -> None:
-    labels = GPU_KEY | (run or {}) | {"err_code": str(code)}
+    labels = GPU_KEY | {"err_code": str(code)}  # the GPU's alert: no pod, whichever held the GPU
 
     @case(alert, "fires")
     def fires(backend: str, host: str) -> Scenario:
@@ -122,17 +122,15 @@ def _xid_cases(alert: str, code: int, severity: str, *, run: dict[str, str] | No
 
         if run:  # the GPU's series change labels with the run on it (train-0, then train-1 from minute 70)
             later = {"namespace": "ml", "pod": "train-1"}
-            xid = [
+            xid: list[tuple[str, str]] = [
                 (count(run), "0x39 _x5 0x24"),
                 (count(run, xid=str(code)), "_x40 1x4"),
                 (count(later), "_x70 0x49 _x5 0x20"),
                 (count(later, xid=str(code)), "_x120 1x4"),
             ]
         else:  # a node-wide XID: the series name no run
-            later = {}
             xid = [(count(None), "0x39 _x5 0x74 _x5 0x20"), (count(None, xid=str(code)), "_x40 1x4 _x75 1x4")]
-        again = GPU_KEY | later | {"err_code": str(code)}
-        return Scenario(xid, {"42m": [labels], "75m": [], "115m": [], "122m": [again]}, severity)
+        return Scenario(xid, {"42m": [labels], "75m": [], "115m": [], "122m": [labels]}, severity)
 
 
 _xid_cases("GpuXidNeedsNodeRepair", 95, "critical", run=None)
@@ -437,6 +435,36 @@ def test_gpu_scale_up_failures_alert_once_from_every_autoscaler_minor(tmp_path):
     _run(tmp_path, "GpuScaleUpFailing", groups)
 
 
+@needs_promtool
+@pytest.mark.parametrize("alert", ["GpuXidApplicationFault", "GpuXidNeedsNodeRepair"])
+def test_an_xid_is_one_alert_when_another_run_takes_the_gpu_within_the_window(tmp_path, alert):
+    """The exporter labels each scrape with whoever holds the GPU then: the faulting run at minute 40, its retry
+    from minute 42, both inside the exporter's window. One alert, the GPU's; the retry is not blamed."""
+    code = "13" if alert == "GpuXidApplicationFault" else "95"
+    retry = {"namespace": "ml", "pod": "train-0-retry"}
+
+    def count(owner: dict[str, str], **xid: str) -> str:
+        return series(XID_COUNT, dcgm_labels("in-cluster", "Hostname", run=owner) | WINDOW | xid)
+
+    scenario = Scenario(
+        [
+            (count(RUN), "0x39"),
+            (count(RUN, xid=code), "_x40 1x1"),
+            (count(retry, xid=code), "_x42 1x2"),
+            (count(retry), "_x45 0x30"),
+        ],
+        {"43m": [GPU_KEY | {"err_code": code}], "80m": []},
+    )
+    _run(tmp_path, alert, [_test_group(alert, scenario)])
+
+
+@needs_promtool
+def test_a_code_of_zero_is_no_xid(tmp_path):
+    """DCGM's 0 is "no XID": a window holding a 0 sample is not an unclassified XID."""
+    zero = series(XID_COUNT, dcgm_labels("in-cluster", "Hostname") | WINDOW | {"xid": "0"})
+    _run(tmp_path, "GpuXidOther", [_test_group("GpuXidOther", Scenario([(zero, "1x30")], {"20m": []}))])
+
+
 def test_no_rule_reads_another_rules_result():
     """Each alert is tested with its own rule loaded alone: that holds while no rule is a recording rule and no
     expression reads `ALERTS` (another alert's state) or a recorded series."""
@@ -496,9 +524,9 @@ def test_every_rule_waits_and_says_who_acts():
 
 def test_the_xid_alerts_count_each_xid_by_code_and_gpu():
     expr = RULES["GpuXidApplicationFault"]["expr"]
-    assert 'DCGM_EXP_XID_ERRORS_COUNT{xid=~"8|13|31|43|45|94",xid!=""}' in expr
+    assert 'DCGM_EXP_XID_ERRORS_COUNT{xid=~"8|13|31|43|45|94",xid!="",xid!="0"}' in expr
     assert f"[{observability.XID_WINDOW}]" in expr
-    assert expr.startswith("max by (node, gpu, UUID, namespace, pod, err_code)")
+    assert expr.startswith("max by (node, gpu, UUID, err_code)")  # the GPU's alert, not a pod's
     # the exporter counts XIDs only when its counters file names the count
     assert "DCGM_EXP_XID_ERRORS_COUNT, counter," in observability.dcgm_counters_csv()
 

@@ -216,7 +216,7 @@ def test_shared_gpu_unit_gets_its_memory_fraction(run_platform):
     spec = render.kubernetes_objects(rec)["deployment-ml-resnet-gpu.yaml"]["spec"]["template"]["spec"]
     env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
     assert env[tf_runtime.ENV_GPU_SHARED] == "true"
-    assert env[tf_runtime.ENV_GPU_FRACTION] == "0.224"  # (22888 / 4 - 576) / 22888: the share less a CUDA context
+    assert env[tf_runtime.ENV_GPU_FRACTION] == "0.222"  # 1/4 - 576 / (0.9 * 22888): the share less a CUDA context
 
 
 def test_prod_ships_no_workloads(prod_run):

@@ -23,11 +23,11 @@ def gpu(name: str = "gpu", types: tuple[str, ...] = ("g5.xlarge",), **kw) -> Nod
 @pytest.mark.parametrize(
     ("group", "units", "memory", "fraction", "resource"),
     [
-        # TensorFlow's fraction is a unit's share less a CUDA context (576 MiB): (5722 - 576) / 22888 = 0.2248 and
-        # (15258 - 576) / 45776 = 0.3207, rounded down to 1/1000
+        # TensorFlow's fraction is a unit's share less a CUDA context (576 MiB) of the least memory the driver may
+        # report (0.9 of the catalog's): 1/4 - 576 / (0.9 * 22888) = 0.2220, 1/3 - 576 / (0.9 * 45776) = 0.3193
         (gpu(), 1, 22888, 1.0, "nvidia.com/gpu"),
-        (gpu(sharing={"timeSlicing": {"replicas": 4}}), 4, 5722, 0.224, "nvidia.com/gpu"),
-        (gpu(types=("g6e.xlarge",), sharing={"mps": {"replicas": 3}}), 3, 15258, 0.320, "nvidia.com/gpu"),
+        (gpu(sharing={"timeSlicing": {"replicas": 4}}), 4, 5722, 0.222, "nvidia.com/gpu"),
+        (gpu(types=("g6e.xlarge",), sharing={"mps": {"replicas": 3}}), 3, 15258, 0.319, "nvidia.com/gpu"),
         (
             gpu(types=("p4de.24xlarge",), driver="operator", sharing={"mig": {"profile": "all-1g.10gb"}}),
             8 * 7,
@@ -78,7 +78,7 @@ def test_labels_select_the_groups_plugin_config_and_expose_the_memory_share():
     assert labels["nvidia.com/gpu.present"] == "true"
     assert labels["gpuplane.io/gpu-sharing"] == "time-slicing"
     assert labels["gpuplane.io/gpu-memory-per-unit-mib"] == "5722"
-    assert labels["gpuplane.io/gpu-memory-fraction"] == "0.224"
+    assert labels["gpuplane.io/gpu-memory-fraction"] == "0.222"
     assert labels["gpuplane.io/cuda-driver-major"] == "580"
     cpu = NodeGroupArgs(name="system", instance_types=["m6i.large"], labels={"team": "ml"})
     assert gpu_nodes.node_labels(cpu, gpu_operator=False) == {
@@ -155,18 +155,18 @@ def test_workloads_get_their_memory_share_through_the_runtime_helper():
         "resources": {"limits": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}},
     }
     shared = gpu(sharing={"timeSlicing": {"replicas": 4}})
-    assert gpu_nodes.runtime_gpu_settings(shared) == {"gpu_shared": True, "gpu_memory_fraction": 0.224}
+    assert gpu_nodes.runtime_gpu_settings(shared) == {"gpu_shared": True, "gpu_memory_fraction": 0.222}
     assert gpu_nodes.runtime_gpu_settings(gpu()) == {"gpu_shared": False, "gpu_memory_fraction": None}
     wrapped = tf_runtime.wrap_container(
         container, command=["tensorflow_model_server"], **gpu_nodes.runtime_gpu_settings(shared)
     )
     env = {e["name"]: e.get("value") for e in wrapped["env"]}
     assert env["GPUPLANE_GPU_SHARED"] == "true"
-    assert env["GPUPLANE_GPU_MEMORY_FRACTION"] == "0.224"
+    assert env["GPUPLANE_GPU_MEMORY_FRACTION"] == "0.222"
     script = Path(tf_runtime.__file__).parent / "runtime" / tf_runtime.SCRIPT_NAME
     printed = subprocess.run(
         ["sh", str(script), "--print"],
-        env={"PATH": "/usr/bin:/bin", "GPUPLANE_GPU_SHARED": "true", "GPUPLANE_GPU_MEMORY_FRACTION": "0.224"},
+        env={"PATH": "/usr/bin:/bin", "GPUPLANE_GPU_SHARED": "true", "GPUPLANE_GPU_MEMORY_FRACTION": "0.222"},
         capture_output=True,
         text=True,
         check=True,
@@ -175,22 +175,25 @@ def test_workloads_get_their_memory_share_through_the_runtime_helper():
 
 
 def test_every_shared_gpu_unit_leaves_its_context_room_on_every_gpu_of_the_catalog():
-    """On every GPU EC2 offers, at the fewest and the most pods the config allows, a unit's TensorFlow budget plus
-    its CUDA context fit in its share (N of them fit in the GPU), and the budget is a usable fraction (> 0)."""
+    """On every GPU EC2 offers, at the fewest and the most pods the config allows, N units' TensorFlow budgets
+    (the fraction of the memory the driver reports, here its least) and their CUDA contexts fit in the GPU, and the
+    budget is a usable fraction (> 0)."""
     by_gpu: dict[tuple[str | None, int], str] = {}
     for facts in catalog.CATALOG.values():
         if facts.gpu_count and facts.architecture == "x86_64":
             by_gpu.setdefault((facts.gpu_model, facts.gpu_memory_mib), facts.name)
     assert len(by_gpu) >= 5
-    for (model, memory), instance in sorted(by_gpu.items(), key=str):
-        most = memory // (catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB)
+    for (model, listed), instance in sorted(by_gpu.items(), key=str):
+        reported = catalog.REPORTED_GPU_MEMORY_FLOOR * listed  # what TensorFlow multiplies the fraction by, at least
+        most = int(reported) // (catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB)
         for mode, limit in (("timeSlicing", 64), ("mps", 48)):
             for replicas in sorted({2, min(most, limit)}):
                 group = gpu(types=(instance,), sharing={mode: {"replicas": replicas}})
                 fraction = gpu_nodes.memory_fraction(group)
                 assert 0 < fraction < 1, (model, mode, replicas)
-                used = fraction * memory + catalog.CUDA_CONTEXT_RESERVE_MIB
-                assert used * replicas <= memory, (model, mode, replicas)
+                for memory in (reported, listed):  # the driver reports between the floor and the listed size
+                    used = fraction * memory + catalog.CUDA_CONTEXT_RESERVE_MIB
+                    assert used * replicas <= memory, (model, mode, replicas, memory)
             if most < limit:
                 with pytest.raises(ValueError, match=rf"replicas.*at most {most}"):
                     gpu(types=(instance,), sharing={mode: {"replicas": most + 1}})
