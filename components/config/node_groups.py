@@ -480,9 +480,9 @@ class NodeGroupArgs(_Args):
         shared = self.sharing.time_slicing or self.sharing.mps
         if shared is not None:
             # Each pod's share of the GPU holds its CUDA context besides TensorFlow's budget (catalog).
-            # Counted on the least memory the driver may report of the GPU (catalog.REPORTED_GPU_MEMORY_FLOOR).
+            # Counted on the least memory the driver may report of the GPU.
             unit = catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB
-            reported = int(catalog.REPORTED_GPU_MEMORY_FLOOR * facts.gpu_memory_mib)
+            reported = int(catalog.reported_gpu_memory_floor_mib(facts))
             most = reported // unit
             if shared.replicas > most:
                 key = "sharing.timeSlicing.replicas" if self.sharing.time_slicing else "sharing.mps.replicas"

@@ -53,6 +53,13 @@ MIN_SHARED_UNIT_BUDGET_MIB: Final = 256
 # (benchmarks/cuda_context.py), less with ECC reserving memory on smaller GPUs. The fraction is sized for a GPU that
 # reports only this share of the catalog's figure, so the contexts still fit where the driver reports more.
 REPORTED_GPU_MEMORY_FLOOR: Final = 0.9
+
+
+def reported_gpu_memory_floor_mib(facts: InstanceType) -> float:
+    """The least memory (MiB) the driver may report of one of the type's GPUs: what shared units are sized on."""
+    return REPORTED_GPU_MEMORY_FLOOR * facts.gpu_memory_mib
+
+
 # CUDA compute capability of each NVIDIA GPU model EC2 offers, as DescribeInstanceTypes names it (NVIDIA,
 # developer.nvidia.com/cuda-gpus, checked 2026-11), as major*10+minor so that node affinity can compare it with
 # `Gt` (Kubernetes compares integers only). V100 7.0 (p3dn), T4/T4g 7.5, A100 8.0, A10G 8.6, L4/L40S 8.9,

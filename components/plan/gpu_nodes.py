@@ -89,7 +89,7 @@ def memory_fraction(group: NodeGroupArgs) -> float:
         return 1.0  # a whole GPU, or a MIG slice that is a whole device to the process
     # TensorFlow's budget is fraction x the memory the driver reports (R): each of the N units needs its budget and
     # a context within R / N, so fraction <= 1/N - reserve / R, for the least R the driver may report.
-    reported = catalog.REPORTED_GPU_MEMORY_FLOOR * group.instance.gpu_memory_mib
+    reported = catalog.reported_gpu_memory_floor_mib(group.instance)
     fraction = 1 / units_per_gpu(group) - catalog.CUDA_CONTEXT_RESERVE_MIB / reported
     # Thousandths: the smallest budget the config allows (256 MiB) is 0.6 % of a 40 GiB A100, 0.2 % of an H200.
     return int(1000 * fraction) / 1000

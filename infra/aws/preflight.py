@@ -760,14 +760,15 @@ def upgrade_checks(config: StackConfig, eks: Any) -> list[Check]:
             return [Check(name, "pass", f"no cluster {config.cluster_name} yet: created at {target}")]
         raise
     running = str(cluster.get("version", ""))
-    if running and upgrade.minor_of(running) > upgrade.minor_of(target):
+    runs = upgrade.minor_of(running) if running else None
+    if runs and runs > upgrade.minor_of(target):
         # A lower minor than the cluster runs: EKS refuses it inside `pulumi up` (it never downgrades).
         return [
             Check(
                 name,
                 "fail",
                 upgrade.jump_problem(running, target) or f"{target} is older than the running {running}",
-                f'Set cluster.kubernetesVersion: "{upgrade.minor_of(running)[0]}.{upgrade.minor_of(running)[1]}"',
+                f'Set cluster.kubernetesVersion: "{runs[0]}.{runs[1]}"',
             )
         ]
     if not running or upgrade.minor_of(running) == upgrade.minor_of(target):

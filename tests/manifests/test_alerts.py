@@ -83,6 +83,11 @@ XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 WINDOW = {"window_size_in_ms": "300000"}  # the exporter's default window, 5 minutes: a label of its count
 
 
+def _count(backend: str, host: str, owner: dict[str, str] | None, **xid: str) -> str:
+    """A series of the exporter's windowed XID count for the GPU held by `owner` (with `xid=`: of that code)."""
+    return series(XID_COUNT, dcgm_labels(backend, host, run=owner) | WINDOW | xid)
+
+
 def _xid(
     backend: str, host: str, code: int, *, run: dict[str, str] | None = RUN, at: int = 40, until: int = 100
 ) -> list[tuple[str, str]]:
@@ -91,11 +96,10 @@ def _xid(
     While its window (5 minutes) holds the XID the GPU has one series per code, labelled `xid`, of the count;
     before and after, one series of 0 without `xid` (internal/pkg/collector/expcollector.go at 4.5.3-4.8.2).
     """
-    none = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW)
-    one = series(XID_COUNT, dcgm_labels(backend, host, run=run) | WINDOW | {"xid": str(code)})
     return [
-        (none, f"0x{at - 1} _x5 0x{until - at - 6}"),  # absent while the window holds the XID (minutes at..at+4)
-        (one, f"_x{at} 1x4"),
+        # absent while the window holds the XID (minutes at..at+4)
+        (_count(backend, host, run), f"0x{at - 1} _x5 0x{until - at - 6}"),
+        (_count(backend, host, run, xid=str(code)), f"_x{at} 1x4"),
     ]
 
 
@@ -110,7 +114,7 @@ def _xid_cases(alert: str, code: int, severity: str, *, run: dict[str, str] | No
     def silent(backend: str, host: str) -> Scenario:
         # A healthy GPU, and a GPU whose XID is another class's: neither raises this alert.
         other = 13 if code != 13 else 95
-        healthy = [(series(XID_COUNT, dcgm_labels(backend, host) | WINDOW), "0x100")]
+        healthy = [(_count(backend, host, None), "0x100")]
         return Scenario(healthy + _xid(backend, host, other, run=run), {"42m": [], "90m": []}, severity)
 
     @case(alert, "resolves")
@@ -118,7 +122,7 @@ def _xid_cases(alert: str, code: int, severity: str, *, run: dict[str, str] | No
         # 30 minutes after the XID left the exporter's window the alert is gone; a run that starts on the GPU
         # later does not raise it again, and the same XID again (the last-XID gauge would not change) raises it.
         def count(owner: dict[str, str] | None, **xid: str) -> str:
-            return series(XID_COUNT, dcgm_labels(backend, host, run=owner) | WINDOW | xid)
+            return _count(backend, host, owner, **xid)
 
         if run:  # the GPU's series change labels with the run on it (train-0, then train-1 from minute 70)
             later = {"namespace": "ml", "pod": "train-1"}
@@ -444,7 +448,7 @@ def test_an_xid_is_one_alert_when_another_run_takes_the_gpu_within_the_window(tm
     retry = {"namespace": "ml", "pod": "train-0-retry"}
 
     def count(owner: dict[str, str], **xid: str) -> str:
-        return series(XID_COUNT, dcgm_labels("in-cluster", "Hostname", run=owner) | WINDOW | xid)
+        return _count("in-cluster", "Hostname", owner, **xid)
 
     scenario = Scenario(
         [
@@ -461,7 +465,7 @@ def test_an_xid_is_one_alert_when_another_run_takes_the_gpu_within_the_window(tm
 @needs_promtool
 def test_a_code_of_zero_is_no_xid(tmp_path):
     """DCGM's 0 is "no XID": a window holding a 0 sample is not an unclassified XID."""
-    zero = series(XID_COUNT, dcgm_labels("in-cluster", "Hostname") | WINDOW | {"xid": "0"})
+    zero = _count("in-cluster", "Hostname", None, xid="0")
     _run(tmp_path, "GpuXidOther", [_test_group("GpuXidOther", Scenario([(zero, "1x30")], {"20m": []}))])
 
 

@@ -184,7 +184,7 @@ def test_every_shared_gpu_unit_leaves_its_context_room_on_every_gpu_of_the_catal
             by_gpu.setdefault((facts.gpu_model, facts.gpu_memory_mib), facts.name)
     assert len(by_gpu) >= 5
     for (model, listed), instance in sorted(by_gpu.items(), key=str):
-        reported = catalog.REPORTED_GPU_MEMORY_FLOOR * listed  # what TensorFlow multiplies the fraction by, at least
+        reported = catalog.reported_gpu_memory_floor_mib(catalog.lookup(instance))  # TensorFlow's base, at least
         most = int(reported) // (catalog.CUDA_CONTEXT_RESERVE_MIB + catalog.MIN_SHARED_UNIT_BUDGET_MIB)
         for mode, limit in (("timeSlicing", 64), ("mps", 48)):
             for replicas in sorted({2, min(most, limit)}):
